@@ -1,0 +1,5 @@
+"""The `orchrm` command."""
+
+from .app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,37 @@
+"""The typer app: verbs are registered here; expected failures become one red line, never a traceback."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from ..errors import OrchrmError
+from . import demo, generate, models
+
+app = typer.Typer(
+    name="orchrm",
+    help="Label-free reward models for LLM multi-agent orchestration plans.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(models.app, name="models")
+app.command("generate")(generate.generate)
+app.command("demo")(demo.demo)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the console script and `python -m orchrm`."""
+    try:
+        app(args=argv, prog_name="orchrm")
+    except OrchrmError as exc:
+        err = Console(stderr=True, highlight=False)
+        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+        if exc.detail:
+            err.print(exc.detail, markup=False, style="dim", soft_wrap=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        Console(stderr=True).print("interrupted")
+        sys.exit(130)

@@ -1,0 +1,92 @@
+"""`orchrm generate`: one prompt through any backend, to check a set-up."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+
+from ..errors import ConfigError
+from ..llm import BACKENDS, GenerateConfig, open_llm
+from .render import completions_table, usage_table
+
+
+def _read_schema(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        schema = json.loads(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read schema file {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"schema file {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+    if not isinstance(schema, dict):
+        raise ConfigError(f"schema file {path} must hold a JSON object")
+    return schema
+
+
+def generate(
+    prompt: Annotated[str, typer.Argument(help="The user message; '-' reads it from stdin.")],
+    backend: Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")] = "local",
+    model: Annotated[
+        str | None, typer.Option(help="Embedded model name or .gguf path (local); served model name (openai).")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://host:8000/v1.")] = None,
+    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
+    system: Annotated[str | None, typer.Option(help="A system message.")] = None,
+    n: Annotated[int, typer.Option("-n", help="Number of completions.")] = 1,
+    temperature: Annotated[float, typer.Option(help="0 is greedy.")] = 0.0,
+    top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
+    max_tokens: Annotated[int, typer.Option(help="Completion token limit.")] = 256,
+    stop: Annotated[list[str] | None, typer.Option(help="Stop sequence (repeatable).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Base seed; sample i uses seed + i.")] = None,
+    schema: Annotated[Path | None, typer.Option(help="JSON schema file the output must satisfy.")] = None,
+    category: Annotated[str, typer.Option(help="Token-accounting category.")] = "execute",
+    timeout: Annotated[float | None, typer.Option(help="Per-request timeout in seconds.")] = None,
+    retries: Annotated[int, typer.Option(help="Retries on 429/5xx/connection errors (openai).")] = 3,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight (local: server slots).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print completions and usage as JSON.")] = False,
+) -> None:
+    """Send one prompt through a backend and print the completions with their token usage."""
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    config = GenerateConfig(
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
+        stop=tuple(stop or ()),
+        seed=seed,
+        json_schema=_read_schema(schema),
+    )
+    with open_llm(
+        backend,
+        cache=not no_cache,
+        config=config,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout_s=timeout,
+        max_retries=retries,
+        concurrency=concurrency,
+    ) as llm:
+        completions = llm.generate(prompt, category=category, n=n, system=system)
+        if as_json:
+            out = {
+                "backend": llm.backend.kind,
+                "model_id": llm.backend.model_id,
+                "completions": [c.model_dump() for c in completions],
+                "usage": {k: v.model_dump() for k, v in llm.ledger.totals().items()},
+            }
+            print(json.dumps(out, indent=2))
+            return
+        console = Console()
+        for c in completions:
+            console.print(Panel(c.text, title=f"sample {c.sample_index}", title_align="left"), markup=False)
+        console.print(completions_table(completions))
+        console.print(usage_table(llm.ledger))

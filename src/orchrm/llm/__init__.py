@@ -1,0 +1,39 @@
+"""One LLM interface for all of orchrm: backends, response cache, token accounting, embedded models."""
+
+from .accounting import CATEGORIES, CategoryTotals, TokenLedger, UsageRecord
+from .backend import Backend
+from .cache import ResponseCache
+from .client import LLM
+from .factory import BACKENDS, create_backend, open_llm
+from .local import LocalBackend
+from .models import DEFAULT_MODEL, REGISTRY, ModelFile, prepare_model, resolve_model, verify_model
+from .openai_backend import OpenAIBackend
+from .server import LlamaServer, ServerConfig
+from .types import Completion, GenerateConfig, Message, Usage
+
+__all__ = [
+    "BACKENDS",
+    "CATEGORIES",
+    "DEFAULT_MODEL",
+    "LLM",
+    "REGISTRY",
+    "Backend",
+    "CategoryTotals",
+    "Completion",
+    "GenerateConfig",
+    "LlamaServer",
+    "LocalBackend",
+    "Message",
+    "ModelFile",
+    "OpenAIBackend",
+    "ResponseCache",
+    "ServerConfig",
+    "TokenLedger",
+    "Usage",
+    "UsageRecord",
+    "create_backend",
+    "open_llm",
+    "prepare_model",
+    "resolve_model",
+    "verify_model",
+]

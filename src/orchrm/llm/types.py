@@ -1,0 +1,102 @@
+"""The data that crosses the LLM interface: messages in, completions with usage out."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: str
+
+
+def messages_from(prompt: str | list[Message] | list[dict[str, str]], system: str | None = None) -> list[Message]:
+    """Normalise a prompt string or a list of messages into `Message`s, with an optional system prompt first."""
+    if isinstance(prompt, str):
+        msgs = [Message(role="user", content=prompt)]
+    else:
+        msgs = [m if isinstance(m, Message) else Message.model_validate(m) for m in prompt]
+    if system is not None:
+        msgs = [Message(role="system", content=system), *msgs]
+    return msgs
+
+
+class GenerateConfig(BaseModel):
+    """Sampling options for one request. Everything here changes the answer, so all of it is in the cache key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 is greedy.")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    max_tokens: int = Field(512, ge=1, description="Upper bound on completion tokens.")
+    stop: tuple[str, ...] = Field((), description="Stop sequences (not included in the output).")
+    seed: int | None = Field(
+        None, description="Base seed; sample i is drawn with seed + i so n samples differ but reproduce."
+    )
+    json_schema: dict[str, Any] | None = Field(
+        None, description="A JSON schema the output must satisfy; enforced by the server and checked here."
+    )
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _stop_tuple(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return (v,)
+        return tuple(v) if v is not None else ()
+
+    def merge(self, **overrides: Any) -> GenerateConfig:
+        """A copy with the non-None overrides applied, so call-site settings stack on run-level ones."""
+        changes = {k: v for k, v in overrides.items() if v is not None}
+        return self.model_validate({**self.model_dump(), **changes}) if changes else self
+
+    def sample_seed(self, index: int) -> int | None:
+        return None if self.seed is None else self.seed + index
+
+
+class Usage(BaseModel):
+    """Tokens one call consumed, as the server counted them."""
+
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Completion(BaseModel):
+    """One sampled completion."""
+
+    text: str
+    finish_reason: str
+    usage: Usage
+    sample_index: int = 0
+    cached: bool = Field(False, description="Served from the response cache: its usage was spent on an earlier run.")
+    latency_s: float = Field(0.0, description="Wall time of the call that produced it (0 when cached).")
+
+    def json_value(self) -> Any:
+        """The text parsed as JSON (for structured output)."""
+        return json.loads(self.text)
+
+
+def cache_key(backend: str, model_id: str, messages: list[Message], config: GenerateConfig, index: int) -> str:
+    """A stable key for one sample: what changes the answer, nothing that does not (timeouts, retries)."""
+    payload = {
+        "backend": backend,
+        "model": model_id,
+        "messages": [m.model_dump() for m in messages],
+        "config": config.model_dump(mode="json"),
+        "index": index,
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()

@@ -1,0 +1,141 @@
+"""A real HTTP server on 127.0.0.1 that speaks just enough of the OpenAI chat API to test clients.
+
+Each request pops the next scripted behaviour; when the script is empty it answers `default_text`.
+Runs in a thread inside the test process, or as a process (`python fake_openai.py --port N`), which is
+how the fake llama-server uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted behaviour."""
+
+    text: str = "hello from the fake server"
+    status: int = 200
+    body: bytes | None = None  # raw body, sent as-is (for malformed responses)
+    delay_s: float = 0.0
+    drop: bool = False  # close the connection without answering
+    usage: dict[str, int] | None = field(default_factory=lambda: {"prompt_tokens": 11, "completion_tokens": 5})
+    finish_reason: str = "stop"
+
+
+class FakeOpenAI:
+    def __init__(self, default_text: str = "hello from the fake server", model: str = "fake-model") -> None:
+        self.default_text = default_text
+        self.model = model
+        self.script: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+
+    def queue(self, *replies: Reply) -> None:
+        with self._lock:
+            self.script.extend(replies)
+
+    def next_reply(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            return self.script.popleft() if self.script else Reply(text=self.default_text)
+
+    def start(self, port: int = 0) -> str:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self.url
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+
+def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            if self.path == "/health":
+                self._send(200, b'{"status":"ok"}')
+            elif self.path == "/v1/models":
+                self._send(200, json.dumps({"object": "list", "data": [{"id": fake.model, "object": "model"}]}).encode())
+            else:
+                self._send(404, b'{"error":{"message":"not found"}}')
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            raw = self.rfile.read(length)
+            if self.path != "/v1/chat/completions":
+                self._send(404, b'{"error":{"message":"not found"}}')
+                return
+            request = json.loads(raw)
+            request["_auth"] = self.headers.get("Authorization")
+            reply = fake.next_reply(request)
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+            if reply.drop:
+                self.close_connection = True
+                self.connection.close()
+                return
+            if reply.body is not None:
+                self._send(reply.status, reply.body)
+                return
+            if reply.status != 200:
+                self._send(reply.status, json.dumps({"error": {"message": reply.text}}).encode())
+                return
+            payload: dict[str, Any] = {
+                "id": "cmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": request.get("model", fake.model),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply.text},
+                        "finish_reason": reply.finish_reason,
+                    }
+                ],
+            }
+            if reply.usage is not None:
+                payload["usage"] = {**reply.usage, "total_tokens": sum(reply.usage.values())}
+            self._send(200, json.dumps(payload).encode())
+
+    return Handler
+
+
+if __name__ == "__main__":
+    # Stand-in for llama-server: accepts its flags, serves on --port until killed.
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--alias", default="fake-model")
+    args, _ = parser.parse_known_args()
+    server = FakeOpenAI(model=args.alias)
+    server.start(args.port)
+    print(f"fake llama-server listening on {server.url}", flush=True)
+    threading.Event().wait()
