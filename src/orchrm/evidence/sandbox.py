@@ -1,0 +1,218 @@
+"""Run untrusted Python (model-written code evidence, skill verifier scripts) in a separate, confined process.
+
+The caller's side: write the script into a fresh scratch directory, start `_sandbox_runner.py` (which sets
+up namespaces, a minimal root, an unprivileged uid and rlimits, then execs the script), enforce a
+wall-clock limit, and classify how the run ended. A hostile script — infinite loop, fork bomb, memory
+bomb, reading files outside its scratch directory, opening a socket — ends as a `SandboxResult` with an
+`outcome` that says so; the caller goes on. Which isolation layers were really in place is recorded on
+every result (`isolation`, `notes`): where a layer is unavailable the run still happens, degraded and
+labelled, never silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Outcome = Literal["ok", "error", "timeout", "cpu_limit", "memory_limit", "output_limit", "sandbox_failure"]
+LAYERS = ("pid", "net", "fs", "uid", "rlimits")
+
+_RUNNER = Path(__file__).with_name("_sandbox_runner.py")
+_SANDBOX_UIDS = (200_000, 260_000)  # a uid of its own per run, so RLIMIT_NPROC counts only the sandbox
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one sandboxed run may use."""
+
+    cpu_s: int = 5
+    wall_s: float = 10.0
+    memory_bytes: int = 512 * 2**20
+    output_bytes: int = 64 * 2**10  # stdout and stderr each; also the size limit of any file it writes
+    processes: int = 16
+    open_files: int = 64
+
+
+class SandboxResult(BaseModel):
+    """How a sandboxed run ended, what it printed, and what confined it."""
+
+    outcome: Outcome
+    exit_code: int | None = Field(None, description="The script's exit status; None when a signal ended it.")
+    signal: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    truncated: bool = Field(False, description="stdout or stderr hit the output limit.")
+    wall_s: float = 0.0
+    isolation: dict[str, bool] = Field(default_factory=dict, description="Each layer and whether it was in place.")
+    notes: list[str] = Field(default_factory=list, description="Why a layer is missing, and other caveats.")
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    @property
+    def fully_isolated(self) -> bool:
+        return all(self.isolation.get(layer, False) for layer in LAYERS)
+
+    def summary(self, max_chars: int = 2000) -> str:
+        """A compact text form for an agent's observation."""
+        parts = [f"outcome={self.outcome} exit_code={self.exit_code} signal={self.signal}"]
+        if self.stdout:
+            parts.append("stdout:\n" + self.stdout[:max_chars])
+        if self.stderr:
+            parts.append("stderr:\n" + self.stderr[-max_chars:])
+        return "\n".join(parts)
+
+
+def run_python(
+    code: str,
+    *,
+    limits: SandboxLimits | None = None,
+    files: dict[str, str] | None = None,
+    isolation: tuple[str, ...] = ("pid", "net", "fs"),
+) -> SandboxResult:
+    """Run `code` as a Python script in the sandbox; `files` are written into its scratch directory first.
+
+    `isolation` names the namespace layers to request (all by default); dropping one is for tests of the
+    degraded path. The uid and rlimit layers are always applied where possible.
+    """
+    limits = limits or SandboxLimits()
+    work = Path(tempfile.mkdtemp(prefix="orchrm-sandbox-"))
+    try:
+        return _run(code, limits, files or {}, isolation, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+async def arun_python(code: str, **kwargs: object) -> SandboxResult:
+    """`run_python` off the event loop."""
+    return await asyncio.to_thread(run_python, code, **kwargs)  # type: ignore[arg-type]
+
+
+def _run(code: str, limits: SandboxLimits, files: dict[str, str], isolation: tuple[str, ...], work: Path) -> SandboxResult:
+    scratch, root = work / "scratch", work / "root"
+    scratch.mkdir()
+    root.mkdir()
+    for name, content in files.items():
+        target = (scratch / name).resolve()
+        if scratch.resolve() not in target.parents:
+            raise ValueError(f"sandbox input file {name!r} would land outside the scratch directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+    script = scratch / "main.py"
+    script.write_text(code)
+    uid = gid = None
+    if os.geteuid() == 0:
+        uid = gid = random.randrange(*_SANDBOX_UIDS)
+        for path in [scratch, *scratch.rglob("*")]:
+            os.chown(path, uid, gid)
+    work.chmod(0o711)  # the unprivileged uid must traverse to its scratch directory when no chroot hides it
+    python = os.path.realpath(sys.executable)
+    spec = {
+        "python": python,
+        "script": str(script),
+        "scratch": str(scratch),
+        "root_dir": str(root),
+        "readonly_paths": ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", sys.base_prefix],
+        "isolation": list(isolation),
+        "uid": uid,
+        "gid": gid,
+        "limits": {
+            "cpu_s": limits.cpu_s,
+            "memory_bytes": limits.memory_bytes,
+            "file_bytes": limits.output_bytes,
+            "processes": limits.processes,
+            "open_files": limits.open_files,
+        },
+    }
+    status_r, status_w = os.pipe()
+    start = time.monotonic()
+    with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
+        try:
+            proc = subprocess.Popen(
+                [python, "-I", "-S", "-B", str(_RUNNER), json.dumps(spec), str(status_w)],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                pass_fds=(status_w,),
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                cwd=str(work),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(status_r)
+            os.close(status_w)
+            return SandboxResult(outcome="sandbox_failure", notes=[f"could not start the sandbox: {exc}"])
+        os.close(status_w)
+        timed_out = False
+        try:
+            proc.wait(timeout=limits.wall_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc.pid)
+            proc.wait()
+    wall = time.monotonic() - start
+    _kill_group(proc.pid)  # anything left in its session (only reachable when no pid namespace was available)
+    with os.fdopen(status_r, "rb") as f:
+        raw_status = f.read()
+    status = json.loads(raw_status) if raw_status else {"layers": {}, "notes": ["the runner died before setting up"]}
+    stdout, t1 = _read_capped(work / "stdout", limits.output_bytes)
+    stderr, t2 = _read_capped(work / "stderr", limits.output_bytes)
+    code_, sig = (None, signal.Signals(-proc.returncode).name) if proc.returncode < 0 else (proc.returncode, None)
+    isolation_done = {layer: bool(status["layers"].get(layer, False)) for layer in LAYERS}
+    notes = list(status["notes"])
+    for layer in ("pid", "net", "fs"):
+        if layer not in isolation:
+            notes.append(f"{layer}: not requested")
+    return SandboxResult(
+        outcome=_classify(timed_out, code_, sig, stderr, t1 or t2, raw_status),
+        exit_code=code_,
+        signal=sig,
+        stdout=stdout,
+        stderr=stderr,
+        truncated=t1 or t2,
+        wall_s=round(wall, 3),
+        isolation=isolation_done,
+        notes=notes,
+    )
+
+
+def _classify(timed_out: bool, code: int | None, sig: str | None, stderr: str, truncated: bool, status: bytes) -> Outcome:
+    if not status:
+        return "sandbox_failure"
+    if timed_out:
+        return "timeout"
+    if sig in ("SIGXCPU",) or (sig == "SIGKILL" and not truncated):
+        return "cpu_limit"
+    if sig == "SIGXFSZ" or truncated:
+        return "output_limit"
+    if "MemoryError" in stderr or sig == "SIGSEGV":
+        return "memory_limit"
+    return "ok" if code == 0 else "error"
+
+
+def _read_capped(path: Path, cap: int) -> tuple[str, bool]:
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        data = f.read(cap)
+    return data.decode("utf-8", errors="replace"), size >= cap
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
