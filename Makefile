@@ -35,7 +35,7 @@ test-fast: $(INSTALLED)
 	$(BIN)/python -m pytest -m "not real_model"
 
 bench: $(MODELS)
-	$(BIN)/python bench/llm_throughput.py
+	$(BIN)/python bench/llm_throughput.py --install
 
 clean:
 	rm -rf $(VENV) .pytest_cache
