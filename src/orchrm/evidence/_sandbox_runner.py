@@ -90,6 +90,16 @@ def _build_root(spec: dict) -> None:
     os.chdir("/scratch")
 
 
+def _world_reachable(path: str) -> bool:
+    """Whether an unprivileged uid can traverse to and execute `path` on the host filesystem."""
+    real = os.path.realpath(path)
+    parts = real.split("/")[1:-1]
+    for i in range(len(parts)):
+        if not os.stat("/" + "/".join(parts[: i + 1])).st_mode & 0o001:
+            return False
+    return bool(os.stat(real).st_mode & 0o001)
+
+
 def _limits(spec: dict) -> None:
     lim = spec["limits"]
     resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_s"], lim["cpu_s"] + 1))
@@ -156,7 +166,10 @@ def main() -> None:
         os.chdir(spec["scratch"])
     scratch_in_child = "/scratch" if status["layers"].get("fs") else spec["scratch"]
 
-    if is_root and spec.get("uid") is not None:
+    reachable = status["layers"].get("fs") or _world_reachable(spec["python"])
+    if is_root and spec.get("uid") is not None and not reachable:
+        layer("uid", False, "the interpreter sits under a private directory and no fs layer hides it; runs as root")
+    elif is_root and spec.get("uid") is not None:
         os.setgroups([])
         os.setgid(spec["gid"])
         os.setuid(spec["uid"])

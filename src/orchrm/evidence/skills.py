@@ -193,7 +193,9 @@ def _validated(model: type[BaseModel], raw: Any, where: str, problems: list[str]
     except ValidationError as exc:
         for e in exc.errors():
             loc = ".".join(str(x) for x in e["loc"]) or "(root)"
-            problems.append(f"{where}: {loc}: {e['msg']}")
+            got = e.get("input")
+            shown = f" (got {got!r})" if isinstance(got, (str, int, float)) and e["type"] != "missing" else ""
+            problems.append(f"{where}: {loc}: {e['msg']}{shown}")
         return None
 
 
