@@ -68,6 +68,8 @@ class ContextOverflow(LLMError):
 class SchemaViolation(LLMError):
     """Structured output that does not satisfy the requested JSON schema."""
 
-    def __init__(self, message: str, *, text: str, hint: str | None = None):
+    def __init__(self, message: str, *, text: str, hint: str | None = None, usage: object | None = None):
         super().__init__(message, hint=hint)
         self.text = text
+        # The violating call's `Usage` (already in the ledger), so callers can count what a bad reply cost.
+        self.usage = usage

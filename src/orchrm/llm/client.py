@@ -159,5 +159,5 @@ def _check_structured(c: Completion, cfg: GenerateConfig) -> None:
     reason = _violation(c, cfg)
     if reason is not None:
         hint = "raise max_tokens" if c.finish_reason == "length" else "the server may not enforce JSON schemas"
-        raise SchemaViolation(reason, text=c.text, hint=hint)
+        raise SchemaViolation(reason, text=c.text, hint=hint, usage=c.usage)
 
