@@ -9,6 +9,7 @@ from rich.console import Console
 
 from ..errors import OrchrmError
 from . import demo, generate, models
+from . import judge as judge_verb
 
 app = typer.Typer(
     name="orchrm",
@@ -20,6 +21,7 @@ app = typer.Typer(
 app.add_typer(models.app, name="models")
 app.command("generate")(generate.generate)
 app.command("demo")(demo.demo)
+app.command("judge")(judge_verb.judge)
 
 
 def main(argv: list[str] | None = None) -> None:
