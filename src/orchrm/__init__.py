@@ -1,6 +1,7 @@
 """orchrm: label-free reward models for LLM multi-agent orchestration plans."""
 
 from .errors import OrchrmError
+from .evidence import Judgment, SkillEvaluator, load_skills
 from .llm import (
     LLM,
     Completion,
@@ -17,10 +18,13 @@ __all__ = [
     "LLM",
     "Completion",
     "GenerateConfig",
+    "Judgment",
     "Message",
     "OrchrmError",
+    "SkillEvaluator",
     "TokenLedger",
     "Usage",
     "__version__",
+    "load_skills",
     "open_llm",
 ]
