@@ -7,8 +7,9 @@ import sys
 import typer
 from rich.console import Console
 
+from .. import __version__
 from ..errors import OrchrmError
-from . import demo, generate, models
+from . import demo, generate, models, rollout, show
 from . import judge as judge_verb
 
 app = typer.Typer(
@@ -18,10 +19,27 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"orchrm {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """Label-free reward models for LLM multi-agent orchestration plans."""
+
+
 app.add_typer(models.app, name="models")
 app.command("generate")(generate.generate)
 app.command("demo")(demo.demo)
 app.command("judge")(judge_verb.judge)
+app.command("rollout")(rollout.rollout)
+app.command("show")(show.show)
 
 
 def main(argv: list[str] | None = None) -> None:

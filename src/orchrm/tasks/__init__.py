@@ -1,5 +1,8 @@
-"""Task sources (questions with gold answers) and the answer-checking their scorers share."""
+"""Task sources (questions with gold answers, each with its own scorer) and the answer-checking they share."""
 
+from .base import Question, Task, split_of
+from .corpus import Corpus, Document
+from .registry import TASK_HELP, load_task
 from .scoring import (
     ScoringTimeout,
     exact_match,
@@ -12,12 +15,19 @@ from .scoring import (
 )
 
 __all__ = [
+    "TASK_HELP",
+    "Corpus",
+    "Document",
+    "Question",
     "ScoringTimeout",
+    "Task",
     "exact_match",
     "extract_answer",
+    "load_task",
     "math_equivalent",
     "normalize_text",
     "numeric_match",
     "parse_number",
+    "split_of",
     "token_f1",
 ]

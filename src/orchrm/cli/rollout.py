@@ -1,0 +1,70 @@
+"""`orchrm rollout`: sample N plans per question, execute them, and write resumable traces."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from ..llm import BACKENDS, open_llm
+from ..mas.rollout import Progress as Counters
+from ..mas.rollout import RunConfig, arollout
+from ..tasks import TASK_HELP, load_task
+
+
+def rollout(
+    task: Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")],
+    out: Annotated[Path, typer.Option(help="Run folder (created, or resumed when it exists).")],
+    n_questions: Annotated[int, typer.Option(help="Questions to draw from the split.")] = 10,
+    n_plans: Annotated[int, typer.Option(help="Plans sampled per question.")] = 4,
+    split: Annotated[str, typer.Option(help="train or test (splits are by question).")] = "train",
+    seed: Annotated[int, typer.Option(help="Seed for questions, plan sampling and sub-agents.")] = 0,
+    execute: Annotated[str, typer.Option(help="all: execute every valid plan; none: only sample plans.")] = "all",
+    degree: Annotated[str, typer.Option(help="direct, single or dag.")] = "dag",
+    temperature: Annotated[float, typer.Option(help="Orchestrator sampling temperature.")] = 0.8,
+    top_p: Annotated[float, typer.Option(help="Orchestrator nucleus sampling mass.")] = 0.95,
+    plan_max_tokens: Annotated[int, typer.Option(help="Token limit of one plan.")] = 400,
+    constrained: Annotated[bool, typer.Option(help="Constrain plans with the plan JSON schema.")] = False,
+    checkpoint: Annotated[str, typer.Option(help="Free label of the orchestrator checkpoint (e.g. base).")] = "base",
+    agent_max_tokens: Annotated[int, typer.Option(help="Token limit of one sub-agent call.")] = 384,
+    agent_timeout: Annotated[float, typer.Option(help="Seconds one sub-agent may run.")] = 900.0,
+    parallel_questions: Annotated[int, typer.Option(help="Questions in flight at once.")] = 2,
+    backend: Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")] = "local",
+    model: Annotated[str | None, typer.Option(help="Embedded model name or .gguf (local); served model (openai).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (openai backend).")] = None,
+    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight (local: server slots).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
+) -> None:
+    """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
+    the_task = load_task(task)
+    console = Console(highlight=False)
+    with open_llm(
+        backend, cache=not no_cache, model=model, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency
+    ) as llm:
+        config = RunConfig(
+            task=task, split=split, n_questions=n_questions, n_plans=n_plans, seed=seed, execute=execute,  # type: ignore[arg-type]
+            backend=backend, model_id=llm.backend.model_id, degree=degree, temperature=temperature,  # type: ignore[arg-type]
+            top_p=top_p, plan_max_tokens=plan_max_tokens, constrained=constrained, checkpoint=checkpoint,
+            agent_max_tokens=agent_max_tokens, agent_timeout_s=agent_timeout,
+        )
+        columns = (
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("questions · {task.fields[plans]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=console, transient=False) as bar:
+            job = bar.add_task("rollout", total=n_questions, plans="")
+
+            def update(p: Counters) -> None:
+                plans = f"plans {p.plans_done}/{p.plans_total} ({p.plans_valid} valid, {p.correct} correct) · {p.tokens:,} tok"
+                bar.update(job, completed=p.questions_done, plans=plans)
+
+            result = asyncio.run(arollout(the_task, llm, out, config, parallel_questions=parallel_questions, on_progress=update))
+        console.print(
+            f"[bold]{out}[/]: {result.plans_done} traces ({result.resumed} from before), "
+            f"{result.plans_valid} valid plans, {result.correct} correct, {result.tokens:,} tokens"
+        )

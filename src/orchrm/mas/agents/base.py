@@ -1,0 +1,153 @@
+"""What every sub-agent shares: its run context (question, resolved input, LLM, retriever) and its calls log."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from ...llm import LLM, Completion, Message
+from ...tasks.scoring import extract_answer, normalize_text, parse_number
+from ..plans import AgentSpec
+from ..traces import LLMCall
+
+PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+
+
+def prompt(name: str) -> str:
+    """A prompt file from mas/prompts/ (read each time: they are small, and edits show up at once)."""
+    return (PROMPTS / name).read_text()
+
+
+def render(template: str, **values: str) -> str:
+    """Fill `{name}` slots; other braces (JSON in examples) are left alone."""
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", value)
+    return template
+
+
+class Retriever(Protocol):
+    """A searchable document collection (a task's corpus)."""
+
+    def search(self, query: str, k: int) -> list[tuple[str, str]]:
+        """The top-k (doc_id, text) pairs for a query."""
+        ...
+
+
+@dataclass
+class AgentSettings:
+    """Sampling settings for sub-agents (the plan decides structure; these decide how each call samples)."""
+
+    max_tokens: int = 384
+    temperature: float = 0.0
+    sample_temperature: float = 0.7
+    seed: int = 0
+
+
+@dataclass
+class AgentRun:
+    """One agent's execution: what it is asked, and the log of its LLM calls (kept even if it times out)."""
+
+    llm: LLM
+    question: str
+    task_input: str
+    settings: AgentSettings
+    retriever: Retriever | None = None
+    t0: float = field(default_factory=time.perf_counter)
+    calls: list[LLMCall] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    async def generate(
+        self,
+        user: str,
+        *,
+        system: str | None = None,
+        n: int = 1,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        history: list[Message] | None = None,
+    ) -> list[Completion]:
+        """Sample `n` completions under the `execute` category and log each as an `LLMCall`."""
+        messages = [*(history or []), Message(role="user", content=user)]
+        if system is not None:
+            messages = [Message(role="system", content=system), *messages]
+        temp = self.settings.temperature if temperature is None else temperature
+        start = time.perf_counter() - self.t0
+        completions = await self.llm.agenerate(
+            messages,
+            category="execute",
+            n=n,
+            temperature=temp,
+            max_tokens=max_tokens or self.settings.max_tokens,
+            seed=self.settings.seed,
+        )
+        end = time.perf_counter() - self.t0
+        for c in completions:
+            self.calls.append(
+                LLMCall(
+                    messages=messages,
+                    text=c.text,
+                    finish_reason=c.finish_reason,
+                    usage=c.usage,
+                    latency_s=c.latency_s,
+                    cached=c.cached,
+                    sample_index=c.sample_index,
+                    temperature=temp,
+                    start_s=start,
+                    end_s=end,
+                )
+            )
+        return completions
+
+
+@dataclass
+class AgentResult:
+    output: str
+    answer: str | None
+
+
+class Agent:
+    """A sub-agent type. Subclasses set `type` and implement `run`; options come validated from the plan."""
+
+    type: ClassVar[str]
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, spec: AgentSpec) -> None:
+        self.spec = spec
+        self.options = {**self.defaults, **spec.options}
+
+    async def run(self, run: AgentRun) -> AgentResult:
+        raise NotImplementedError
+
+
+def task_prompt(run: AgentRun) -> str:
+    return render(prompt("agent_task.txt"), question=run.question, task=run.task_input)
+
+
+def system_prompt() -> str:
+    return prompt("agent_system.txt")
+
+
+def vote_key(answer: str) -> str:
+    """Answers that mean the same count as one vote: numbers by value, text by normalised form."""
+    number = parse_number(answer)
+    if number is not None:
+        return str(int(number)) if number == int(number) else repr(number)
+    return normalize_text(answer)
+
+
+def majority(answers: list[str | None]) -> tuple[str | None, dict[str, int]]:
+    """The most common answer (first seen wins ties) and the vote counts; None if nobody answered."""
+    keyed = [(vote_key(a), a) for a in answers if a]
+    if not keyed:
+        return None, {}
+    counts = Counter(k for k, _ in keyed)
+    best = max(counts.values())
+    winner = next(a for k, a in keyed if counts[k] == best)
+    return winner, dict(counts)
+
+
+def answer_of(text: str) -> str | None:
+    return extract_answer(text)

@@ -1,0 +1,146 @@
+"""The executor: runs a validated plan's agents in topological order, independent ones concurrently.
+
+Each agent gets the original question plus its input with `${id}` replaced by upstream outputs. An agent
+that fails (an LLM error, a timeout, a missing corpus) is recorded with its error and the calls it made;
+agents downstream of it are skipped, others keep running. The final answer is the sink's answer; a failed
+sink means no answer. Exceptions that are not `OrchrmError`s are bugs and propagate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass, field
+
+from ..errors import OrchrmError
+from ..llm import LLM
+from .agents import AGENTS, AgentRun, AgentSettings, Retriever
+from .plans import REFERENCE, Plan, topological_order
+from .traces import AgentEvent
+
+
+@dataclass
+class Execution:
+    """The outcome of one plan: per-agent events in topological order, the sink's answer, timing."""
+
+    agents: list[AgentEvent] = field(default_factory=list)
+    final_agent: str | None = None
+    final_output: str | None = None
+    final_answer: str | None = None
+    errors: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+    llm_busy_s: float = 0.0
+
+
+@dataclass
+class ExecutorConfig:
+    settings: AgentSettings = field(default_factory=AgentSettings)
+    timeout_s: float = 600.0
+    max_parallel: int = 4
+    output_chars: int = 1500
+
+
+def resolve_input(text: str, outputs: dict[str, str], limit: int) -> str:
+    """The input with each `${id}` replaced by that agent's output (its last `limit` characters)."""
+
+    def sub(m: re.Match[str]) -> str:
+        out = outputs[m.group(1)]
+        return out if len(out) <= limit else "..." + out[-limit:]
+
+    return REFERENCE.sub(sub, text)
+
+
+def busy_time(intervals: list[tuple[float, float]]) -> float:
+    """Length of the union of [start, end] intervals."""
+    total, cur_start, cur_end = 0.0, None, None
+    for s, e in sorted(intervals):
+        if cur_end is None or s > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start  # type: ignore[operator]
+            cur_start, cur_end = s, e
+        else:
+            cur_end = max(cur_end, e)
+    if cur_end is not None:
+        total += cur_end - cur_start  # type: ignore[operator]
+    return total
+
+
+async def execute_plan(
+    plan: Plan,
+    question: str,
+    llm: LLM,
+    *,
+    retriever: Retriever | None = None,
+    config: ExecutorConfig | None = None,
+) -> Execution:
+    """Run a validated plan. A plan with no agents (a direct answer) executes to its own answer."""
+    cfg = config or ExecutorConfig()
+    if not plan.agents:
+        return Execution(final_answer=plan.answer, final_output=plan.answer)
+    t0 = time.perf_counter()
+    order = topological_order(plan)
+    sem = asyncio.Semaphore(cfg.max_parallel)
+    events: dict[str, AgentEvent] = {}
+    outputs: dict[str, str] = {}
+    done: dict[str, asyncio.Event] = {a: asyncio.Event() for a in order}
+
+    async def run_agent(agent_id: str) -> None:
+        spec = plan.agent(agent_id)
+        upstream = plan.upstream(agent_id)
+        try:
+            for up in upstream:
+                await done[up].wait()
+            failed = [up for up in upstream if events[up].status != "ok"]
+            if failed:
+                events[agent_id] = AgentEvent(
+                    id=agent_id, type=spec.type, status="skipped", input=spec.input,
+                    error=f"upstream agent {', '.join(failed)} produced no output",
+                )
+                return
+            resolved = resolve_input(spec.input, outputs, cfg.output_chars)
+            async with sem:
+                run = AgentRun(llm=llm, question=question, task_input=resolved, settings=cfg.settings,
+                               retriever=retriever, t0=t0)
+                start = time.perf_counter() - t0
+                agent = AGENTS[spec.type](spec)
+                try:
+                    result = await asyncio.wait_for(agent.run(run), timeout=cfg.timeout_s)
+                except TimeoutError:
+                    error = f"timed out after {cfg.timeout_s:g}s"
+                except OrchrmError as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                else:
+                    error = None
+                latency = time.perf_counter() - t0 - start
+            if error is not None:
+                events[agent_id] = AgentEvent(
+                    id=agent_id, type=spec.type, status="failed", input=spec.input, resolved_input=resolved,
+                    calls=run.calls, steps=run.steps, error=error, start_s=start, latency_s=latency,
+                )
+                return
+            outputs[agent_id] = result.output
+            events[agent_id] = AgentEvent(
+                id=agent_id, type=spec.type, status="ok", input=spec.input, resolved_input=resolved,
+                output=result.output, answer=result.answer, calls=run.calls, steps=run.steps,
+                start_s=start, latency_s=latency,
+            )
+        finally:
+            done[agent_id].set()
+
+    await asyncio.gather(*(run_agent(a) for a in order))
+    ordered = [events[a] for a in order]
+    sink = plan.sink()
+    ex = Execution(
+        agents=ordered,
+        final_agent=sink,
+        errors=[f"{e.id}: {e.error}" for e in ordered if e.error],
+        wall_s=time.perf_counter() - t0,
+        llm_busy_s=busy_time([(c.start_s, c.end_s) for e in ordered for c in e.calls]),
+    )
+    if events[sink].status == "ok":
+        ex.final_output = events[sink].output
+        ex.final_answer = events[sink].answer
+    else:
+        ex.errors.append(f"the final agent {sink!r} gave no answer")
+    return ex

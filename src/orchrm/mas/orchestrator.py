@@ -1,0 +1,130 @@
+"""The orchestrator: samples whole plans for a question from any backend (holistic orchestration).
+
+Its system prompt (a file beside this module) lists the agent types the task supports and shows few-shot
+example plans; `degree` picks the prompt: `direct` (answer yourself), `single` (one agent), `dag` (any plan).
+Each of the N samples is its own request with seed `seed + i`, so samples differ, reproduce, and replay from
+the response cache. Parsing and validation happen here; an invalid plan is a value, not an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError, SchemaViolation
+from ..llm import LLM, Message
+from ..tasks.scoring import extract_answer
+from .agents.base import PROMPTS, render
+from .plans import AGENT_TYPES, DEGREES, Plan, PlanError, parse_plan, plan_json_schema, validate_plan
+from .traces import LLMCall, OrchestratorInfo, PlanErrorRecord
+
+
+@dataclass
+class OrchestratorConfig:
+    degree: str = "dag"
+    temperature: float = 0.8
+    top_p: float = 0.95
+    max_tokens: int = 400
+    seed: int = 0
+    constrained: bool = False
+    checkpoint: str = "base"
+
+    def __post_init__(self) -> None:
+        if self.degree not in DEGREES:
+            raise ConfigError(f"unknown degree {self.degree!r}", hint=f"use one of {', '.join(DEGREES)}")
+
+
+@dataclass
+class PlanSample:
+    """One sampled plan: the raw text, the call that produced it, and the parsed plan or why it is invalid."""
+
+    index: int
+    text: str
+    call: LLMCall | None
+    plan: Plan | None = None
+    error: PlanErrorRecord | None = None
+    info: OrchestratorInfo = field(default=None)  # type: ignore[assignment]
+
+
+def system_prompt(degree: str, agent_types: tuple[str, ...]) -> str:
+    if degree == "direct":
+        return (PROMPTS / "orchestrator_direct.md").read_text().strip()
+    lines = (PROMPTS / "agent_types.md").read_text().splitlines()
+    types_text = "\n".join(ln for ln in lines if any(ln.startswith(f"- {t}:") for t in agent_types))
+    kinds = ["search"] if "search" in agent_types else ["math"]
+    prefix = "examples_single_" if degree == "single" else "examples_"
+    examples = "\n\n".join((PROMPTS / f"{prefix}{k}.md").read_text().strip() for k in kinds)
+    if degree == "dag" and "search" in agent_types:
+        examples = (PROMPTS / "examples_math.md").read_text().strip().split("\n\n")[0] + "\n\n" + examples
+    template = (PROMPTS / f"orchestrator_{degree}.md").read_text()
+    return render(template, agent_types=types_text, examples=examples).strip()
+
+
+class Orchestrator:
+    """Samples and checks plans for one configuration (backend, degree, temperature, checkpoint label)."""
+
+    def __init__(self, llm: LLM, config: OrchestratorConfig | None = None, agent_types: tuple[str, ...] = AGENT_TYPES):
+        self.llm = llm
+        self.config = config or OrchestratorConfig()
+        self.agent_types = agent_types
+        self.system = system_prompt(self.config.degree, agent_types)
+        self.prompt_id = hashlib.sha256(self.system.encode()).hexdigest()[:12]
+
+    def messages(self, question: str) -> list[Message]:
+        user = f"Question: {question}" if self.config.degree == "direct" else f"Question: {question}\nPlan:"
+        return [Message(role="system", content=self.system), Message(role="user", content=user)]
+
+    def info(self, index: int) -> OrchestratorInfo:
+        c = self.config
+        return OrchestratorInfo(
+            backend=self.llm.backend.kind, model_id=self.llm.backend.model_id, checkpoint=c.checkpoint,
+            degree=c.degree, temperature=c.temperature, top_p=c.top_p, max_tokens=c.max_tokens, seed=c.seed,
+            sample_index=index, constrained=c.constrained, prompt_id=self.prompt_id,
+        )
+
+    async def sample(self, question: str, n: int, *, indices: list[int] | None = None) -> list[PlanSample]:
+        """Plans number `indices` (default 0..n-1) for `question`, each parsed and validated."""
+        wanted = list(range(n)) if indices is None else indices
+        return list(await asyncio.gather(*(self._one(question, i) for i in wanted)))
+
+    async def _one(self, question: str, index: int) -> PlanSample:
+        c = self.config
+        messages = self.messages(question)
+        schema = plan_json_schema(self.agent_types, c.degree) if c.constrained else None
+        seed = None if c.seed is None else c.seed + index
+        start = time.perf_counter()
+        try:
+            [comp] = await self.llm.agenerate(
+                messages, category="plan", temperature=c.temperature, top_p=c.top_p,
+                max_tokens=c.max_tokens, seed=seed, json_schema=schema,
+            )
+        except SchemaViolation as exc:
+            # The ledger already counted its tokens; the trace keeps the text and the reason.
+            return PlanSample(index, exc.text, None, error=PlanErrorRecord(rule="parse", message=str(exc)), info=self.info(index))
+        call = LLMCall(
+            messages=messages, text=comp.text, finish_reason=comp.finish_reason, usage=comp.usage,
+            latency_s=comp.latency_s, cached=comp.cached, sample_index=index, temperature=c.temperature,
+            start_s=0.0, end_s=time.perf_counter() - start,
+        )
+        sample = PlanSample(index, comp.text, call, info=self.info(index))
+        try:
+            sample.plan = self.check(comp.text)
+        except PlanError as exc:
+            sample.error = PlanErrorRecord(rule=exc.rule, message=exc.reason, agent=exc.agent)
+        return sample
+
+    def check(self, text: str) -> Plan:
+        """Parse and validate orchestrator output under this orchestrator's degree and agent types."""
+        if self.config.degree == "direct":
+            try:
+                plan = parse_plan(text)
+            except PlanError:
+                answer = extract_answer(text)
+                if answer is None:
+                    raise PlanError("parse", "no answer found in the orchestrator's direct reply") from None
+                plan = Plan(answer=answer)
+        else:
+            plan = parse_plan(text)
+        return validate_plan(plan, degree=self.config.degree, agent_types=self.agent_types)

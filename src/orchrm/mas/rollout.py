@@ -1,0 +1,210 @@
+"""Rollouts: a task's questions x N sampled plans x execution -> one trace each, in a resumable run folder.
+
+Every finished (question, plan) is appended to `traces.jsonl` at once and fsynced, so a rollout killed at
+any point (even `kill -9`) keeps every finished record; re-running the same command reads what is there,
+discards a torn last line, and does only the missing (question, plan) pairs. Plans are sampled with fixed
+seeds and replay from the response cache, so a resumed question gets the same plans it would have had.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..errors import ConfigError, OrchrmError
+from ..llm import LLM
+from ..tasks.base import Question, Task
+from .agents import AgentSettings
+from .executor import ExecutorConfig, execute_plan
+from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
+from .plans import AGENT_TYPES
+from .traces import RUN_FILE, TRACES_FILE, RunFileError, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
+
+RUN_VERSION = 1
+
+
+class RunConfig(BaseModel):
+    """What a run folder was made with; a resumed run must match it (counts may grow)."""
+
+    version: int = RUN_VERSION
+    task: str
+    split: Literal["train", "test"] = "train"
+    n_questions: int = Field(10, ge=1)
+    n_plans: int = Field(4, ge=1)
+    seed: int = 0
+    execute: Literal["none", "all"] = "all"
+    backend: str = "local"
+    model_id: str = ""
+    degree: Literal["direct", "single", "dag"] = "dag"
+    temperature: float = 0.8
+    top_p: float = 0.95
+    plan_max_tokens: int = 400
+    constrained: bool = False
+    checkpoint: str = "base"
+    agent_max_tokens: int = 384
+    agent_temperature: float = 0.0
+    agent_sample_temperature: float = 0.7
+    agent_timeout_s: float = 900.0
+
+    def orchestrator_config(self) -> OrchestratorConfig:
+        return OrchestratorConfig(
+            degree=self.degree, temperature=self.temperature, top_p=self.top_p, max_tokens=self.plan_max_tokens,
+            seed=self.seed, constrained=self.constrained, checkpoint=self.checkpoint,
+        )
+
+    def executor_config(self, max_parallel: int = 4) -> ExecutorConfig:
+        settings = AgentSettings(
+            max_tokens=self.agent_max_tokens, temperature=self.agent_temperature,
+            sample_temperature=self.agent_sample_temperature, seed=self.seed,
+        )
+        return ExecutorConfig(settings=settings, timeout_s=self.agent_timeout_s, max_parallel=max_parallel)
+
+
+_GROWABLE = {"n_questions", "n_plans"}
+
+
+def prepare_run_dir(out: Path, config: RunConfig) -> None:
+    """Create the folder, or check that an existing one was made with the same settings."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / RUN_FILE
+    if path.exists():
+        try:
+            old = RunConfig.model_validate(json.loads(path.read_text()))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint="delete the folder or fix the file") from None
+        mine, theirs = config.model_dump(), old.model_dump()
+        diff = [k for k in mine if k not in _GROWABLE and mine[k] != theirs[k]]
+        if diff:
+            changes = ", ".join(f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in diff)
+            raise ConfigError(f"{out} holds a run made with other settings ({changes})", hint="use a new --out folder")
+    stamp = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+    path.write_text(json.dumps({**config.model_dump(), **stamp}, indent=2) + "\n")
+
+
+@dataclass
+class Progress:
+    """Counters a rollout reports after each record."""
+
+    questions_total: int = 0
+    questions_done: int = 0
+    plans_total: int = 0
+    plans_done: int = 0
+    plans_valid: int = 0
+    correct: int = 0
+    tokens: int = 0
+    resumed: int = 0
+
+    def add(self, trace: Trace) -> None:
+        self.plans_done += 1
+        self.plans_valid += int(trace.valid)
+        self.correct += int(bool(trace.score and trace.score.correct))
+        self.tokens += sum(t.total for t in trace.tokens.values())
+
+
+def agent_types_for(task: Task) -> tuple[str, ...]:
+    """`search` is offered only for tasks that have a corpus."""
+    return AGENT_TYPES if task.corpus is not None else tuple(t for t in AGENT_TYPES if t != "search")
+
+
+async def score_trace(task: Task, trace: Trace, question: Question) -> ScoreRecord:
+    """The task scorer's verdict; a scorer that fails is recorded as an error, never as a zero."""
+    try:
+        value, ok = await asyncio.to_thread(task.correct, trace.final_answer, question)
+    except OrchrmError as exc:
+        return ScoreRecord(error=f"{type(exc).__name__}: {exc}")
+    return ScoreRecord(value=value, correct=ok)
+
+
+async def build_trace(
+    sample: PlanSample, question: Question, task: Task, llm: LLM, config: RunConfig, *, execute: bool
+) -> Trace:
+    trace = Trace(
+        task=config.task, split=config.split, question_id=question.id, question=question.question,
+        gold=question.answer, plan_index=sample.index, plan_text=sample.text, plan=sample.plan,
+        plan_error=sample.error, orchestrator=sample.info, plan_call=sample.call,
+    )
+    if sample.plan is not None and (execute or not sample.plan.agents):
+        ex = await execute_plan(
+            sample.plan, question.question, llm, retriever=task.corpus, config=config.executor_config()
+        )
+        trace.executed = True
+        trace.agents, trace.errors = ex.agents, ex.errors
+        trace.final_agent, trace.final_output, trace.final_answer = ex.final_agent, ex.final_output, ex.final_answer
+        trace.wall_s, trace.llm_busy_s = ex.wall_s, ex.llm_busy_s
+        trace.score = await score_trace(task, trace, question)
+    trace.tokens = token_totals(sample.call, trace.agents)
+    return trace
+
+
+async def arollout(
+    task: Task,
+    llm: LLM,
+    out: Path,
+    config: RunConfig,
+    *,
+    parallel_questions: int = 2,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> Progress:
+    """Sample and execute the missing (question, plan) pairs of a run; returns the final counters."""
+    prepare_run_dir(out, config)
+    traces_path = out / TRACES_FILE
+    existing = read_traces(traces_path, repair=True)
+    questions = task.questions(config.n_questions, split=config.split, seed=config.seed)
+    wanted = {q.id for q in questions}
+    done: dict[str, set[int]] = {}
+    progress = Progress(questions_total=len(questions), plans_total=len(questions) * config.n_plans)
+    for t in existing:
+        if t.question_id in wanted and t.plan_index < config.n_plans and t.plan_index not in done.get(t.question_id, set()):
+            done.setdefault(t.question_id, set()).add(t.plan_index)
+            progress.add(t)
+            progress.resumed += 1
+    progress.questions_done = sum(1 for q in questions if len(done.get(q.id, ())) == config.n_plans)
+    if on_progress:
+        on_progress(progress)
+    orchestrator = Orchestrator(llm, config.orchestrator_config(), agent_types_for(task))
+    sem = asyncio.Semaphore(parallel_questions)
+
+    with TraceWriter(traces_path) as writer:
+
+        async def one_question(q: Question) -> None:
+            missing = [i for i in range(config.n_plans) if i not in done.get(q.id, set())]
+            if not missing:
+                return
+            async with sem:
+                samples = await orchestrator.sample(q.question, config.n_plans, indices=missing)
+
+                async def finish(sample: PlanSample) -> None:
+                    trace = await build_trace(sample, q, task, llm, config, execute=config.execute == "all")
+                    writer.write(trace)
+                    progress.add(trace)
+                    if on_progress:
+                        on_progress(progress)
+
+                await asyncio.gather(*(finish(s) for s in samples))
+            progress.questions_done += 1
+            if on_progress:
+                on_progress(progress)
+
+        await asyncio.gather(*(one_question(q) for q in questions))
+    return progress
+
+
+async def replay(trace: Trace, task: Task, llm: LLM, config: RunConfig | None = None) -> Trace:
+    """Re-execute a trace's plan (with fresh sub-agent calls unless the response cache has them)."""
+    if trace.plan is None:
+        raise ConfigError(f"trace {trace.question_id}#{trace.plan_index} has no valid plan to execute")
+    cfg = config or RunConfig(task=trace.task)
+    question = Question(id=trace.question_id, question=trace.question, answer=trace.gold or "")
+    sample = PlanSample(trace.plan_index, trace.plan_text, trace.plan_call, plan=trace.plan, info=trace.orchestrator)
+    start = time.perf_counter()
+    new = await build_trace(sample, question, task, llm, cfg, execute=True)
+    new.wall_s = new.wall_s or time.perf_counter() - start
+    return new

@@ -1,0 +1,220 @@
+"""Trace records: one versioned JSON record per (question, plan) execution, and the run files that hold them.
+
+A run folder holds `run.json` (the `RunConfig`) and `traces.jsonl`, one `Trace` a line, appended and flushed
+(and fsynced) record by record so a run killed at any point keeps every finished record. A torn last line
+(no newline: the process died mid-write) is discarded on resume; any other unreadable line is an error that
+names the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..errors import OrchrmError
+from ..llm import Message, Usage
+from .plans import Plan
+
+TRACE_VERSION = 1
+TRACES_FILE = "traces.jsonl"
+RUN_FILE = "run.json"
+
+
+class RunFileError(OrchrmError):
+    """A run folder whose files cannot be read back."""
+
+
+class LLMCall(BaseModel):
+    """One completion an agent (or the orchestrator) asked for, with what it cost."""
+
+    messages: list[Message]
+    text: str
+    finish_reason: str
+    usage: Usage
+    latency_s: float
+    cached: bool
+    sample_index: int = 0
+    temperature: float = 0.0
+    start_s: float = Field(0.0, description="Seconds from the start of the plan's execution to the request.")
+    end_s: float = Field(0.0, description="Seconds from the start of the plan's execution to the reply.")
+
+
+class AgentEvent(BaseModel):
+    """What one sub-agent did: its input as written and as resolved, its calls, output and answer."""
+
+    id: str
+    type: str
+    status: Literal["ok", "failed", "skipped"]
+    input: str
+    resolved_input: str | None = None
+    output: str | None = None
+    answer: str | None = None
+    calls: list[LLMCall] = Field(default_factory=list)
+    error: str | None = None
+    start_s: float = 0.0
+    latency_s: float = 0.0
+    steps: list[dict[str, Any]] = Field(default_factory=list, description="Agent-specific steps (search queries, votes).")
+
+
+class PlanErrorRecord(BaseModel):
+    rule: str
+    message: str
+    agent: str | None = None
+
+
+class OrchestratorInfo(BaseModel):
+    """How the plan was sampled."""
+
+    backend: str
+    model_id: str
+    checkpoint: str = "base"
+    degree: str = "dag"
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 0
+    seed: int | None = None
+    sample_index: int = 0
+    constrained: bool = False
+    prompt_id: str = ""
+
+
+class TokenCount(BaseModel):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_calls: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, call: LLMCall) -> None:
+        self.calls += 1
+        self.prompt_tokens += call.usage.prompt_tokens
+        self.completion_tokens += call.usage.completion_tokens
+        self.cached_calls += int(call.cached)
+
+
+class ScoreRecord(BaseModel):
+    """The task scorer's verdict on the final answer; `error` when the scorer itself failed."""
+
+    value: float | None = None
+    correct: bool | None = None
+    error: str | None = None
+
+
+class Trace(BaseModel):
+    """One (question, plan) execution, complete enough to render, score, pair and re-execute."""
+
+    version: int = TRACE_VERSION
+    task: str
+    split: str = "train"
+    question_id: str
+    question: str
+    gold: str | None = None
+    plan_index: int
+    plan_text: str
+    plan: Plan | None = None
+    plan_error: PlanErrorRecord | None = None
+    orchestrator: OrchestratorInfo
+    plan_call: LLMCall | None = None
+    executed: bool = False
+    agents: list[AgentEvent] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    final_agent: str | None = None
+    final_output: str | None = None
+    final_answer: str | None = None
+    score: ScoreRecord | None = None
+    tokens: dict[str, TokenCount] = Field(default_factory=dict)
+    wall_s: float = 0.0
+    llm_busy_s: float = Field(0.0, description="Execution time with at least one sub-agent LLM call in flight.")
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.question_id, self.plan_index)
+
+    @property
+    def valid(self) -> bool:
+        return self.plan is not None and self.plan_error is None
+
+    def agent_types(self) -> list[str]:
+        return [a.type for a in self.plan.agents] if self.plan else []
+
+
+def token_totals(plan_call: LLMCall | None, agents: list[AgentEvent]) -> dict[str, TokenCount]:
+    out: dict[str, TokenCount] = {}
+    if plan_call is not None:
+        out.setdefault("plan", TokenCount()).add(plan_call)
+    for ev in agents:
+        for call in ev.calls:
+            out.setdefault("execute", TokenCount()).add(call)
+    return out
+
+
+class TraceWriter:
+    """Appends traces to a JSONL file, one durable line per record."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "ab")  # noqa: SIM115 (closed in close())
+
+    def write(self, trace: Trace) -> None:
+        line = trace.model_dump_json(by_alias=True).encode() + b"\n"
+        self._fh.write(line)  # one write per record, so a kill leaves at most one torn line
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_traces(path: Path, *, repair: bool = False) -> list[Trace]:
+    """Every trace in a JSONL file. A torn last line is skipped (and cut off the file when `repair`)."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    torn_at: int | None = None
+    if data and not data.endswith(b"\n"):
+        torn_at = data.rfind(b"\n") + 1
+        data = data[:torn_at]
+    traces: list[Trace] = []
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RunFileError(f"{path}:{lineno}: not a JSON record ({exc})", hint="fix or delete that line") from None
+        if not isinstance(value, dict) or value.get("version") != TRACE_VERSION:
+            version = value.get("version") if isinstance(value, dict) else None
+            raise RunFileError(f"{path}:{lineno}: trace version {version!r}, this orchrm reads version {TRACE_VERSION}")
+        try:
+            traces.append(Trace.model_validate(value))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise RunFileError(f"{path}:{lineno}: not a valid trace ({where}: {err['msg']})") from None
+    if torn_at is not None and repair:
+        with open(path, "r+b") as fh:
+            fh.truncate(torn_at)
+    return traces
+
+
+def locate_traces(path: Path) -> Path:
+    """A run folder or a traces file -> the traces file."""
+    if path.is_dir():
+        path = path / TRACES_FILE
+    if not path.exists():
+        raise RunFileError(f"no traces at {path}", hint="pass a run folder made by `orchrm rollout` or its traces.jsonl")
+    return path

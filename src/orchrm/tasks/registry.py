@@ -1,0 +1,47 @@
+"""Opening a task by its spec string, as the CLI names it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ConfigError
+from .base import Task
+
+TASK_HELP = (
+    "search_qa, champ, fanoutqa, any reasoning-gym generator (gsm_symbolic, basic_arithmetic, chain_sum, "
+    "family_relationships, ...), jsonl:PATH, or hf:NAME_OR_FILE[#SPLIT]"
+)
+
+
+def load_task(spec: str) -> Task:
+    """`search_qa`, `champ`, `fanoutqa`, a reasoning-gym generator name, `jsonl:PATH` or `hf:SOURCE[#SPLIT]`."""
+    if spec == "search_qa":
+        from .search_qa import SearchQATask
+
+        return SearchQATask()
+    if spec == "champ":
+        from .external import ChampTask
+
+        return ChampTask()
+    if spec == "fanoutqa":
+        from .external import FanOutQATask
+
+        return FanOutQATask()
+    if spec.startswith("jsonl:"):
+        from .user import JsonlTask
+
+        return JsonlTask(Path(spec.removeprefix("jsonl:")).expanduser())
+    if spec.startswith("hf:"):
+        from .user import DatasetTask
+
+        source, _, split = spec.removeprefix("hf:").partition("#")
+        return DatasetTask(source, split=split or "train")
+    if spec.endswith(".jsonl") and Path(spec).exists():
+        from .user import JsonlTask
+
+        return JsonlTask(Path(spec))
+    from .gym import GymTask, gym_names
+
+    if spec in gym_names():
+        return GymTask(spec)
+    raise ConfigError(f"unknown task {spec!r}", hint=f"use {TASK_HELP}")

@@ -1,0 +1,107 @@
+import asyncio
+
+import pytest
+
+from orchrm.errors import BackendTimeout
+from orchrm.mas.agents import AGENTS, AgentRun, AgentSettings, NoCorpus, accepted, majority, vote_key
+from orchrm.mas.plans import AgentSpec
+from helpers import FakeCorpus, by_prompt, scripted_llm
+
+
+def run_agent(type_, llm, options=None, retriever=None, task="Solve it."):
+    spec = AgentSpec(id="x", type=type_, input=task, options=options or {})
+    run = AgentRun(llm=llm, question="What is 2+3?", task_input=task, settings=AgentSettings(), retriever=retriever)
+    result = asyncio.run(AGENTS[type_](spec).run(run))
+    return result, run
+
+
+def test_registry_has_the_five_types():
+    assert set(AGENTS) == {"cot", "self_consistency", "reflexion", "debate", "search"}
+
+
+def test_cot_is_one_call_with_question_and_input():
+    llm = scripted_llm("2 plus 3 is 5.\nAnswer: 5")
+    result, run = run_agent("cot", llm, task="Add the numbers.")
+    assert result.answer == "5"
+    assert len(run.calls) == 1
+    user = run.calls[0].messages[-1].content
+    assert "What is 2+3?" in user and "Add the numbers." in user
+    assert llm.ledger.totals()["execute"].calls == 1
+
+
+def test_vote_key_merges_equal_numbers():
+    assert vote_key("5") == vote_key("5.0") == vote_key("$5")
+    assert vote_key("The Cat") == vote_key("cat")
+    assert majority(["4", "5", "5.0", None]) == ("5", {"4": 1, "5": 2})
+    assert majority([None, None]) == (None, {})
+
+
+def test_self_consistency_votes_over_k_samples():
+    llm = scripted_llm("Answer: 4", "Answer: 5", "Answer: 5.0", "Answer: 7", "Answer: 5")
+    result, run = run_agent("self_consistency", llm, {"samples": 5})
+    assert result.answer == "5"
+    assert len(run.calls) == 5
+    assert all(c.temperature == 0.7 for c in run.calls)
+    assert run.steps[0]["votes"]["5"] == 3
+
+
+def test_reflexion_stops_when_the_critic_accepts():
+    llm = scripted_llm(by_prompt({"strict reviewer": "Looks right.\nVERDICT: CORRECT"}, default="Answer: 5"))
+    result, run = run_agent("reflexion", llm, {"rounds": 4})
+    assert result.answer == "5"
+    assert len(run.calls) == 2  # answer + one accepting critique
+
+
+def test_reflexion_revises_up_to_r_rounds():
+    llm = scripted_llm(by_prompt({"strict reviewer": "Step 2 is off.\nVERDICT: WRONG", "reviewer found": "Answer: 6"}, default="Answer: 4"))
+    result, run = run_agent("reflexion", llm, {"rounds": 3})
+    assert result.answer == "6"
+    assert len(run.calls) == 1 + 2 * 3
+    assert [s["accepted"] for s in run.steps] == [False, False, False]
+
+
+def test_critic_verdict_parsing():
+    assert accepted("fine\nVERDICT: CORRECT")
+    assert not accepted("VERDICT: WRONG")
+    assert not accepted("I think it is correct")  # no verdict line is not acceptance
+    assert accepted("**VERDICT:** CORRECT")
+
+
+def test_debate_runs_roles_rounds_and_a_judge():
+    llm = scripted_llm(by_prompt({"As the judge": "B is right.\nAnswer: 5", "Other debaters": "Answer: 5"}, default="Answer: 4"))
+    result, run = run_agent("debate", llm, {"roles": ["solver", "skeptic", "checker"], "rounds": 2})
+    assert result.answer == "5"
+    assert len(run.calls) == 3 * 2 + 1
+    assert "Your role in this debate: skeptic" in run.calls[1].messages[0].content or any(
+        "skeptic" in c.messages[0].content for c in run.calls
+    )
+
+
+def test_search_retrieves_then_searches_again_then_answers():
+    corpus = FakeCorpus(
+        {"p": "Ana Vel works for Mox Labs.", "c": "Mox Labs was founded in 1950.", "z": "Unrelated text."}
+    )
+    llm = scripted_llm("SEARCH: Mox Labs founded", "Mox Labs was founded in 1950.\nAnswer: 1950")
+    result, run = run_agent("search", llm, {"steps": 3, "top_k": 1}, retriever=corpus, task="Ana Vel employer")
+    assert result.answer == "1950"
+    assert corpus.queries == ["Ana Vel employer", "Mox Labs founded"]
+    assert "founded in 1950" in run.calls[1].messages[-1].content
+    assert len(run.calls) == 2
+
+
+def test_search_must_answer_on_its_last_step():
+    corpus = FakeCorpus({"a": "alpha beta"})
+    llm = scripted_llm("SEARCH: beta", "SEARCH: gamma", "Answer: alpha")
+    result, run = run_agent("search", llm, {"steps": 2}, retriever=corpus, task="alpha")
+    assert len(run.calls) == 2
+    assert "Using only the documents above" in run.calls[-1].messages[-1].content
+
+
+def test_search_without_corpus_fails_clearly():
+    with pytest.raises(NoCorpus):
+        run_agent("search", scripted_llm("Answer: 1"))
+
+
+def test_llm_errors_propagate_out_of_agents():
+    with pytest.raises(BackendTimeout):
+        run_agent("cot", scripted_llm(BackendTimeout("slow")))

@@ -1,0 +1,72 @@
+import asyncio
+import json
+
+from orchrm.mas.orchestrator import Orchestrator, OrchestratorConfig, system_prompt
+from orchrm.mas.plans import AGENT_TYPES
+from helpers import scripted_llm
+
+GOOD = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Solve."}], "edges": []})
+CYCLE = json.dumps(
+    {
+        "agents": [{"id": "a", "type": "cot", "input": "${b}"}, {"id": "b", "type": "cot", "input": "${a}"}],
+        "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "a"}],
+    }
+)
+
+
+def test_prompts_list_only_the_tasks_agent_types():
+    no_search = system_prompt("dag", tuple(t for t in AGENT_TYPES if t != "search"))
+    assert "- search:" not in no_search and '"type": "search"' not in no_search
+    assert "- debate:" in no_search and "Example plan" in no_search
+    with_search = system_prompt("dag", AGENT_TYPES)
+    assert "- search:" in with_search and '"type": "search"' in with_search
+    assert "exactly one agent" in system_prompt("single", AGENT_TYPES)
+    assert '"answer"' in system_prompt("direct", AGENT_TYPES)
+
+
+def test_samples_n_plans_with_distinct_seeds_and_records_invalid_ones():
+    llm = scripted_llm(GOOD, "I refuse to plan.", CYCLE, "```json\n" + GOOD + "\n```")
+    orch = Orchestrator(llm, OrchestratorConfig(temperature=0.9, seed=10, checkpoint="ckpt-7"))
+    samples = asyncio.run(orch.sample("What is 2+3?", 4))
+    assert [s.index for s in samples] == [0, 1, 2, 3]
+    seeds = sorted(call[2] for call in llm.backend.calls)
+    assert seeds == [10, 11, 12, 13]
+    valid = [s for s in samples if s.plan is not None]
+    rules = sorted(s.error.rule for s in samples if s.error)
+    assert len(valid) == 2 and rules == ["cycle", "parse"]
+    assert all(s.info.checkpoint == "ckpt-7" and s.info.temperature == 0.9 for s in samples)
+    assert llm.ledger.totals()["plan"].calls == 4
+    assert samples[0].call.messages[-1].content.startswith("Question: What is 2+3?")
+
+
+def test_only_missing_indices_are_sampled():
+    llm = scripted_llm(GOOD)
+    samples = asyncio.run(Orchestrator(llm).sample("Q", 4, indices=[1, 3]))
+    assert [s.index for s in samples] == [1, 3]
+    assert len(llm.backend.calls) == 2
+
+
+def test_degree_single_rejects_multi_agent_plans():
+    two = json.dumps(
+        {
+            "agents": [{"id": "a", "type": "cot", "input": "x"}, {"id": "b", "type": "cot", "input": "${a}"}],
+            "edges": [{"from": "a", "to": "b"}],
+        }
+    )
+    [s] = asyncio.run(Orchestrator(scripted_llm(two), OrchestratorConfig(degree="single")).sample("Q", 1))
+    assert s.plan is None and s.error.rule == "degree"
+
+
+def test_degree_direct_accepts_json_or_an_answer_line():
+    orch = Orchestrator(scripted_llm('{"answer": "5"}', "It is five.\nAnswer: 5", "hmm"), OrchestratorConfig(degree="direct"))
+    samples = asyncio.run(orch.sample("Q", 3))
+    assert [s.plan.answer if s.plan else None for s in samples][:2] == ["5", "5"]
+    assert samples[2].plan is None and samples[2].error.rule == "parse"
+
+
+def test_constrained_decoding_sends_the_schema_and_records_violations():
+    orch = Orchestrator(scripted_llm(GOOD, '{"agents": [broken'), OrchestratorConfig(constrained=True))
+    samples = asyncio.run(orch.sample("Q", 2))
+    assert orch.llm.backend.calls[0][1].json_schema is not None
+    assert samples[0].plan is not None
+    assert samples[1].plan is None and samples[1].error.rule == "parse" and samples[1].text.startswith('{"agents"')
