@@ -1,0 +1,251 @@
+"""From rollout traces to win-lose plan pairs, with no human labels.
+
+Sources (each pair is tagged with one):
+- `correct-over-incorrect`: the plan's execution reached a verified-correct answer, the other's did not;
+- `specialized-over-base`: a plan sampled by the run labelled specialized vs one from the run labelled base;
+- `artifact`: a valid plan over an invalid one; a plan whose agents all completed over one with failures;
+- `consensus` (questions without a gold answer): plans whose answer agrees with a strong majority of that
+  question's executions over plans that disagree or gave none.
+
+Identical plans are merged, a plan pair gets at most one source (the first in `PairConfig.sources` order;
+pairs whose sources disagree on the winner are dropped and counted), pairs per question are capped, sources
+are balanced, and the split is by question. Everything left out is counted in the stats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from itertools import product
+
+from pydantic import BaseModel, Field
+
+from ..errors import ConfigError
+from ..mas.traces import Trace
+from ..tasks.scoring import normalize_text, parse_number
+from .render import render_plan, render_question
+from .rows import SOURCES, PairRow
+
+
+@dataclass(frozen=True)
+class PairConfig:
+    sources: tuple[str, ...] = SOURCES
+    specialized: str | None = None  # checkpoint label of the specialized orchestrator run
+    base: str | None = None  # checkpoint label of the base run
+    max_pairs_per_question: int = 12
+    min_agreement: float = 0.6  # consensus: share of answered executions on the majority answer
+    min_margin: int = 2  # consensus: majority count minus the runner-up's
+    max_source_share: float = 1.0  # balance: no source above this share while others have pairs (1 = off)
+    val_fraction: float = 0.2
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        unknown = set(self.sources) - set(SOURCES)
+        if unknown:
+            raise ConfigError(f"unknown pair sources {sorted(unknown)}", hint=f"use {', '.join(SOURCES)}")
+        if "specialized-over-base" in self.sources and (self.specialized is None) != (self.base is None):
+            raise ConfigError("specialized-over-base needs both --specialized and --base checkpoint labels")
+        if not 0.0 <= self.val_fraction < 1.0:
+            raise ConfigError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+
+
+class SourceCount(BaseModel):
+    train: int = 0
+    val: int = 0
+
+
+class PairStats(BaseModel):
+    """What the builder read, made, and left out (and why)."""
+
+    traces: int = 0
+    questions: int = 0
+    questions_with_pairs: int = 0
+    questions_without_pairs: dict[str, int] = Field(default_factory=dict)
+    duplicate_plans_merged: int = 0
+    unscored_executions: int = 0
+    scorer_errors: int = 0
+    conflicting_pairs_dropped: int = 0
+    pairs_over_question_cap: int = 0
+    pairs_dropped_to_balance: dict[str, int] = Field(default_factory=dict)
+    train_questions: int = 0
+    val_questions: int = 0
+    per_source: dict[str, SourceCount] = Field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(c.train + c.val for c in self.per_source.values())
+
+
+@dataclass
+class PairSet:
+    train: list[PairRow]
+    val: list[PairRow]
+    stats: PairStats = field(default_factory=PairStats)
+
+
+def _answer_key(answer: str | None) -> str | None:
+    if answer is None or not answer.strip():
+        return None
+    number = parse_number(answer)
+    return f"#{number:.9g}" if number is not None else normalize_text(answer) or None
+
+
+def _all_agents_ok(t: Trace) -> bool:
+    return t.executed and bool(t.agents) and all(a.status == "ok" for a in t.agents)
+
+
+def _candidates(plans: list[Trace], cfg: PairConfig, stats: PairStats) -> list[tuple[Trace, Trace, str, dict]]:
+    """Every (winner, loser, source, metadata) the sources support for one question's distinct plans."""
+    out: list[tuple[Trace, Trace, str, dict]] = []
+    for source in cfg.sources:
+        if source == "correct-over-incorrect":
+            right = [t for t in plans if t.executed and t.score and t.score.error is None and t.score.correct is True]
+            wrong = [t for t in plans if t.executed and t.score and t.score.error is None and t.score.correct is False]
+            out += [(w, lo, source, {"answers": [w.final_answer, lo.final_answer]}) for w, lo in product(right, wrong)]
+        elif source == "specialized-over-base" and cfg.specialized is not None:
+            spec = [t for t in plans if t.orchestrator.checkpoint == cfg.specialized]
+            base = [t for t in plans if t.orchestrator.checkpoint == cfg.base]
+            out += [(w, lo, source, {"checkpoints": [cfg.specialized, cfg.base]}) for w, lo in product(spec, base)]
+        elif source == "artifact":
+            valid = [t for t in plans if t.valid]
+            invalid = [t for t in plans if not t.valid]
+            out += [(w, lo, source, {"reason": "valid-over-invalid"}) for w, lo in product(valid, invalid)]
+            clean = [t for t in valid if _all_agents_ok(t)]
+            failed = [t for t in valid if t.executed and any(a.status == "failed" for a in t.agents)]
+            out += [(w, lo, source, {"reason": "completed-over-failed"}) for w, lo in product(clean, failed)]
+        elif source == "consensus":
+            out += _consensus(plans, cfg)
+    return out
+
+
+def _consensus(plans: list[Trace], cfg: PairConfig) -> list[tuple[Trace, Trace, str, dict]]:
+    if any(t.gold for t in plans):
+        return []  # a gold answer exists: correct-over-incorrect is the better label
+    executed = [t for t in plans if t.executed]
+    keys = {id(t): _answer_key(t.final_answer) for t in executed}
+    votes = Counter(k for k in keys.values() if k is not None)
+    if not votes:
+        return []
+    (top, top_n), *rest = votes.most_common()
+    runner_up = rest[0][1] if rest else 0
+    if top_n / sum(votes.values()) < cfg.min_agreement or top_n - runner_up < cfg.min_margin:
+        return []
+    agree = [t for t in executed if keys[id(t)] == top]
+    disagree = [t for t in executed if keys[id(t)] != top]
+    meta = {"majority": top, "agreement": round(top_n / sum(votes.values()), 3)}
+    return [(w, lo, "consensus", meta) for w, lo in product(agree, disagree)]
+
+
+def _in_val(question_id: str, cfg: PairConfig) -> bool:
+    digest = hashlib.sha256(f"{cfg.seed}:{question_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < cfg.val_fraction
+
+
+def build_pairs(traces: list[Trace], cfg: PairConfig | None = None) -> PairSet:
+    cfg = cfg or PairConfig()
+    stats = PairStats(traces=len(traces))
+    by_question: dict[tuple[str, str], list[Trace]] = defaultdict(list)
+    for t in traces:
+        by_question[(t.task, t.question_id)].append(t)
+        if t.executed and t.score is None:
+            stats.unscored_executions += 1
+        if t.score is not None and t.score.error is not None:
+            stats.scorer_errors += 1
+    stats.questions = len(by_question)
+    rng = random.Random(cfg.seed)
+    rows: list[PairRow] = []
+    no_pair: Counter[str] = Counter()
+    for (task, qid), group in sorted(by_question.items()):
+        distinct: dict[str, Trace] = {}
+        for t in sorted(group, key=lambda t: (t.orchestrator.checkpoint, t.plan_index)):
+            distinct.setdefault(render_plan(t.plan or t.plan_text), t)
+        stats.duplicate_plans_merged += len(group) - len(distinct)
+        plans = list(distinct.values())
+        if len(plans) < 2:
+            no_pair["fewer than two distinct plans"] += 1
+            continue
+        chosen = _resolve(_candidates(plans, cfg, stats), stats)
+        if not chosen:
+            no_pair["no source separates its plans"] += 1
+            continue
+        if len(chosen) > cfg.max_pairs_per_question:
+            stats.pairs_over_question_cap += len(chosen) - cfg.max_pairs_per_question
+            chosen = _round_robin(chosen, cfg.max_pairs_per_question, rng)
+        stats.questions_with_pairs += 1
+        prompt = render_question(group[0].question)
+        for w, lo, source, meta in chosen:
+            rows.append(
+                PairRow(
+                    prompt=prompt,
+                    chosen=render_plan(w.plan or w.plan_text),
+                    rejected=render_plan(lo.plan or lo.plan_text),
+                    source=source,  # type: ignore[arg-type]
+                    question_id=qid,
+                    task=task,
+                    metadata={**meta, "plan_indices": [w.plan_index, lo.plan_index]},
+                )
+            )
+    stats.questions_without_pairs = dict(no_pair)
+    rows = _balance(rows, cfg, stats, rng)
+    train = [r for r in rows if not _in_val(r.question_id, cfg)]
+    val = [r for r in rows if _in_val(r.question_id, cfg)]
+    stats.train_questions = len({r.question_id for r in train})
+    stats.val_questions = len({r.question_id for r in val})
+    for split, part in (("train", train), ("val", val)):
+        for r in part:
+            count = stats.per_source.setdefault(r.source, SourceCount())
+            setattr(count, split, getattr(count, split) + 1)
+    return PairSet(train=train, val=val, stats=stats)
+
+
+def _resolve(cands: list[tuple[Trace, Trace, str, dict]], stats: PairStats) -> list[tuple[Trace, Trace, str, dict]]:
+    """One pair per unordered plan pair: the first source wins; opposite verdicts cancel out."""
+    kept: dict[frozenset[int], tuple[Trace, Trace, str, dict]] = {}
+    conflicted: set[frozenset[int]] = set()
+    for cand in cands:
+        w, lo = cand[0], cand[1]
+        key = frozenset((id(w), id(lo)))
+        if key in conflicted:
+            continue
+        if key not in kept:
+            kept[key] = cand
+        elif kept[key][0] is not w:
+            conflicted.add(key)
+            del kept[key]
+            stats.conflicting_pairs_dropped += 1
+    return list(kept.values())
+
+
+def _round_robin(cands: list, limit: int, rng: random.Random) -> list:
+    """`limit` pairs, alternating between sources so a plentiful source cannot crowd out a rare one."""
+    by_source: dict[str, list] = defaultdict(list)
+    for c in cands:
+        by_source[c[2]].append(c)
+    for group in by_source.values():
+        rng.shuffle(group)
+    out: list = []
+    while len(out) < limit:
+        for group in by_source.values():
+            if group and len(out) < limit:
+                out.append(group.pop())
+    return out
+
+
+def _balance(rows: list[PairRow], cfg: PairConfig, stats: PairStats, rng: random.Random) -> list[PairRow]:
+    counts = Counter(r.source for r in rows)
+    if len(counts) < 2 or cfg.max_source_share >= 1.0:
+        return rows
+    keep = set(range(len(rows)))
+    for source, n in counts.items():
+        others = sum(counts.values()) - n
+        # Largest count k with k / (k + others) <= max_share.
+        cap = int(cfg.max_source_share * others / (1 - cfg.max_source_share))
+        if n > cap:
+            idx = [i for i, r in enumerate(rows) if r.source == source]
+            rng.shuffle(idx)
+            drop = idx[: n - cap]
+            keep -= set(drop)
+            stats.pairs_dropped_to_balance[source] = len(drop)
+    return [r for i, r in enumerate(rows) if i in keep]
