@@ -5,7 +5,7 @@ import pytest
 from orchrm.errors import BackendTimeout
 from orchrm.mas.agents import AGENTS, AgentRun, AgentSettings, NoCorpus, accepted, majority, vote_key
 from orchrm.mas.plans import AgentSpec
-from helpers import FakeCorpus, by_prompt, scripted_llm
+from mas_fakes import FakeCorpus, by_prompt, scripted_llm
 
 
 def run_agent(type_, llm, options=None, retriever=None, task="Solve it."):

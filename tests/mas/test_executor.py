@@ -5,7 +5,7 @@ import time
 from orchrm.errors import BackendTimeout
 from orchrm.mas.executor import ExecutorConfig, busy_time, execute_plan, resolve_input
 from orchrm.mas.plans import Plan, parse_and_validate
-from helpers import by_prompt, scripted_llm
+from mas_fakes import by_prompt, scripted_llm
 
 
 def plan(agents, edges):

@@ -3,7 +3,7 @@ import json
 
 from orchrm.mas.orchestrator import Orchestrator, OrchestratorConfig, system_prompt
 from orchrm.mas.plans import AGENT_TYPES
-from helpers import scripted_llm
+from mas_fakes import scripted_llm
 
 GOOD = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Solve."}], "edges": []})
 CYCLE = json.dumps(

@@ -127,7 +127,10 @@ class SearchQATask(Task):
     def _pool(self, seed: int) -> Iterator[Question]:
         items = _questions(self.world)
         random.Random(f"search_qa-questions-{seed}").shuffle(items)
+        docs = {d.id.split(":", 1)[1]: d.text for d in self.documents}
         for kind, question, answer in items:
+            if _one_hop(question, answer, docs):
+                continue  # by coincidence the named entity's own page holds the answer: not multi-hop
             yield Question(id=f"search_qa-{short_hash(question)}", question=question, answer=answer, metadata={"kind": kind})
 
     def score(self, prediction: str | None, question: Question) -> float:
@@ -137,6 +140,15 @@ class SearchQATask(Task):
         if number is not None:
             return float(number)
         return 1.0 if exact_match(prediction, question.answer) else 0.0
+
+
+def answer_forms(answer: str) -> set[str]:
+    return {answer, f"{int(answer):,}"} if answer.isdigit() else {answer}
+
+
+def _one_hop(question: str, answer: str, docs: dict[str, str]) -> bool:
+    named = [text for name, text in docs.items() if name in question]
+    return any(form in text for text in named for form in answer_forms(answer))
 
 
 def _article(noun: str) -> str:

@@ -9,7 +9,7 @@ from .base import Agent, AgentResult, AgentRun, answer_of, prompt, render, syste
 
 class Debate(Agent):
     type = "debate"
-    defaults = {"roles": ["careful solver", "skeptical checker"], "rounds": 2}
+    defaults = {"roles": ["careful solver", "skeptical checker"], "rounds": 1}
 
     async def run(self, run: AgentRun) -> AgentResult:
         roles: list[str] = list(self.options["roles"])

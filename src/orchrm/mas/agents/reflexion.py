@@ -17,7 +17,7 @@ def accepted(critique: str) -> bool:
 
 class Reflexion(Agent):
     type = "reflexion"
-    defaults = {"rounds": 2}
+    defaults = {"rounds": 1}
 
     async def run(self, run: AgentRun) -> AgentResult:
         [c] = await run.generate(task_prompt(run), system=system_prompt())

@@ -7,7 +7,7 @@ from .base import Agent, AgentResult, AgentRun, answer_of, majority, system_prom
 
 class SelfConsistency(Agent):
     type = "self_consistency"
-    defaults = {"samples": 5}
+    defaults = {"samples": 3}
 
     async def run(self, run: AgentRun) -> AgentResult:
         k = int(self.options["samples"])

@@ -15,52 +15,14 @@ from orchrm.errors import ConfigError
 from orchrm.mas.rollout import RunConfig, arollout, replay
 from orchrm.mas.traces import RunFileError, read_traces
 from orchrm.tasks.user import JsonlTask
-from helpers import by_prompt, scripted_llm
-
-PLAN = json.dumps(
-    {
-        "agents": [
-            {"id": "a", "type": "cot", "input": "Add the numbers."},
-            {"id": "b", "type": "self_consistency", "input": "Check ${a}", "options": {"samples": 3}},
-        ],
-        "edges": [{"from": "a", "to": "b"}],
-    }
-)
-
-
-def make_task(tmp_path: Path, n: int = 6) -> JsonlTask:
-    path = tmp_path / "qs.jsonl"
-    rows = [{"id": f"q{i}", "question": f"What is {i} plus {i}? (item {i})", "answer": str(2 * i)} for i in range(40)]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    return JsonlTask(path)
-
-
-def replies():
-    """Plans for the orchestrator (alternating valid / garbage), sums for the agents."""
-
-    def reply(messages, config):
-        system = messages[0].content if messages[0].role == "system" else ""
-        user = messages[-1].content
-        if "orchestrator" in system:
-            seed = config.seed or 0
-            return PLAN if seed % 2 == 0 else "{ this is not a plan"
-        i = int(user.split("What is ")[1].split(" plus")[0])
-        return f"Answer: {2 * i}"
-
-    return reply
-
-
-def config(**kw):
-    base = dict(task="jsonl", n_questions=3, n_plans=2, temperature=0.5)
-    return RunConfig(**{**base, **kw})
-
+from mas_fakes import by_prompt, make_task, replies, run_config, scripted_llm
 
 def test_rollout_writes_one_trace_per_question_and_plan(tmp_path):
     task = make_task(tmp_path)
     llm = scripted_llm(replies())
     out = tmp_path / "run"
     seen = []
-    progress = asyncio.run(arollout(task, llm, out, config(), on_progress=lambda p: seen.append(p.plans_done)))
+    progress = asyncio.run(arollout(task, llm, out, run_config(), on_progress=lambda p: seen.append(p.plans_done)))
     traces = read_traces(out / "traces.jsonl")
     assert Counter(t.key for t in traces) == Counter({(q.id, i): 1 for q in task.questions(3) for i in range(2)})
     assert progress.plans_done == 6 and progress.plans_valid == 3 and progress.questions_done == 3
@@ -81,7 +43,7 @@ def test_rollout_writes_one_trace_per_question_and_plan(tmp_path):
 
 def test_execute_none_only_samples_plans(tmp_path):
     llm = scripted_llm(replies())
-    asyncio.run(arollout(make_task(tmp_path), llm, tmp_path / "r", config(execute="none")))
+    asyncio.run(arollout(make_task(tmp_path), llm, tmp_path / "r", run_config(execute="none")))
     traces = read_traces(tmp_path / "r" / "traces.jsonl")
     assert len(traces) == 6 and not any(t.executed for t in traces)
     assert "execute" not in llm.ledger.totals()
@@ -90,12 +52,12 @@ def test_execute_none_only_samples_plans(tmp_path):
 def test_resume_skips_done_pairs_and_discards_a_torn_line(tmp_path):
     task = make_task(tmp_path)
     out = tmp_path / "run"
-    asyncio.run(arollout(task, scripted_llm(replies()), out, config(n_questions=2)))
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(n_questions=2)))
     path = out / "traces.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:2]) + lines[2][: len(lines[2]) // 2])  # killed mid-write
     llm = scripted_llm(replies())
-    progress = asyncio.run(arollout(task, llm, out, config(n_questions=3)))  # and grow the run
+    progress = asyncio.run(arollout(task, llm, out, run_config(n_questions=3)))  # and grow the run
     traces = read_traces(path)
     assert Counter(t.key for t in traces).most_common(1)[0][1] == 1
     assert len(traces) == 6 and progress.resumed == 2
@@ -104,14 +66,14 @@ def test_resume_skips_done_pairs_and_discards_a_torn_line(tmp_path):
 
 def test_resume_refuses_other_settings(tmp_path):
     task = make_task(tmp_path)
-    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", config(execute="none")))
+    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(execute="none")))
     with pytest.raises(ConfigError, match="temperature"):
-        asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", config(execute="none", temperature=1.0)))
+        asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(execute="none", temperature=1.0)))
 
 
 def test_corrupt_line_names_file_and_line(tmp_path):
     out = tmp_path / "r"
-    asyncio.run(arollout(make_task(tmp_path), scripted_llm(replies()), out, config(execute="none")))
+    asyncio.run(arollout(make_task(tmp_path), scripted_llm(replies()), out, run_config(execute="none")))
     path = out / "traces.jsonl"
     lines = path.read_text().splitlines()
     lines[1] = '{"version": 1, "oops": true}'
@@ -121,7 +83,7 @@ def test_corrupt_line_names_file_and_line(tmp_path):
     lines[1] = "not json at all"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(RunFileError, match=r"traces.jsonl:2: not a JSON record"):
-        asyncio.run(arollout(make_task(tmp_path), scripted_llm(replies()), out, config(execute="none")))
+        asyncio.run(arollout(make_task(tmp_path), scripted_llm(replies()), out, run_config(execute="none")))
 
 
 def test_scorer_failure_is_recorded_not_zeroed(tmp_path):
@@ -133,14 +95,14 @@ def test_scorer_failure_is_recorded_not_zeroed(tmp_path):
         raise ScoringTimeout("too slow")
 
     task.score = boom
-    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", config(n_questions=1)))
+    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(n_questions=1)))
     [good] = [t for t in read_traces(tmp_path / "r" / "traces.jsonl") if t.valid]
     assert good.score.value is None and "too slow" in good.score.error
 
 
 def test_replay_re_executes_a_traces_plan(tmp_path):
     task = make_task(tmp_path)
-    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", config(n_questions=1)))
+    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(n_questions=1)))
     [good] = [t for t in read_traces(tmp_path / "r" / "traces.jsonl") if t.valid]
     llm = scripted_llm(by_prompt({}, default="Answer: 999"))
     again = asyncio.run(replay(good, task, llm))
@@ -152,11 +114,10 @@ KILLABLE = textwrap.dedent(
     """
     import asyncio, json, sys
     from pathlib import Path
-    sys.path.insert(0, {tests!r})
     from orchrm.mas.rollout import RunConfig, arollout
     from orchrm.tasks.user import JsonlTask
-    from helpers import scripted_llm
-    from test_rollout import replies
+    from mas_fakes import scripted_llm
+    from mas_fakes import replies
     delay = float(sys.argv[1])
     task = JsonlTask(Path({qs!r}))
     cfg = RunConfig(task="jsonl", n_questions=8, n_plans=3, temperature=0.5)
@@ -169,8 +130,8 @@ def test_kill_9_then_rerun_gives_exactly_one_record_per_pair(tmp_path):
     make_task(tmp_path)
     out = tmp_path / "killed"
     script = tmp_path / "run.py"
-    script.write_text(KILLABLE.format(tests=str(Path(__file__).parent), qs=str(tmp_path / "qs.jsonl"), out=str(out)))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    script.write_text(KILLABLE.format(qs=str(tmp_path / "qs.jsonl"), out=str(out)))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "support")}
     proc = subprocess.Popen([sys.executable, str(script), "0.05"], env=env)
     path = out / "traces.jsonl"
     deadline = time.time() + 60

@@ -1,0 +1,78 @@
+"""Scripted LLMs, a fake corpus and a small rollout set-up for the MAS, rollout and CLI unit tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from orchrm.llm import LLM
+from orchrm.llm.scripted import ScriptedBackend
+from orchrm.mas.rollout import RunConfig
+from orchrm.tasks.user import JsonlTask
+
+
+def by_prompt(rules: dict[str, str], default: str = "Answer: 0"):
+    """A reply function: the first rule whose key appears in the last user message wins."""
+
+    def reply(messages, config):
+        text = messages[-1].content
+        for key, value in rules.items():
+            if key in text:
+                return value
+        return default
+
+    return reply
+
+
+def scripted_llm(*replies, delay_s: float = 0.0, concurrency: int = 4) -> LLM:
+    return LLM(ScriptedBackend(list(replies), delay_s=delay_s, concurrency=concurrency))
+
+
+class FakeCorpus:
+    def __init__(self, docs: dict[str, str]):
+        self.docs = docs
+        self.queries: list[str] = []
+
+    def search(self, query: str, k: int):
+        self.queries.append(query)
+        words = set(query.lower().split())
+        scored = sorted(self.docs.items(), key=lambda kv: -len(words & set(kv[1].lower().split())))
+        return [(i, t) for i, t in scored[:k] if words & set(t.lower().split())]
+
+
+PLAN = json.dumps(
+    {
+        "agents": [
+            {"id": "a", "type": "cot", "input": "Add the numbers."},
+            {"id": "b", "type": "self_consistency", "input": "Check ${a}", "options": {"samples": 3}},
+        ],
+        "edges": [{"from": "a", "to": "b"}],
+    }
+)
+
+
+def make_task(tmp_path: Path, n: int = 6) -> JsonlTask:
+    path = tmp_path / "qs.jsonl"
+    rows = [{"id": f"q{i}", "question": f"What is {i} plus {i}? (item {i})", "answer": str(2 * i)} for i in range(40)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return JsonlTask(path)
+
+
+def replies():
+    """Plans for the orchestrator (alternating valid / garbage), sums for the agents."""
+
+    def reply(messages, config):
+        system = messages[0].content if messages[0].role == "system" else ""
+        user = messages[-1].content
+        if "orchestrator" in system:
+            seed = config.seed or 0
+            return PLAN if seed % 2 == 0 else "{ this is not a plan"
+        i = int(user.split("What is ")[1].split(" plus")[0])
+        return f"Answer: {2 * i}"
+
+    return reply
+
+
+def run_config(**kw):
+    base = dict(task="jsonl", n_questions=3, n_plans=2, temperature=0.5)
+    return RunConfig(**{**base, **kw})
