@@ -11,6 +11,8 @@ from .llm import (
     Usage,
     open_llm,
 )
+from .mas import Orchestrator, Plan, PlanError, RunConfig, Trace, arollout, execute_plan, read_traces
+from .tasks import Question, Task, load_task
 
 __version__ = "0.1.0"
 
@@ -20,11 +22,22 @@ __all__ = [
     "GenerateConfig",
     "Judgment",
     "Message",
+    "Orchestrator",
     "OrchrmError",
+    "Plan",
+    "PlanError",
+    "Question",
+    "RunConfig",
     "SkillEvaluator",
+    "Task",
     "TokenLedger",
+    "Trace",
     "Usage",
     "__version__",
+    "arollout",
+    "execute_plan",
     "load_skills",
+    "load_task",
     "open_llm",
+    "read_traces",
 ]
