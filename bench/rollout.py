@@ -1,0 +1,141 @@
+"""MAS runtime on the embedded model: cost per agent type, valid-plan share per degree, executor overhead.
+
+  (1) Each agent type alone (a one-agent plan, the question as its input) on a few questions:
+      questions/hour (questions run concurrently, as in a rollout), tokens per question, accuracy.
+      The `search` agent runs on the search_qa task (it needs a corpus); the others on gsm_symbolic.
+  (2) The orchestrator's valid-plan share per degree (direct, single, dag): N plans for a few questions.
+  (3) Executor overhead: (wall time - time with an LLM call in flight) / wall time, over all executions.
+
+    python bench/rollout.py [--questions 2] [--plans 2] [--max-tokens 192]
+
+Writes bench/results/rollout.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import time
+from pathlib import Path
+
+from orchrm.llm import open_llm
+from orchrm.mas import AGENT_TYPES, AgentSettings, ExecutorConfig, Orchestrator, OrchestratorConfig, Plan, execute_plan
+from orchrm.mas.plans import AgentSpec
+from orchrm.mas.rollout import agent_types_for
+from orchrm.tasks import load_task
+
+RESULTS = Path(__file__).parent / "results" / "rollout.json"
+
+
+async def agent_costs(llm, n_questions: int, max_tokens: int) -> tuple[dict, list[tuple[float, float]]]:
+    out: dict[str, dict] = {}
+    timings: list[tuple[float, float]] = []
+    cfg = ExecutorConfig(settings=AgentSettings(max_tokens=max_tokens), timeout_s=1800)
+    for agent_type in AGENT_TYPES:
+        task = load_task("search_qa" if agent_type == "search" else "gsm_symbolic")
+        questions = task.questions(n_questions, split="test", seed=0)
+        plan = Plan(agents=[AgentSpec(id="solver", type=agent_type, input="Answer the original question.")])
+        if agent_type == "search":
+            plan = Plan(agents=[AgentSpec(id="solver", type="search", input=questions[0].question)])
+        before = llm.ledger.totals().get("execute")
+        start = time.perf_counter()
+
+        async def one(q):
+            p = plan if agent_type != "search" else Plan(agents=[AgentSpec(id="solver", type="search", input=q.question)])
+            ex = await execute_plan(p, q.question, llm, retriever=task.corpus, config=cfg)
+            return q, ex
+
+        results = await asyncio.gather(*(one(q) for q in questions))
+        wall = time.perf_counter() - start
+        after = llm.ledger.totals()["execute"]
+        tokens = after.total_tokens - (before.total_tokens if before else 0)
+        calls = after.calls - (before.calls if before else 0)
+        correct = sum(task.correct(ex.final_answer, q)[1] for q, ex in results)
+        failed = sum(1 for _, ex in results if ex.final_answer is None)
+        timings += [(ex.wall_s, ex.llm_busy_s) for _, ex in results]
+        out[agent_type] = {
+            "task": task.name,
+            "questions": len(questions),
+            "wall_s": round(wall, 1),
+            "questions_per_hour": round(len(questions) / wall * 3600, 1),
+            "tokens_per_question": round(tokens / len(questions)),
+            "calls_per_question": round(calls / len(questions), 1),
+            "correct": correct,
+            "no_answer": failed,
+        }
+        print(agent_type, out[agent_type], flush=True)
+    return out, timings
+
+
+async def degree_validity(llm, n_questions: int, n_plans: int, max_tokens: int) -> dict:
+    out: dict[str, dict] = {}
+    for task_name in ("gsm_symbolic", "search_qa"):
+        task = load_task(task_name)
+        questions = task.questions(n_questions, split="test", seed=0)
+        for degree in ("direct", "single", "dag"):
+            orch = Orchestrator(llm, OrchestratorConfig(degree=degree, temperature=0.8, max_tokens=max_tokens), agent_types_for(task))
+            start = time.perf_counter()
+            samples = [s for q in questions for s in await orch.sample(q.question, n_plans)]
+            wall = time.perf_counter() - start
+            valid = [s for s in samples if s.plan is not None]
+            rules: dict[str, int] = {}
+            for s in samples:
+                if s.error:
+                    rules[s.error.rule] = rules.get(s.error.rule, 0) + 1
+            types = sorted({a.type for s in valid for a in s.plan.agents})
+            key = f"{task_name}/{degree}"
+            out[key] = {
+                "plans": len(samples),
+                "valid": len(valid),
+                "valid_share": round(len(valid) / len(samples), 3),
+                "invalid_rules": rules,
+                "agent_types_seen": types,
+                "wall_s": round(wall, 1),
+                "plan_tokens_mean": round(sum(s.call.usage.total_tokens for s in samples if s.call) / len(samples)),
+            }
+            print(key, out[key], flush=True)
+    return out
+
+
+async def main_async(args: argparse.Namespace) -> dict:
+    with open_llm("local", model=args.model, cache=False) as llm:
+        costs, timings = await agent_costs(llm, args.questions, args.max_tokens)
+        degrees = await degree_validity(llm, args.questions, args.plans, args.plan_max_tokens)
+        wall = sum(w for w, _ in timings)
+        busy = sum(b for _, b in timings)
+        overhead = (wall - busy) / wall if wall else 0.0
+        ledger = {k: v.model_dump() for k, v in llm.ledger.totals().items()}
+        model_id = llm.backend.model_id
+    return {
+        "model": model_id,
+        "machine": {"cpus": __import__("os").cpu_count(), "platform": platform.platform()},
+        "settings": vars(args),
+        "agent_types": costs,
+        "degrees": degrees,
+        "executor_overhead": {"wall_s": round(wall, 2), "llm_busy_s": round(busy, 2), "share": round(overhead, 4)},
+        "ledger": ledger,
+        "note": "Response cache off. Wall times are on a shared 2-core machine; other jobs competed for CPU.",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b")
+    parser.add_argument("--questions", type=int, default=2)
+    parser.add_argument("--plans", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=192)
+    parser.add_argument("--plan-max-tokens", type=int, default=320)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    report = asyncio.run(main_async(args))
+    report["total_wall_s"] = round(time.perf_counter() - start, 1)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: report[k] for k in ("executor_overhead", "total_wall_s")}))
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
