@@ -5,3 +5,21 @@ import pytest
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Unit tests never touch the user's response cache; the model and llama-server caches stay shared."""
     monkeypatch.setenv("ORCHRM_RESPONSE_CACHE", str(tmp_path_factory.mktemp("cache") / "responses.sqlite"))
+
+
+@pytest.fixture(scope="session")
+def trained_rm():
+    """A MiniLM reward model really trained (3 epochs) on synthetic pairs; shared by rm and CLI tests."""
+    from synthetic_pairs import make_rows
+
+    from orchrm.rm import RMConfig, train_reward_model
+
+    return train_reward_model(
+        make_rows(32), make_rows(8, offset=100), RMConfig(epochs=3, batch_size=8, learning_rate=1e-4, max_length=96),
+        progress=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def rm_dir(trained_rm, tmp_path_factory):
+    return trained_rm.model.save(tmp_path_factory.mktemp("rm") / "model")

@@ -1,50 +1,19 @@
 """Real training of the embedded MiniLM reward model on a small synthetic, learnable preference."""
 
 import json
+import shutil
 
 import pytest
+from synthetic_pairs import make_rows
+from synthetic_pairs import plan_json as _plan
 
 from orchrm.errors import ChecksumMismatch, ModelError
-from orchrm.pairs import PairRow, render_plan, render_question
 from orchrm.rm import RewardModel, RMConfig, pairwise_accuracy, train_reward_model
 
 
-def _plan(kind, i):
-    agents = {
-        "good": [
-            {"id": "solve", "type": "self_consistency", "input": f"Solve part {i} carefully", "options": {"samples": 5}},
-            {"id": "check", "type": "reflexion", "input": "Check ${solve}"},
-        ],
-        "bad": [
-            {"id": "guess", "type": "cot", "input": f"Guess quickly {i}"},
-            {"id": "echo", "type": "cot", "input": "Repeat ${guess}"},
-        ],
-    }[kind]
-    return json.dumps({"agents": agents, "edges": [{"from": agents[0]["id"], "to": agents[1]["id"]}]})
-
-
-def make_rows(n, offset=0):
-    return [
-        PairRow(
-            prompt=render_question(f"What is {i} + {i * 3}?"),
-            chosen=render_plan(_plan("good", i)),
-            rejected=render_plan(_plan("bad", i)),
-            source="correct-over-incorrect" if i % 2 else "artifact",
-            question_id=f"q{i}",
-            task="synthetic",
-        )
-        for i in range(offset, offset + n)
-    ]
-
-
-@pytest.fixture(scope="module")
-def trained():
-    return train_reward_model(
-        make_rows(32),
-        make_rows(8, offset=100),
-        RMConfig(epochs=3, batch_size=8, learning_rate=1e-4, max_length=96),
-        progress=False,
-    )
+@pytest.fixture
+def trained(trained_rm):
+    return trained_rm
 
 
 def test_training_learns_the_preference(trained):
@@ -63,8 +32,8 @@ def test_without_validation_pairs_there_is_no_accuracy():
     assert [h.accuracy for h in result.history] == [None]
 
 
-def test_save_load_score_and_refusals(trained, tmp_path):
-    folder = trained.model.save(tmp_path / "rm")
+def test_save_load_score_and_refusals(trained, rm_dir, tmp_path):
+    folder = shutil.copytree(rm_dir, tmp_path / "rm")
     card = json.loads((folder / "orchrm.json").read_text())
     assert card["backbone"] == "all-minilm-l6-v2" and card["tasks"] == ["synthetic"]
     loaded = RewardModel.load(folder)

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from .. import __version__
 from ..errors import OrchrmError
-from . import demo, generate, models, rollout, show
+from . import demo, generate, models, pairs, reward_model, rollout, show
 from . import judge as judge_verb
 
 app = typer.Typer(
@@ -40,6 +40,10 @@ app.command("demo")(demo.demo)
 app.command("judge")(judge_verb.judge)
 app.command("rollout")(rollout.rollout)
 app.command("show")(show.show)
+app.command("pairs")(pairs.pairs)
+app.command("train-rm")(reward_model.train_rm)
+app.command("score")(reward_model.score)
+app.command("serve")(reward_model.serve)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,71 @@
+"""`orchrm pairs`: rollout runs -> win-lose plan pairs (TRL preference JSONL) with stats per source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..mas.traces import locate_traces, read_traces
+from ..pairs import SOURCES, PairConfig, PairStats, build_pairs, write_rows
+from ..pairs.rows import STATS_FILE, TRAIN_FILE, VAL_FILE
+
+
+def stats_table(stats: PairStats) -> Table:
+    table = Table(title=f"{stats.total} pairs from {stats.traces} traces, {stats.questions} questions", title_justify="left")
+    for col in ("source", "train", "val"):
+        table.add_column(col, justify="left" if col == "source" else "right")
+    for source, c in stats.per_source.items():
+        table.add_row(source, str(c.train), str(c.val))
+    return table
+
+
+def pairs(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (or traces.jsonl files) from `orchrm rollout`.")],
+    out: Annotated[Path, typer.Option(help="Folder for train.jsonl, val.jsonl and stats.json.")],
+    source: Annotated[list[str] | None, typer.Option(help=f"Pair source to use (repeatable): {', '.join(SOURCES)}.")] = None,
+    specialized: Annotated[str | None, typer.Option(help="Checkpoint label of the specialized run.")] = None,
+    base: Annotated[str | None, typer.Option(help="Checkpoint label of the base run.")] = None,
+    max_per_question: Annotated[int, typer.Option(help="Cap on pairs per question.")] = 12,
+    min_agreement: Annotated[float, typer.Option(help="Consensus: majority share of answered executions.")] = 0.6,
+    min_margin: Annotated[int, typer.Option(help="Consensus: majority count minus the runner-up's.")] = 2,
+    max_source_share: Annotated[float, typer.Option(help="Balance: max share of one source (1 = off).")] = 1.0,
+    val_fraction: Annotated[float, typer.Option(help="Share of questions held out for validation.")] = 0.2,
+    seed: Annotated[int, typer.Option(help="Seed of the split and of capping.")] = 0,
+) -> None:
+    """Build label-free win-lose plan pairs from executed rollouts."""
+    cfg = PairConfig(
+        sources=tuple(source) if source else SOURCES,
+        specialized=specialized,
+        base=base,
+        max_pairs_per_question=max_per_question,
+        min_agreement=min_agreement,
+        min_margin=min_margin,
+        max_source_share=max_source_share,
+        val_fraction=val_fraction,
+        seed=seed,
+    )
+    traces = [t for run in runs for t in read_traces(locate_traces(run))]
+    result = build_pairs(traces, cfg)
+    write_rows(out / TRAIN_FILE, result.train)
+    write_rows(out / VAL_FILE, result.val)
+    (out / STATS_FILE).write_text(result.stats.model_dump_json(indent=2) + "\n")
+    console = Console(highlight=False)
+    console.print(stats_table(result.stats))
+    s = result.stats
+    left_out = {
+        **{f"questions: {k}": v for k, v in s.questions_without_pairs.items()},
+        "duplicate plans merged": s.duplicate_plans_merged,
+        "executions without a score": s.unscored_executions,
+        "scorer errors": s.scorer_errors,
+        "pairs dropped (sources disagree)": s.conflicting_pairs_dropped,
+        "pairs over the per-question cap": s.pairs_over_question_cap,
+        **{f"pairs dropped to balance ({k})": v for k, v in s.pairs_dropped_to_balance.items()},
+    }
+    for what, n in left_out.items():
+        if n:
+            console.print(f"[dim]{what}: {n}[/]")
+    console.print(f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)")

@@ -1,0 +1,138 @@
+"""`orchrm train-rm`, `orchrm score`, `orchrm serve`: train, use and serve the orchestration reward model."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import ConfigError
+from ..rm.config import RMConfig
+
+
+def _margins(items: list[str] | None) -> dict[str, float]:
+    out = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise ConfigError(f"--margin expects SOURCE=NUMBER, got {item!r}")
+    return out
+
+
+def train_rm(
+    pairs_dir: Annotated[Path, typer.Argument(help="Folder made by `orchrm pairs`.")],
+    out: Annotated[Path, typer.Option(help="Model folder to write.")],
+    backbone: Annotated[str, typer.Option(help="Embedded backbone name or local transformers folder.")] = RMConfig().backbone,
+    epochs: Annotated[int, typer.Option()] = RMConfig().epochs,
+    batch_size: Annotated[int, typer.Option()] = RMConfig().batch_size,
+    lr: Annotated[float, typer.Option(help="Learning rate.")] = RMConfig().learning_rate,
+    max_length: Annotated[int, typer.Option(help="Tokens of question + plan.")] = RMConfig().max_length,
+    margin: Annotated[list[str] | None, typer.Option(help="Per-source margin, SOURCE=NUMBER (repeatable).")] = None,
+    center: Annotated[float, typer.Option(help="Reward-centring coefficient (0 = off).")] = 0.01,
+    patience: Annotated[int, typer.Option(help="Early stopping: epochs without held-out gain.")] = 2,
+    lora: Annotated[bool, typer.Option(help="Train LoRA adapters (for large backbones).")] = False,
+    bf16: Annotated[bool, typer.Option(help="bf16 autocast while training.")] = False,
+    seed: Annotated[int, typer.Option()] = 0,
+) -> None:
+    """Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."""
+    from ..rm.train import train_from_folder
+
+    config = RMConfig(
+        backbone=backbone,
+        epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=lr,
+        max_length=max_length,
+        margins=_margins(margin),
+        center_rewards_coefficient=center or None,
+        early_stopping_patience=patience,
+        lora=lora,
+        bf16=bf16,
+        seed=seed,
+    )
+    result = train_from_folder(pairs_dir, out, config)
+    m = result.model.card.metrics
+    table = Table(title="held-out pairwise accuracy per epoch", title_justify="left")
+    table.add_column("epoch", justify="right")
+    table.add_column("train loss", justify="right")
+    table.add_column("accuracy", justify="right")
+    table.add_column("per source")
+    for h in result.history:
+        table.add_row(
+            str(h.epoch),
+            f"{h.train_loss:.4f}" if h.train_loss is not None else "-",
+            f"{h.accuracy:.3f}" if h.accuracy is not None else "-",
+            ", ".join(f"{k} {v:.3f}" for k, v in h.per_source.items()),
+        )
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(
+        f"kept epoch {m['best_epoch']}; {result.pairs_per_second:.1f} pairs/s; wrote {out} "
+        f"({m['train_pairs']} train / {m['val_pairs']} val pairs)"
+    )
+
+
+def score(
+    file: Annotated[Path, typer.Argument(help='JSONL, one {"question": str, "plans": [plan object | text, ...]} a line.')],
+    rm: Annotated[Path, typer.Option(help="Model folder from `orchrm train-rm`.")],
+    out: Annotated[Path | None, typer.Option(help="Write JSONL here instead of stdout.")] = None,
+    batch_size: Annotated[int, typer.Option()] = 64,
+) -> None:
+    """Score plans with a reward model; each output line adds "scores" (one per plan, higher is better)."""
+    from ..rm.model import RewardModel
+
+    model = RewardModel.load(rm)
+    try:
+        lines = file.read_text().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {file}: {exc.strerror}") from exc
+    rows = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{file}:{lineno}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not isinstance(row.get("plans"), list):
+            raise ConfigError(f'{file}:{lineno}: expected {{"question": str, "plans": [...]}}')
+        plans = [p if isinstance(p, str) else json.dumps(p) for p in row["plans"]]
+        rows.append({**row, "scores": model.score(row["question"], plans, batch_size=batch_size)})
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text)
+        Console(stderr=True).print(f"scored {sum(len(r['plans']) for r in rows)} plans of {len(rows)} questions -> {out}")
+
+
+def serve(
+    rm: Annotated[Path, typer.Option(help="Model folder from `orchrm train-rm`.")],
+    host: Annotated[str, typer.Option()] = "127.0.0.1",
+    port: Annotated[int, typer.Option()] = 8765,
+    token_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding a bearer token clients must send.")
+    ] = None,
+    max_items: Annotated[int, typer.Option(help="Most (question, plan) items per request.")] = 256,
+    max_body_bytes: Annotated[int, typer.Option(help="Largest request body.")] = 2_000_000,
+) -> None:
+    """Serve a reward model over HTTP: POST /score, GET /health, GET /info."""
+    from ..rm.model import RewardModel
+    from ..rm.server import serve as run_server
+
+    token = None
+    if token_env:
+        token = os.environ.get(token_env)
+        if not token:
+            raise ConfigError(f"--token-env {token_env} names an unset or empty environment variable")
+    run_server(RewardModel.load(rm), host=host, port=port, token=token, max_items=max_items, max_body_bytes=max_body_bytes)

@@ -1,0 +1,93 @@
+"""The pairs -> train-rm -> score -> serve verbs, as a user runs them."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+from synthetic_pairs import plan_json, question
+from synthetic_traces import write_run
+
+
+def orchrm(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "orchrm", *args], capture_output=True, text=True, timeout=600, env=env
+    )
+
+
+def _error_line(result):
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    return result.stderr.strip().splitlines()[0]
+
+
+def test_pairs_then_train_then_score(tmp_path):
+    run = write_run(tmp_path / "run", questions=12)
+    out = orchrm("pairs", str(run), "--out", str(tmp_path / "pairs"), "--val-fraction", "0.25")
+    assert out.returncode == 0, out.stderr
+    assert "correct-over-incorrect" in out.stdout and "artifact" in out.stdout
+    stats = json.loads((tmp_path / "pairs" / "stats.json").read_text())
+    assert stats["questions"] == 12 and stats["train_questions"] + stats["val_questions"] == 12
+    train_rows = (tmp_path / "pairs" / "train.jsonl").read_text().splitlines()
+    assert {"prompt", "chosen", "rejected", "source", "question_id"} <= set(json.loads(train_rows[0]))
+
+    out = orchrm("train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm"), "--epochs", "1", "--max-length", "64")
+    assert out.returncode == 0, out.stderr
+    assert "held-out pairwise accuracy" in out.stdout
+    card = json.loads((tmp_path / "rm" / "orchrm.json").read_text())
+    assert card["metrics"]["train_pairs"] == len(train_rows)
+
+    requests = tmp_path / "plans.jsonl"
+    requests.write_text(json.dumps({"question": "q1?", "plans": [json.loads(plan_json("good", 1)), "raw text plan"]}) + "\n")
+    out = orchrm("score", str(requests), "--rm", str(tmp_path / "rm"))
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert len(row["scores"]) == 2 and all(isinstance(s, float) for s in row["scores"])
+
+
+def test_bad_inputs_are_one_line(tmp_path):
+    (tmp_path / "pairs").mkdir()
+    (tmp_path / "pairs" / "train.jsonl").write_text('{"prompt": "p", "chosen": "c"}\n')
+    line = _error_line(orchrm("train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm")))
+    assert "train.jsonl:1" in line and "Field required" in line
+    line = _error_line(orchrm("score", str(tmp_path / "x.jsonl"), "--rm", str(tmp_path)))
+    assert "not an orchrm reward model" in line
+    line = _error_line(orchrm("train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm"), "--margin", "oops"))
+    assert "SOURCE=NUMBER" in line
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "traces.jsonl").write_text('{"version": 99}\n')
+    line = _error_line(orchrm("pairs", str(tmp_path / "run"), "--out", str(tmp_path / "p2")))
+    assert "traces.jsonl:1" in line and "version 99" in line
+
+
+def test_serve_answers_real_requests(rm_dir):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "RM_TOKEN": "tok"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchrm", "serve", "--rm", str(rm_dir), "--port", str(port), "--token-env", "RM_TOKEN"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        body = {"items": [{"question": question(3), "plan": plan_json("good", 3)}, {"question": question(3), "plan": plan_json("bad", 3)}]}
+        r = httpx.post(f"{url}/score", json=body, headers={"Authorization": "Bearer tok"}, timeout=30)
+        assert r.status_code == 200, r.text
+        good, bad = r.json()["scores"]
+        assert good > bad
+        assert httpx.post(f"{url}/score", json=body).status_code == 401
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(20)
