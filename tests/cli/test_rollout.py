@@ -71,3 +71,16 @@ def test_rollout_unknown_task_is_one_line(capsys):
     with pytest.raises(SystemExit) as info:
         main(["rollout", "--task", "nope", "--out", "/tmp/never"])
     assert info.value.code == 1 and "unknown task" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--execute", "some"), ("--degree", "huge"), ("--split", "dev"), ("--n-plans", "0")]
+)
+def test_rollout_bad_options_are_one_line(flag, value, capsys, tmp_path):
+    from orchrm.cli.app import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["rollout", "--task", "gsm_symbolic", "--out", str(tmp_path / "r"), flag, value])
+    err = capsys.readouterr().err
+    assert info.value.code == 1 and flag in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()

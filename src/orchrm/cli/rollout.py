@@ -10,6 +10,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from pydantic import ValidationError
+
+from ..errors import ConfigError
 from ..llm import BACKENDS, open_llm
 from ..mas.rollout import Progress as Counters
 from ..mas.rollout import RunConfig, arollout
@@ -41,17 +44,22 @@ def rollout(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
+    settings = dict(
+        task=task, split=split, n_questions=n_questions, n_plans=n_plans, seed=seed, execute=execute, backend=backend,
+        degree=degree, temperature=temperature, top_p=top_p, plan_max_tokens=plan_max_tokens, constrained=constrained,
+        checkpoint=checkpoint, agent_max_tokens=agent_max_tokens, agent_timeout_s=agent_timeout,
+    )
+    try:
+        RunConfig.model_validate(settings)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
     the_task = load_task(task)
     console = Console(highlight=False)
     with open_llm(
         backend, cache=not no_cache, model=model, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency
     ) as llm:
-        config = RunConfig(
-            task=task, split=split, n_questions=n_questions, n_plans=n_plans, seed=seed, execute=execute,  # type: ignore[arg-type]
-            backend=backend, model_id=llm.backend.model_id, degree=degree, temperature=temperature,  # type: ignore[arg-type]
-            top_p=top_p, plan_max_tokens=plan_max_tokens, constrained=constrained, checkpoint=checkpoint,
-            agent_max_tokens=agent_max_tokens, agent_timeout_s=agent_timeout,
-        )
+        config = RunConfig.model_validate({**settings, "model_id": llm.backend.model_id})
         columns = (
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("questions · {task.fields[plans]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
