@@ -45,6 +45,11 @@ def test_save_load_score_and_refusals(trained, rm_dir, tmp_path):
 
     with pytest.raises(ModelError, match="backbone"):
         RewardModel.load(folder, expect_backbone="some-other-encoder")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "roberta"}))
+    with pytest.raises(ModelError, match="different backbones"):
+        RewardModel.load(folder)
+    (folder / "config.json").write_text(json.dumps(config))
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
     with pytest.raises(ChecksumMismatch, match="refusing to load"):

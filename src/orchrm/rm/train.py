@@ -90,7 +90,10 @@ def train_reward_model(
         backbone.path, num_labels=1, use_safetensors=True, local_files_only=True
     )
     if config.lora:
-        from peft import LoraConfig, TaskType, get_peft_model
+        try:
+            from peft import LoraConfig, TaskType, get_peft_model
+        except ImportError:
+            raise ConfigError("LoRA training needs peft", hint="pip install 'orchrm[lora]'") from None
 
         net = get_peft_model(net, LoraConfig(task_type=TaskType.SEQ_CLS, r=config.lora_r, lora_alpha=2 * config.lora_r))
 
