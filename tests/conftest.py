@@ -7,6 +7,17 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ORCHRM_RESPONSE_CACHE", str(tmp_path_factory.mktemp("cache") / "responses.sqlite"))
 
 
+@pytest.fixture
+def fake():
+    """A fake OpenAI-compatible server on 127.0.0.1 (see support/fake_openai.py)."""
+    from fake_openai import FakeOpenAI
+
+    server = FakeOpenAI()
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session")
 def trained_rm():
     """A MiniLM reward model really trained (3 epochs) on synthetic pairs; shared by rm and CLI tests."""

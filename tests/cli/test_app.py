@@ -4,21 +4,13 @@ import subprocess
 import sys
 
 import pytest
-from fake_openai import FakeOpenAI, Reply
+from fake_openai import Reply
 
 
 def orchrm(*args, stdin=None):
     return subprocess.run(
         [sys.executable, "-m", "orchrm", *args], capture_output=True, text=True, input=stdin, timeout=120
     )
-
-
-@pytest.fixture
-def fake():
-    server = FakeOpenAI()
-    server.start()
-    yield server
-    server.stop()
 
 
 def _one_line_error(result, needle):

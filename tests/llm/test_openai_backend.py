@@ -1,7 +1,7 @@
 import socket
 
 import pytest
-from fake_openai import FakeOpenAI, Reply
+from fake_openai import Reply
 
 from orchrm.errors import (
     BackendHTTPError,
@@ -12,14 +12,6 @@ from orchrm.errors import (
     SchemaViolation,
 )
 from orchrm.llm import LLM, OpenAIBackend, ResponseCache
-
-
-@pytest.fixture
-def fake():
-    server = FakeOpenAI()
-    server.start()
-    yield server
-    server.stop()
 
 
 def _llm(url, tmp_path=None, **kwargs):
