@@ -51,7 +51,7 @@ def test_pointwise_and_listwise_from_stdin():
 
 def test_reference_free_pairwise_through_a_served_model(fake, tmp_path):
     rows = write_rows(tmp_path / "in.jsonl", [{"question": Q, "responses": [GOOD, BAD], "kind": "math"}])
-    out = orchrm("judge", str(rows), "--backend", "openai", "--base-url", fake.url, "--model", "m", "--no-cache")
+    out = orchrm("judge", str(rows), "--backend", "openai", "--base-url", fake.url, "--model", "m", "--no-cache", "--protocol", "json")
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout)
     assert len(fake.requests) == 2  # both orders
@@ -76,3 +76,13 @@ def test_malformed_skill_folder_is_reported(tmp_path):
     (tmp_path / "skill").mkdir()
     out = orchrm("judge", str(rows), "--no-llm", "--skill", str(tmp_path / "skill"))
     assert out.returncode == 1 and "invalid" in out.stderr and "SKILL.md is missing" in out.stderr
+
+
+def test_served_model_gets_native_tools_by_default(fake, tmp_path):
+    rows = write_rows(tmp_path / "in.jsonl", [{"question": Q, "response": GOOD, "kind": "math"}])
+    out = orchrm("judge", str(rows), "--mode", "pointwise", "--backend", "openai", "--base-url", fake.url, "--model", "m", "--no-cache")
+    assert out.returncode == 0, out.stderr
+    assert "tools" in fake.requests[0]
+    j = json.loads(out.stdout)
+    # the fake answers in text, not a tool call: recorded, and the run continues with JSON actions
+    assert any(f.startswith("no_tool_call") for f in j["flags"])

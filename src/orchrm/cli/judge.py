@@ -102,16 +102,19 @@ def judge(
     always_llm: Annotated[bool, typer.Option("--always-llm", help="Run the agent even when rules decide.")] = False,
     single_order: Annotated[bool, typer.Option("--single-order", help="Pairwise: judge one order only.")] = False,
     max_steps: Annotated[int, typer.Option(help="Agent steps per run.")] = 6,
+    protocol: Annotated[str, typer.Option(help="Agent actions: auto | json | tools (native tool calls).")] = "auto",
     concurrency: Annotated[int, typer.Option(help="Rows judged at once.")] = 4,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
 ) -> None:
     """Judge responses with the skill evaluator; one judgment per input row, token usage under `verify`."""
     if mode not in _NEEDS:
         raise ConfigError(f"unknown mode {mode!r}", hint="use pointwise, pairwise or listwise")
+    if protocol not in ("auto", "json", "tools"):
+        raise ConfigError(f"unknown protocol {protocol!r}", hint="use auto, json or tools")
     rows = read_rows(input_path, mode)  # type: ignore[arg-type]
     loaded = load_skills(list(skills) if skills else None)
     config = EvaluatorConfig(
-        max_steps=max_steps, use_references=not reference_free, skip_llm_when_decisive=not always_llm, both_orders=not single_order
+        max_steps=max_steps, protocol=protocol, use_references=not reference_free, skip_llm_when_decisive=not always_llm, both_orders=not single_order
     )
     err = Console(stderr=True, highlight=False)
 

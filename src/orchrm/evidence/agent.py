@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import LLMError, SchemaViolation
+import jsonschema
+
+from ..errors import BackendHTTPError, LLMError, SchemaViolation
 from ..llm import LLM, Completion, Message
 from .aggregate import Evidence
 from .execute import as_evidence, run_resource
@@ -77,6 +79,7 @@ class AgentConfig:
     observation_chars: int = 1500
     category: str = "verify"
     sandbox: SandboxLimits = SandboxLimits()
+    protocol: Literal["auto", "json", "tools"] = "auto"
 
 
 class EvaluatorAgent:
@@ -89,7 +92,7 @@ class EvaluatorAgent:
 
     async def run(self, task: JudgeTask) -> AgentOutcome:
         cfg = self.config
-        state = _State(task=task, evidence={k: list(v) for k, v in task.prior_evidence.items()})
+        state = _State(task=task, evidence={k: list(v) for k, v in task.prior_evidence.items()}, protocol=self._protocol())
         messages = [
             Message(role="system", content=self._system_prompt(task)),
             Message(role="user", content=self._task_prompt(task)),
@@ -101,16 +104,29 @@ class EvaluatorAgent:
                 messages.append(Message(role="user", content="Step limit reached: reply with final_answer now."))
             schema = self._schema(task, state, final_only=last)
             try:
-                completions = await self.llm.agenerate(
-                    messages,
-                    category=cfg.category,
-                    json_schema=schema,
-                    max_tokens=cfg.max_tokens,
-                    temperature=cfg.temperature,
-                )
-                state.count(completions)
-                action = completions[0].json_value()
-                text = completions[0].text
+                if state.protocol == "tools":
+                    got = await self._tool_step(messages, schema, state)
+                    if got is None:
+                        continue
+                    action, text = got
+                else:
+                    completions = await self.llm.agenerate(
+                        messages,
+                        category=cfg.category,
+                        json_schema=schema,
+                        max_tokens=cfg.max_tokens,
+                        temperature=cfg.temperature,
+                    )
+                    state.count(completions)
+                    action = completions[0].json_value()
+                    text = completions[0].text
+            except BackendHTTPError as exc:
+                if state.protocol == "tools" and exc.status in (400, 404, 422, 501):
+                    state.flags.append(f"tools_unsupported: fell back to JSON actions ({exc.message[:80]})")
+                    state.protocol = "json"
+                    continue
+                state.flags.append(f"llm_error: {exc}")
+                break
             except SchemaViolation as exc:
                 state.count_violation(exc)
                 state.flags.append(f"invalid_action: {exc.message[:120]}")
@@ -145,6 +161,42 @@ class EvaluatorAgent:
             completion_tokens=state.completion_tokens,
             calls=state.calls,
         )
+
+    def _protocol(self) -> str:
+        if self.config.protocol != "auto":
+            return self.config.protocol
+        # llama.cpp's server (the local backend) is driven by constrained JSON; served models by native tools.
+        return "tools" if self.llm.backend.kind == "openai" else "json"
+
+    async def _tool_step(self, messages: list[Message], schema: dict[str, Any], state: _State) -> tuple[dict[str, Any], str] | None:
+        """One step through native tool calling: the first tool call is the action, checked against the
+        same schema as the JSON protocol. A reply without a tool call switches the run to JSON actions."""
+        cfg = self.config
+        completions = await self.llm.agenerate(
+            messages, category=cfg.category, tools=_tools(schema), tool_choice="required",
+            max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+        )  # fmt: skip
+        state.count(completions)
+        c = completions[0]
+        if not c.tool_calls:
+            state.flags.append("no_tool_call: the server answered in text; switched to JSON actions")
+            state.protocol = "json"
+            try:
+                action = json.loads(c.text)
+            except json.JSONDecodeError:
+                return None
+        else:
+            call = c.tool_calls[0]
+            action = {"action": call.name, **call.arguments}
+        problem = _schema_problem(action, schema)
+        if problem is not None:
+            state.flags.append(f"invalid_action: {problem[:120]}")
+            messages += [
+                Message(role="assistant", content=json.dumps(action)[:800]),
+                Message(role="user", content=f"That was not a valid action ({problem[:200]}). Call one of the tools."),
+            ]
+            return None
+        return action, json.dumps(action)
 
     # --- tools -------------------------------------------------------------------------------------
 
@@ -275,6 +327,7 @@ class _State:
     flags: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     final: dict[str, Any] | None = None
+    protocol: str = "json"
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
@@ -306,5 +359,16 @@ def _obj(action: str, props: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_final(final: dict[str, Any]) -> str:
-    return json.dumps(final, ensure_ascii=False)
+def _tools(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The action schema's branches as OpenAI function tools (the `action` const becomes the name)."""
+    out = []
+    for branch in schema.get("anyOf", [schema]):
+        props = {k: v for k, v in branch["properties"].items() if k != "action"}
+        params = {"type": "object", "properties": props, "required": [k for k in branch["required"] if k != "action"], "additionalProperties": False}
+        out.append({"type": "function", "function": {"name": branch["properties"]["action"]["const"], "parameters": params}})
+    return out
+
+
+def _schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
+    return None if err is None else err.message

@@ -46,6 +46,9 @@ class EvaluatorConfig(BaseModel):
     strong_weight: float = Field(0.85, ge=0.5, le=1.0)
     tie_margin: float = Field(0.1, ge=0.0, lt=0.5)
     both_orders: bool = Field(True, description="Pairwise: judge in both orders to cancel position bias.")
+    protocol: Literal["auto", "json", "tools"] = Field(
+        "auto", description="Agent actions: JSON under a schema, native tool calls, or auto (tools for served models)."
+    )
     sandbox_cpu_s: int = Field(5, ge=1)
     sandbox_memory_mb: int = Field(512, ge=64)
 
@@ -87,6 +90,7 @@ class SkillEvaluator:
             max_steps=c.max_steps,
             max_tokens=c.max_tokens,
             temperature=c.temperature,
+            protocol=c.protocol,
             sandbox=SandboxLimits(cpu_s=c.sandbox_cpu_s, wall_s=c.sandbox_cpu_s * 2 + 2, memory_bytes=c.sandbox_memory_mb * 2**20),
         )
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -9,7 +9,7 @@ from .local import LocalBackend
 from .models import DEFAULT_MODEL, REGISTRY, ModelFile, prepare_model, resolve_model, verify_model
 from .openai_backend import OpenAIBackend
 from .server import LlamaServer, ServerConfig
-from .types import Completion, GenerateConfig, Message, Usage
+from .types import Completion, GenerateConfig, Message, ToolCall, Usage
 
 __all__ = [
     "BACKENDS",
@@ -29,6 +29,7 @@ __all__ = [
     "ResponseCache",
     "ServerConfig",
     "TokenLedger",
+    "ToolCall",
     "Usage",
     "UsageRecord",
     "create_backend",

@@ -22,7 +22,7 @@ from ..errors import (
     MalformedResponse,
 )
 from .backend import Backend
-from .types import Completion, GenerateConfig, Message, Usage
+from .types import Completion, GenerateConfig, Message, ToolCall, Usage
 
 _OVERFLOW_MARKERS = ("context length", "context size", "context_length", "exceed_context", "maximum context", "too long")
 
@@ -114,6 +114,10 @@ class OpenAIBackend(Backend):
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": config.json_schema, "strict": True},
             }
+        if config.tools:
+            kwargs["tools"] = config.tools
+            if config.tool_choice is not None:
+                kwargs["tool_choice"] = config.tool_choice
         try:
             resp = await self._client().chat.completions.create(**kwargs)
         except openai.OpenAIError as exc:
@@ -133,12 +137,16 @@ class OpenAIBackend(Backend):
                 f"{self.base_url} returned a completion without choices, message or usage ({type(exc).__name__}: {exc})",
                 hint="is this an OpenAI-compatible chat-completions endpoint?",
             ) from exc
+        calls = _tool_calls(choice.message, self.base_url)
         if not isinstance(text, str):
-            raise MalformedResponse(f"{self.base_url} returned a completion with no text content")
+            if not calls:
+                raise MalformedResponse(f"{self.base_url} returned a completion with no text content")
+            text = ""
         return Completion(
             text=text,
             finish_reason=str(choice.finish_reason or "stop"),
             usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+            tool_calls=calls or None,
         )
 
     def _translate(self, exc: openai.OpenAIError) -> Exception:
@@ -181,6 +189,21 @@ class OpenAIBackend(Backend):
             except RuntimeError:
                 # The loop that owned this client is gone; its connections went with it.
                 continue
+
+
+def _tool_calls(message: Any, where: str) -> list[ToolCall]:
+    """The message's function tool calls; arguments that are not a JSON object are a malformed response."""
+    out = []
+    for call in getattr(message, "tool_calls", None) or []:
+        fn = getattr(call, "function", None)
+        try:
+            args = json.loads(fn.arguments or "{}")
+        except (AttributeError, json.JSONDecodeError, TypeError) as exc:
+            raise MalformedResponse(f"{where} returned a tool call whose arguments are not JSON: {exc}") from exc
+        if not isinstance(args, dict):
+            raise MalformedResponse(f"{where} returned a tool call whose arguments are not a JSON object")
+        out.append(ToolCall(name=str(fn.name), arguments=args, id=getattr(call, "id", None)))
+    return out
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

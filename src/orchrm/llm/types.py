@@ -47,6 +47,11 @@ class GenerateConfig(BaseModel):
         None, description="A JSON schema the output must satisfy; enforced by the server and checked here."
     )
 
+    tools: list[dict[str, Any]] | None = Field(
+        None, description="OpenAI-style function tools offered for native tool calling (servers that support it)."
+    )
+    tool_choice: str | None = Field(None, description="'auto', 'required' or 'none'; sent only with tools.")
+
     @field_validator("stop", mode="before")
     @classmethod
     def _stop_tuple(cls, v: Any) -> Any:
@@ -74,6 +79,14 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
+class ToolCall(BaseModel):
+    """A native tool call the model made: the function's name and its JSON arguments."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str | None = None
+
+
 class Completion(BaseModel):
     """One sampled completion."""
 
@@ -83,6 +96,7 @@ class Completion(BaseModel):
     sample_index: int = 0
     cached: bool = Field(False, description="Served from the response cache: its usage was spent on an earlier run.")
     latency_s: float = Field(0.0, description="Wall time of the call that produced it (0 when cached).")
+    tool_calls: list[ToolCall] | None = Field(None, description="Native tool calls, when tools were offered.")
 
     def json_value(self) -> Any:
         """The text parsed as JSON (for structured output)."""
