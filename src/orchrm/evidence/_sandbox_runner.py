@@ -107,12 +107,28 @@ def _limits(spec: dict) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_bytes"], lim["file_bytes"]))
     resource.setrlimit(resource.RLIMIT_NOFILE, (lim["open_files"], lim["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NPROC, (lim["processes"], lim["processes"]))
+    # RLIMIT_NPROC counts every process of the real uid: without a uid of its own, leave room for the
+    # caller's existing processes (as root with its own uid this adds nothing).
+    nproc = lim["processes"] + (spec["caller_processes"] if os.getuid() != spec.get("uid") else 0)
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
+def _processes_of(uid: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+            except OSError:
+                continue
+    return count
 
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
     status_fd = int(sys.argv[2])
+    spec["caller_processes"] = _processes_of(os.getuid())  # counted now: /proc is gone after the chroot
     status: dict = {"layers": {}, "notes": []}
 
     def layer(name: str, ok: bool, note: str | None = None) -> None:
