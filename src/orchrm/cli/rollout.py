@@ -41,6 +41,7 @@ def rollout(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (openai backend).")] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight (local: server slots).")] = None,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds (long: a busy CPU is slow).")] = 3600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
@@ -57,7 +58,8 @@ def rollout(
     the_task = load_task(task)
     console = Console(highlight=False)
     with open_llm(
-        backend, cache=not no_cache, model=model, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency
+        backend, cache=not no_cache, model=model, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency,
+        timeout_s=timeout,
     ) as llm:
         config = RunConfig.model_validate({**settings, "model_id": llm.backend.model_id})
         columns = (

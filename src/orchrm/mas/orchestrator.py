@@ -87,9 +87,10 @@ class Orchestrator:
     async def sample(self, question: str, n: int, *, indices: list[int] | None = None) -> list[PlanSample]:
         """Plans number `indices` (default 0..n-1) for `question`, each parsed and validated."""
         wanted = list(range(n)) if indices is None else indices
-        return list(await asyncio.gather(*(self._one(question, i) for i in wanted)))
+        return list(await asyncio.gather(*(self.sample_one(question, i) for i in wanted)))
 
-    async def _one(self, question: str, index: int) -> PlanSample:
+    async def sample_one(self, question: str, index: int) -> PlanSample:
+        """Plan number `index` for `question` (drawn with seed + index), parsed and validated."""
         c = self.config
         messages = self.messages(question)
         schema = plan_json_schema(self.agent_types, c.degree) if c.constrained else None

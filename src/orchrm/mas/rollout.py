@@ -179,16 +179,17 @@ async def arollout(
             if not missing:
                 return
             async with sem:
-                samples = await orchestrator.sample(q.question, config.n_plans, indices=missing)
 
-                async def finish(sample: PlanSample) -> None:
+                # Each plan executes as soon as it is sampled, so one long plan does not hold up the others.
+                async def plan_and_run(index: int) -> None:
+                    sample = await orchestrator.sample_one(q.question, index)
                     trace = await build_trace(sample, q, task, llm, config, execute=config.execute == "all")
                     writer.write(trace)
                     progress.add(trace)
                     if on_progress:
                         on_progress(progress)
 
-                await asyncio.gather(*(finish(s) for s in samples))
+                await asyncio.gather(*(plan_and_run(i) for i in missing))
             progress.questions_done += 1
             if on_progress:
                 on_progress(progress)
