@@ -101,3 +101,17 @@ def test_check_the_checker_catches_a_bad_checker():
 
 def test_every_builtin_is_registered_by_its_name():
     assert {"math_answer", "numeric_tolerance", "exact_answer", "answer_f1", "reasoning_gym"} <= set(BUILTIN)
+
+
+def test_check_the_checker_math_answer_on_champ_golds():
+    champ_dataset = pytest.importorskip("champ_dataset")
+    problems = sorted(champ_dataset.load("v0").problems.values(), key=lambda p: p.identifier)[:40]
+    report = check_the_checker("math_answer", [(p.answer, p.answer, {}) for p in problems])
+    assert report.checked == 40 and report.ok, report.failures[:3]
+
+
+def test_check_the_checker_answer_f1_on_fanoutqa_golds():
+    fanoutqa = pytest.importorskip("fanoutqa")
+    golds = [str(q.answer) for q in sorted(fanoutqa.load_dev(), key=lambda q: q.id)[:40]]
+    report = check_the_checker("answer_f1", [(g, g, {}) for g in golds], as_response=lambda g: g)
+    assert report.ok, report.failures[:3]

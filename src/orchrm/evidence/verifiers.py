@@ -108,7 +108,9 @@ def answer_f1(response: str, reference: str | None, *, pass_at: float = 0.8, **_
     if reference is None:
         return _abstain("answer_f1", "no reference answer")
     pred = _answer_of(response) or response.strip()
-    f1 = max(token_f1(pred, reference), token_f1(response, reference) if len(response) < 200 else 0.0)
+    # The whole response too: extraction picks the last number, which mangles list- or dict-shaped answers
+    # (found by checking this verifier on FanOutQA's gold answers). A verbose response loses on precision.
+    f1 = max(token_f1(pred, reference), token_f1(response, reference))
     verdict: VerdictName = "pass" if f1 >= pass_at else "partial" if f1 > 0 else "fail"
     return VerifierResult("answer_f1", verdict, round(f1, 4), f"token F1 {f1:.2f} against {reference[:60]!r}")
 
