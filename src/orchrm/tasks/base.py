@@ -27,7 +27,11 @@ class Question(BaseModel):
 
 
 class Retriever(Protocol):
-    def search(self, query: str, k: int) -> list[tuple[str, str]]: ...
+    """A searchable document collection (a task's corpus), as the `search` agent uses it."""
+
+    def search(self, query: str, k: int) -> list[tuple[str, str]]:
+        """The top-k (doc_id, text) pairs for a query, best first."""
+        ...
 
 
 def split_of(text: str, test_fraction: float = TEST_FRACTION) -> Split:

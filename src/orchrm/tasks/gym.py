@@ -29,15 +29,15 @@ class GymTask(Task):
         self.generator = generator
         self.config = config
         self.domain = "relationships" if generator == "family_relationships" else "math"
-        self._datasets: dict[int, Any] = {}
+        self._datasets: dict[tuple[int, int], Any] = {}
 
     def _dataset(self, seed: int, size: int) -> Any:
         import reasoning_gym
 
         key = (seed, size)
         if key not in self._datasets:
-            self._datasets[key] = reasoning_gym.create_dataset(self.generator, size=size, seed=seed, **self.config)  # type: ignore[index]
-        return self._datasets[key]  # type: ignore[index]
+            self._datasets[key] = reasoning_gym.create_dataset(self.generator, size=size, seed=seed, **self.config)
+        return self._datasets[key]
 
     def _pool(self, seed: int) -> Iterator[Question]:
         size = 64

@@ -6,9 +6,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from ...llm import LLM, Completion, Message
+from ...tasks.base import Retriever
 from ...tasks.scoring import extract_answer, normalize_text, parse_number
 from ..plans import AgentSpec
 from ..traces import LLMCall
@@ -26,14 +27,6 @@ def render(template: str, **values: str) -> str:
     for key, value in values.items():
         template = template.replace("{" + key + "}", value)
     return template
-
-
-class Retriever(Protocol):
-    """A searchable document collection (a task's corpus)."""
-
-    def search(self, query: str, k: int) -> list[tuple[str, str]]:
-        """The top-k (doc_id, text) pairs for a query."""
-        ...
 
 
 @dataclass
