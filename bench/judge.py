@@ -11,7 +11,7 @@ order. (Executed trajectories replace these answers once the MAS runtime exists.
 A tie or an error counts as a miss. Tokens are per judgment (both orders), from the evaluator's own
 counts; every judgment call is also in the ledger under `verify`.
 
-    python bench/judge.py [--questions 12] [--samples 4] [--max-pairs 6] [--max-steps 4]
+    python bench/judge.py [--questions 6] [--samples 3] [--max-pairs 4] [--max-steps 3]
 
 Writes bench/results/judge.json.
 """
@@ -44,7 +44,7 @@ async def sample_pairs(llm, datasets: list[str], questions: int, samples: int, s
     async def answers(entry: dict) -> list[str]:
         cs = await llm.agenerate(
             ANSWER_PROMPT.format(question=entry["question"]), category="execute", n=samples,
-            temperature=0.9, max_tokens=200, seed=seed,
+            temperature=0.9, max_tokens=160, seed=seed,
         )  # fmt: skip
         return [c.text for c in cs]
 
@@ -84,30 +84,35 @@ def score(judgments: list, pairs: list[dict], wall_s: float) -> dict:
 async def main_async(args: argparse.Namespace) -> dict:
     skills = load_skills()
     math_skills = [s for s in skills if s.name in ("math-answer", "pairwise-judge")]
-    with open_llm("local", model=args.model) as llm:
+    llm = open_llm("local", model=args.model)
+    try:
         t0 = time.perf_counter()
         pairs = (await sample_pairs(llm, args.datasets, args.questions, args.samples, args.seed))[: args.max_pairs]
         sample_s = time.perf_counter() - t0
-        print(f"{len(pairs)} pairs from {args.questions} questions x {args.samples} samples in {sample_s:.0f}s")
+        print(f"{len(pairs)} pairs from {args.questions} questions x {args.samples} samples in {sample_s:.0f}s", flush=True)
         rows = [(p["entry"]["question"], p["a"], p["b"]) for p in pairs]
 
         t = time.perf_counter()
         rules = SkillEvaluator(None, skills)
         ja = [await rules.apairwise(q, a, b, kind="math", reference=p["entry"]["answer"], entry=p["entry"]) for (q, a, b), p in zip(rows, pairs, strict=True)]
         res_a = score(ja, pairs, time.perf_counter() - t)
-        print("rules:", res_a["accuracy"])
+        print("rules:", res_a["accuracy"], flush=True)
 
         t = time.perf_counter()
         skill = SkillEvaluator(llm, skills, EvaluatorConfig(use_references=False, max_steps=args.max_steps))
         jb = await asyncio.gather(*(skill.apairwise(q, a, b, kind="math") for q, a, b in rows))
         res_b = score(jb, pairs, time.perf_counter() - t)
-        print("skill:", res_b["accuracy"], res_b["tokens_per_judgment"])
+        print("skill:", res_b["accuracy"], res_b["tokens_per_judgment"], flush=True)
 
         t = time.perf_counter()
         jc = await asyncio.gather(*(flat_pairwise(llm, math_skills, q, a, b) for q, a, b in rows))
         res_c = score(jc, pairs, time.perf_counter() - t)
         print("flat:", res_c["accuracy"], res_c["tokens_per_judgment"])
         verify = llm.ledger.totals().get("verify")
+    finally:  # inside a running loop: close the backend (and its llama-server) with await, not LLM.close()
+        await llm.aclose()
+        if llm.cache is not None:
+            llm.cache.close()
     return {
         "benchmark": "pairwise judging of correct vs incorrect embedded-model answers to reasoning-gym questions",
         "model": args.model,
@@ -136,10 +141,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--datasets", nargs="+", default=["chain_sum", "basic_arithmetic"])
-    ap.add_argument("--questions", type=int, default=12)
-    ap.add_argument("--samples", type=int, default=4)
-    ap.add_argument("--max-pairs", type=int, default=6)
-    ap.add_argument("--max-steps", type=int, default=4)
+    ap.add_argument("--questions", type=int, default=6)
+    ap.add_argument("--samples", type=int, default=3)
+    ap.add_argument("--max-pairs", type=int, default=4)
+    ap.add_argument("--max-steps", type=int, default=3)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()

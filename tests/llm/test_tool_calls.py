@@ -61,3 +61,16 @@ def test_tools_change_the_cache_key():
     msgs = [Message(role="user", content="x")]
     plain, with_tools = GenerateConfig(), GenerateConfig(tools=TOOLS)
     assert cache_key("openai", "m", msgs, plain, 0) != cache_key("openai", "m", msgs, with_tools, 0)
+
+
+def test_requests_without_tools_keep_their_pre_tools_cache_key():
+    import hashlib
+
+    from orchrm.llm.types import Message, cache_key
+
+    msgs = [Message(role="user", content="x")]
+    cfg = GenerateConfig(seed=3)
+    legacy = {k: v for k, v in cfg.model_dump(mode="json").items() if k not in ("tools", "tool_choice")}
+    payload = {"backend": "local", "model": "m", "messages": [m.model_dump() for m in msgs], "config": legacy, "index": 0}
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert cache_key("local", "m", msgs, cfg, 0) == hashlib.sha256(blob.encode()).hexdigest()

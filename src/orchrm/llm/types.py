@@ -109,8 +109,18 @@ def cache_key(backend: str, model_id: str, messages: list[Message], config: Gene
         "backend": backend,
         "model": model_id,
         "messages": [m.model_dump() for m in messages],
-        "config": config.model_dump(mode="json"),
+        "config": _config_for_key(config),
         "index": index,
     }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _config_for_key(config: GenerateConfig) -> dict[str, Any]:
+    # Fields added after the cache format was fixed enter the key only when set, so a request that does
+    # not use them keeps the key (and the cached answer) it had before they existed.
+    data = config.model_dump(mode="json")
+    for name in ("tools", "tool_choice"):
+        if data.get(name) is None:
+            data.pop(name, None)
+    return data
