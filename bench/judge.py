@@ -23,6 +23,7 @@ import asyncio
 import json
 import platform
 import random
+import re
 import time
 from pathlib import Path
 from statistics import fmean
@@ -75,10 +76,19 @@ def score(judgments: list, pairs: list[dict], wall_s: float) -> dict:
         "prompt_tokens_per_judgment": round(fmean(j.prompt_tokens for j in judgments), 1) if judgments else None,
         "completion_tokens_per_judgment": round(fmean(j.completion_tokens for j in judgments), 1) if judgments else None,
         "llm_calls_per_judgment": round(fmean(j.llm_calls for j in judgments), 2) if judgments else None,
-        "flags": sorted({f.split(":")[0].split(": ")[-1] for j in judgments for f in j.flags}),
+        "flags": _flag_counts(judgments),
         "wall_s": round(wall_s, 1),
         "verdicts": [j.verdict for j in judgments],
     }
+
+
+def _flag_counts(judgments: list) -> dict[str, int]:
+    """How many judgments raised each kind of flag ("order2: forced_finalization" counts as forced_finalization)."""
+    counts: dict[str, int] = {}
+    for j in judgments:
+        for name in {re.sub(r"^order\d+: ", "", f).split(":")[0] for f in j.flags}:
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 async def main_async(args: argparse.Namespace) -> dict:
