@@ -93,3 +93,20 @@ def test_resource_missing_an_input_abstains():
     skill = {s.name: s for s in load_skills()}["math-answer"]
     r = run_resource(skill, skill.resource("reference-equivalence"), "Answer: 4", reference=None)
     assert r.verdict == "abstain" and r.score is None
+
+
+@pytest.mark.parametrize(
+    ("response", "verdict", "score"),
+    [
+        ("478 / 1 + -682 = 478 - 682 = -204", "pass", 1.0),  # a chain of equalities is not a wrong step
+        ("478 + (-682) = 478 - 682\n478 - 682 = -184\nAnswer: -184", "partial", 0.5),
+        ("57 + 87 + 70 = 204", "fail", 0.0),
+        ("\\(57 + 87 = 144\\)\n2. \\(144 + 70 = 214\\)", "pass", 1.0),
+        ("3 \\times 12 = 36. 36 - 5 = 30.", "partial", 0.5),
+        ("The answer is 42.", "abstain", None),
+    ],
+)
+def test_arithmetic_consistency_checks_each_written_step(response, verdict, score):
+    skill = {s.name: s for s in load_skills()}["math-answer"]
+    r = run_resource(skill, skill.resource("arithmetic-consistency"), response)
+    assert (r.verdict, r.score) == (verdict, score), r
