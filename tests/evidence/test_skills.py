@@ -110,3 +110,21 @@ def test_arithmetic_consistency_checks_each_written_step(response, verdict, scor
     skill = {s.name: s for s in load_skills()}["math-answer"]
     r = run_resource(skill, skill.resource("arithmetic-consistency"), response)
     assert (r.verdict, r.score) == (verdict, score), r
+
+
+def test_an_executed_trajectory_is_judged_by_the_trajectory_skill():
+    from orchrm.evidence import trajectory_response
+
+    trace = {
+        "plan_text": "a1: solve; a2: check a1",
+        "agents": [
+            {"id": "a1", "type": "cot", "status": "ok", "input": "solve", "output": "17 + 25 - 8 = 34. Answer: 34"},
+            {"id": "a2", "type": "reflexion", "status": "ok", "input": "check ${a1}", "output": "Checked. Answer: 36"},
+        ],
+        "final_answer": "36",
+    }
+    skill = {s.name: s for s in load_skills()}["mas-trajectory"]
+    r = run_resource(skill, skill.resource("trajectory-consistency"), trajectory_response(trace))
+    assert r.verdict == "partial" and 0 < r.score < 1 and "agreement 0.50" in r.reason
+    agreeing = {**trace, "agents": [trace["agents"][0], {**trace["agents"][1], "output": "Answer: 34"}], "final_answer": "34"}
+    assert run_resource(skill, skill.resource("trajectory-consistency"), trajectory_response(agreeing)).verdict == "pass"

@@ -6,6 +6,7 @@ from .aggregate import Aggregate, Evidence, aggregate, best_index, combine_order
 from .evaluator import EvaluatorConfig, Judgment, SkillEvaluator
 from .flat import flat_pairwise
 from .sandbox import SandboxLimits, SandboxResult, arun_python, run_python
+from .trajectory import trajectory_response
 from .skills import SHIPPED_DIR, Resource, Skill, SkillError, load_skill, load_skills
 from .verifiers import BUILTIN, CheckerReport, VerifierResult, check_the_checker, run_verifier
 
@@ -38,4 +39,5 @@ __all__ = [
     "load_skills",
     "run_python",
     "run_verifier",
+    "trajectory_response",
 ]
