@@ -121,7 +121,8 @@ async def main_async(args: argparse.Namespace) -> dict:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "note": "Response cache off. Agent-type costs and degree validity were measured concurrently on one llama-server (4 slots), on a shared 2-core machine where other jobs competed for CPU: wall times and questions/hour are pessimistic; tokens, validity and overhead shares are not affected.",
     }
-    with open_llm("local", model=args.model, cache=False, timeout_s=3600.0) as llm:
+    llm = open_llm("local", model=args.model, cache=False, timeout_s=3600.0)
+    try:
         report["model"] = llm.backend.model_id
         # Both sections share the server's slots at once (the deadline of a busy 2-core machine); wall times of
         # one therefore include the other's load.
@@ -130,6 +131,8 @@ async def main_async(args: argparse.Namespace) -> dict:
             degree_validity(llm, args.degree_questions, args.plans, args.plan_max_tokens, report),
         )
         report["ledger"] = {k: v.model_dump() for k, v in llm.ledger.totals().items()}
+    finally:
+        await llm.aclose()  # inside the event loop: LLM.close() would start a second one
     return report
 
 
