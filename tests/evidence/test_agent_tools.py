@@ -4,7 +4,7 @@ import asyncio
 import json
 
 import pytest
-from fake_openai import FakeOpenAI, Reply
+from fake_openai import Reply
 
 from orchrm.evidence.agent import AgentConfig, EvaluatorAgent, JudgeTask
 from orchrm.evidence.skills import load_skills
@@ -20,14 +20,6 @@ def call(name, **arguments):
             "tool_calls": [{"id": "t", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}}],
         "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
     }).encode())  # fmt: skip
-
-
-@pytest.fixture
-def fake():
-    server = FakeOpenAI()
-    server.start()
-    yield server
-    server.stop()
 
 
 def run(fake, protocol="auto"):

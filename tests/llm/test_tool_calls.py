@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from fake_openai import FakeOpenAI, Reply
+from fake_openai import Reply
 
 from orchrm.errors import MalformedResponse
 from orchrm.llm import LLM, GenerateConfig, OpenAIBackend
@@ -20,14 +20,6 @@ def tool_body(name, arguments, content=None):
         }}],
         "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
     }).encode()  # fmt: skip
-
-
-@pytest.fixture
-def fake():
-    server = FakeOpenAI()
-    server.start()
-    yield server
-    server.stop()
 
 
 def test_tools_are_sent_and_tool_calls_parsed(fake):
