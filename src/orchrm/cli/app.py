@@ -9,7 +9,7 @@ from rich.console import Console
 
 from .. import __version__
 from ..errors import OrchrmError
-from . import demo, generate, models, pairs, reward_model, rollout, show
+from . import bon, demo, generate, models, pairs, reward_model, rollout, show
 from . import judge as judge_verb
 
 app = typer.Typer(
@@ -38,6 +38,7 @@ app.add_typer(models.app, name="models")
 app.command("generate")(generate.generate)
 app.command("demo")(demo.demo)
 app.command("judge")(judge_verb.judge)
+app.command("bon")(bon.bon)
 app.command("rollout")(rollout.rollout)
 app.command("show")(show.show)
 app.command("pairs")(pairs.pairs)

@@ -1,50 +1,79 @@
-"""`orchrm demo`: the main job on the embedded default model (grows with the pipeline)."""
+"""`orchrm demo`: the main job — the whole loop on the embedded model, offline, with a comparison table."""
 
 from __future__ import annotations
 
-import json
+import asyncio
+import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.panel import Panel
+from rich.progress import Progress
 
 from ..llm import DEFAULT_MODEL, open_llm
+from ..loop import LoopConfig, LoopEvent, arun_loop
+from ..tasks import TASK_HELP, load_task
+from .bon import BonBars, progress_columns, results_tables
 from .render import usage_table
 
-QUESTION = (
-    "A baker makes 3 batches of 24 muffins. She packs them in boxes of 6 and sells each box for $4. "
-    "How many dollars does she earn if she sells every box?"
-)
-ANSWER_SCHEMA = {
-    "type": "object",
-    "properties": {"answer": {"type": "integer"}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
+DEFAULTS = LoopConfig()
 
 
 def demo(
+    out: Annotated[Path, typer.Option(help="Output folder (resumed when it exists).")] = Path("runs/demo"),
+    task: Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")] = DEFAULTS.task,
+    train_questions: Annotated[int, typer.Option(help="Training questions (rollouts -> pairs -> RM).")] = DEFAULTS.train_questions,
+    test_questions: Annotated[int, typer.Option(help="Held-out questions for best-of-N.")] = DEFAULTS.test_questions,
+    n: Annotated[int, typer.Option(help="Plans per question.")] = DEFAULTS.n,
+    agent_max_tokens: Annotated[int, typer.Option(help="Token limit of one sub-agent call.")] = DEFAULTS.agent_max_tokens,
+    epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,
+    judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
+    seed: Annotated[int, typer.Option()] = DEFAULTS.seed,
     model: Annotated[str, typer.Option(help="Embedded model name or .gguf path.")] = DEFAULT_MODEL,
 ) -> None:
-    """Answer a sample question with the embedded model and show what it cost in tokens."""
+    """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
+    config = LoopConfig(
+        task=task, train_questions=train_questions, test_questions=test_questions, n=n, seed=seed,
+        agent_max_tokens=agent_max_tokens, rm=DEFAULTS.rm.model_copy(update={"epochs": epochs}),
+        bon=DEFAULTS.bon.model_copy(update={"judge": judge}),
+    )  # fmt: skip
+    the_task = load_task(task)
     console = Console(highlight=False)
-    console.print(f"[bold]question:[/] {QUESTION}")
-    with open_llm("local", model=model) as llm:
-        reasoning = llm.generate(
-            QUESTION,
-            category="execute",
-            system="Solve the problem step by step, briefly. End with a line 'Answer: <number>'.",
-            max_tokens=320,
-        )[0]
-        console.print(Panel(reasoning.text, title=f"{model} reasoning", title_align="left"), markup=False)
-        extracted = llm.generate(
-            f"Problem: {QUESTION}\n\nSolution:\n{reasoning.text}\n\nReturn the solution's final answer as JSON.",
-            category="verify",
-            json_schema=ANSWER_SCHEMA,
-            max_tokens=32,
-        )[0]
-        console.print(f"[bold]answer (schema-constrained JSON):[/] {json.dumps(extracted.json_value())}  [dim](expected 48)[/]")
-        console.print(usage_table(llm.ledger))
-        if llm.ledger.total().cached_calls:
-            console.print("[dim]cached calls were answered from the response cache and spent no tokens now[/]")
+    console.print(
+        f"[bold]orchrm demo[/]: {task}, {train_questions} training + {test_questions} held-out questions, "
+        f"N={n} plans each, model {model} (offline) -> {out}"
+    )
+    start = time.perf_counter()
+    with open_llm("local", model=model) as llm, Progress(*progress_columns(), console=console) as bar:
+        train_bar = bar.add_task("train rollouts", total=None, info="")
+        bon_bars: BonBars | None = None
+
+        def on_event(e: LoopEvent) -> None:
+            nonlocal bon_bars
+            if e.stage == "rollout" and e.rollout is not None:
+                r = e.rollout
+                info = f"{r.plans_valid} valid · {r.correct} correct · {r.tokens:,} tok"
+                bar.update(train_bar, total=r.plans_total, completed=r.plans_done, info=info)
+            elif e.stage == "train":
+                bar.console.print(f"training the reward model ({e.message})")
+            elif e.stage == "bon" and e.bon is not None:
+                bon_bars = bon_bars or BonBars(bar)
+                bon_bars.update(e.bon)
+
+        result = asyncio.run(arun_loop(the_task, llm, out, config, on_event=on_event))
+        ledger = llm.ledger
+    m = result.rm_metrics
+    acc = m.get("val_accuracy")
+    console.print(
+        f"reward model: {m.get('train_pairs')} train / {m.get('val_pairs')} val pairs, held-out pairwise accuracy "
+        f"{acc:.3f}" if acc is not None else "reward model: no validation pairs", 
+    )
+    if not result.rm_trained:
+        console.print("[dim](reused: trained earlier on the same pairs)[/]")
+    for w in result.bon.warnings:
+        console.print(f"[yellow]warning:[/] {w}")
+    for table in results_tables(result.bon.results):
+        console.print(table)
+    console.print(usage_table(ledger))
+    console.print(f"finished in {time.perf_counter() - start:.0f} s · report: {result.reports['md']} · {result.reports['html']}")

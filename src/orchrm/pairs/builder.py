@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
 from ..mas.traces import Trace
-from ..tasks.scoring import normalize_text, parse_number
+from ..tasks.scoring import answer_key
 from .render import render_plan, render_question
 from .rows import SOURCES, PairRow
 
@@ -85,13 +85,6 @@ class PairSet:
     stats: PairStats = field(default_factory=PairStats)
 
 
-def _answer_key(answer: str | None) -> str | None:
-    if answer is None or not answer.strip():
-        return None
-    number = parse_number(answer)
-    return f"#{number:.9g}" if number is not None else normalize_text(answer) or None
-
-
 def _all_agents_ok(t: Trace) -> bool:
     return t.executed and bool(t.agents) and all(a.status == "ok" for a in t.agents)
 
@@ -124,7 +117,7 @@ def _consensus(plans: list[Trace], cfg: PairConfig) -> list[tuple[Trace, Trace, 
     if any(t.gold for t in plans):
         return []  # a gold answer exists: correct-over-incorrect is the better label
     executed = [t for t in plans if t.executed]
-    keys = {id(t): _answer_key(t.final_answer) for t in executed}
+    keys = {id(t): answer_key(t.final_answer) for t in executed}
     votes = Counter(k for k in keys.values() if k is not None)
     if not votes:
         return []

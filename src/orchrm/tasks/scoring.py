@@ -54,6 +54,15 @@ def normalize_text(s: str) -> str:
     return " ".join(s.split())
 
 
+def answer_key(answer: str | None) -> str | None:
+    """A key under which equal answers collide (for voting and agreement): a canonical number, else the
+    normalised text; None for no answer."""
+    if answer is None or not answer.strip():
+        return None
+    number = parse_number(answer)
+    return f"#{number:.9g}" if number is not None else normalize_text(answer) or None
+
+
 def exact_match(pred: str, gold: str) -> bool:
     return normalize_text(pred) == normalize_text(gold)
 

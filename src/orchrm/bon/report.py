@@ -1,0 +1,196 @@
+"""The best-of-N report: two plots (accuracy vs N, accuracy vs tokens), `report.md` and a self-contained
+`report.html`, all written from `results.json` alone, so a report can be redrawn without the run.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+from typing import Any
+
+from .run import write_atomic
+from .stats import Interval
+
+ACCURACY_PLOT = "accuracy_vs_n.png"
+TOKENS_PLOT = "accuracy_vs_tokens.png"
+LABELS = {
+    "rm": "rm (OrchRM: execute the best-scored plan)",
+    "rm-adaptive": "rm-adaptive (execute top-k while the RM is unsure)",
+    "random": "random (one plan)",
+    "majority": "majority (execute all, vote)",
+    "judge": "judge (execute all, Skill-RM listwise)",
+    "oracle": "oracle (execute all, any correct)",
+}
+STYLE = {
+    "rm": ("tab:red", "o"),
+    "rm-adaptive": ("tab:orange", "s"),
+    "random": ("tab:gray", "v"),
+    "majority": ("tab:blue", "^"),
+    "judge": ("tab:purple", "D"),
+    "oracle": ("black", "*"),
+}
+
+
+def _acc(entry: dict[str, Any]) -> Interval:
+    return Interval.model_validate(entry["accuracy"])
+
+
+def plot(results: dict[str, Any], folder: Path) -> list[Path]:
+    """Write both PNGs into `folder`; returns their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    title = f"{results['task']} · {results['questions']} held-out questions · {results.get('model', '')}"
+    paths = []
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method, points in results["curves"].items():
+        color, marker = STYLE.get(method, (None, "o"))
+        ns = sorted(points, key=int)
+        xs = [int(n) for n in ns]
+        ivs = [_acc(points[n]) for n in ns]
+        ys = [100 * (iv.value or 0) for iv in ivs]
+        ax.plot(xs, ys, marker=marker, color=color, label=method)
+        lo = [100 * (iv.low if iv.low is not None else iv.value or 0) for iv in ivs]
+        hi = [100 * (iv.high if iv.high is not None else iv.value or 0) for iv in ivs]
+        if method in ("rm", "random"):
+            ax.fill_between(xs, lo, hi, color=color, alpha=0.12)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("N (plans sampled per question)")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(folder / ACCURACY_PLOT)
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method, points in results["curves"].items():
+        color, marker = STYLE.get(method, (None, "o"))
+        ns = sorted(points, key=int)
+        xs = [max(points[n]["tokens"], 1.0) for n in ns]
+        ys = [100 * (_acc(points[n]).value or 0) for n in ns]
+        ax.plot(xs, ys, marker=marker, color=color, label=method)
+        ax.annotate(f"N={ns[-1]}", (xs[-1], ys[-1]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    sweep = results.get("adaptive_sweep") or []
+    if sweep:
+        xs = [max(s["tokens"]["total"], 1.0) for s in sweep]
+        ys = [100 * (_acc(s).value or 0) for s in sweep]
+        ax.plot(xs, ys, linestyle="--", marker=".", color=STYLE["rm-adaptive"][0], label=f"rm-adaptive sweep (N={results['n']})")
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens per question (plan + execute + verify)")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(folder / TOKENS_PLOT)
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def method_rows(results: dict[str, Any]) -> list[list[str]]:
+    """method, accuracy [95% CI], tokens per question by category, plans executed, wall s."""
+    rows = []
+    for method, m in results["methods"].items():
+        t = m["tokens"]
+        rows.append([
+            method, _acc(m).fmt(), f"{t['total']:,.0f}", f"{t['plan']:,.0f}", f"{t['execute']:,.0f}",
+            f"{t['verify']:,.0f}", f"{m['executed_plans']:.2f}", f"{m['wall_s']:.1f}",
+        ])  # fmt: skip
+    return rows
+
+
+METHOD_HEADER = ["method", "accuracy % [95% CI]", "tokens/q", "plan", "execute", "verify", "plans run", "wall s"]
+
+
+def mark_rows(results: dict[str, Any]) -> list[list[str]]:
+    m = results["marks"]
+
+    def iv(key: str, scale: float = 100.0, unit: str = "") -> str:
+        return Interval.model_validate(m[key]).fmt(scale) + unit if key in m else "n/a (judge not run)"
+
+    return [
+        ["rm - random (accuracy points)", iv("rm_minus_random")],
+        ["rm - majority (accuracy points)", iv("rm_minus_majority")],
+        ["rm tokens / majority tokens", iv("rm_tokens_over_majority", 1.0) ],
+        ["judge tokens / rm tokens", iv("judge_tokens_over_rm", 1.0)],
+        ["share of the random→oracle gap rm closes (%)", iv("gap_closed_random_to_oracle")],
+        ["rm-adaptive - random (accuracy points)", iv("rm_adaptive_minus_random")],
+    ]  # fmt: skip
+
+
+def sweep_rows(results: dict[str, Any]) -> list[list[str]]:
+    return [
+        ["all" if s["tau"] is None else f"{s['tau']:g}", _acc(s).fmt(), f"{s['tokens']['total']:,.0f}", f"{s['executed_plans']:.2f}"]
+        for s in results.get("adaptive_sweep", [])
+    ]
+
+
+SWEEP_HEADER = ["tau (reward std)", "accuracy % [95% CI]", "tokens/q", "plans run"]
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _setup_lines(r: dict[str, Any]) -> list[str]:
+    ro = r.get("rollout", {})
+    return [
+        f"task `{r['task']}`, {r['questions']} held-out questions (test split, never in RM training), N = {r['n']}",
+        f"orchestrator and sub-agents: `{r.get('model', '')}`; degree {ro.get('degree')}, plan temperature "
+        f"{ro.get('temperature')}, sub-agent max tokens {ro.get('agent_max_tokens')}",
+        f"valid plans per question: {r['valid_plans_per_question']}; questions without a valid plan: "
+        f"{r['questions_without_valid_plan']}",
+        f"reward model: `{r['rm']['path']}` (backbone {r['rm']['backbone']}, trained on {', '.join(r['rm']['tasks']) or '?'})",
+        f"intervals: bootstrap over questions, {r['config']['resamples']} resamples, 95%; random is the exact expectation "
+        "over the valid plans; each method is charged only the tokens it would spend alone",
+    ]
+
+
+def write_reports(results: dict[str, Any], folder: Path) -> dict[str, Path]:
+    """Plots, `report.md` and `report.html` in `folder`."""
+    pngs = plot(results, folder)
+    setup = _setup_lines(results)
+    warnings = results.get("warnings") or []
+    md = [f"# Best-of-N with the orchestration reward model: {results['task']}", ""]
+    md += [f"> warning: {w}" for w in warnings] + ([""] if warnings else [])
+    md += [f"- {line}" for line in setup] + ["", f"## Methods at N = {results['n']}", ""]
+    md += [_md_table(METHOD_HEADER, method_rows(results)), "", "## Marks", "", _md_table(["mark", "value [95% CI]"], mark_rows(results))]
+    md += ["", "## rm-adaptive sweep", "", _md_table(SWEEP_HEADER, sweep_rows(results)), "", "## Curves", ""]
+    md += [f"![{p.stem}]({p.name})" for p in pngs]
+    md_path = folder / "report.md"
+    write_atomic(md_path, "\n".join(md) + "\n")
+
+    imgs = "".join(
+        f'<img alt="{p.stem}" src="data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}">' for p in pngs
+    )
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+        "td:first-child,th:first-child{text-align:left}img{max-width:100%}.warn{color:#a60}"
+    )
+    body = [f"<h1>Best-of-N with the orchestration reward model: {html.escape(results['task'])}</h1>"]
+    body += [f'<p class="warn">warning: {html.escape(w)}</p>' for w in warnings]
+    body += ["<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in setup) + "</ul>"]
+    body += [f"<h2>Methods at N = {results['n']}</h2>", _html_table(METHOD_HEADER, method_rows(results))]
+    body += ["<h2>Marks</h2>", _html_table(["mark", "value [95% CI]"], mark_rows(results))]
+    body += ["<h2>rm-adaptive sweep</h2>", _html_table(SWEEP_HEADER, sweep_rows(results)), "<h2>Curves</h2>", imgs]
+    html_path = folder / "report.html"
+    page = f"<!doctype html><html><head><meta charset='utf-8'><title>orchrm best-of-N</title><style>{style}</style></head><body>{''.join(body)}</body></html>"
+    write_atomic(html_path, page)
+    return {"md": md_path, "html": html_path, **{p.stem: p for p in pngs}}

@@ -1,0 +1,199 @@
+"""Best-of-N selection methods over one question's N sampled plans, each charged only what it would spend alone.
+
+Every method sees the same N plans. Plan validity is free to check (no sub-agent runs), so every method picks
+among the valid plans only; a question without a valid plan is wrong for all of them. Tokens are split into
+`plan` (sampling plans), `execute` (running sub-agents) and `verify` (an LLM judge); a method that executes
+one plan is charged that plan's execution only, even when the run executed all N to serve the other methods.
+`wall_s` is the critical path with plans sampled and executed in parallel, rounds of `rm-adaptive` in turn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+CATEGORIES = ("plan", "execute", "verify")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One sampled plan as selection sees it: validity, RM reward, and (if executed) its answer and cost."""
+
+    index: int
+    valid: bool
+    reward: float
+    answer_key: str | None = None
+    correct: bool = False
+    plan_tokens: int = 0
+    exec_tokens: int = 0
+    plan_s: float = 0.0
+    exec_s: float = 0.0
+
+
+@dataclass
+class Case:
+    """One held-out question: its candidates in plan-index order, and the judge's pick among the valid ones."""
+
+    question_id: str
+    candidates: list[Candidate]
+    judge_best: int | None = None  # a candidate index
+    judge_tokens: int = 0
+    judge_s: float = 0.0
+    rm_s: float = 0.0  # time to score the candidates with the RM
+
+    def prefix(self, n: int) -> Case:
+        """The case as if only the first n plans had been sampled (judge fields belong to the full case)."""
+        return Case(self.question_id, self.candidates[:n], rm_s=self.rm_s)
+
+    @property
+    def valid(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.valid]
+
+
+@dataclass
+class Outcome:
+    """What one method achieved on one question: correctness (an expectation for `random`) and its costs."""
+
+    correct: float
+    tokens: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
+    executed: float = 0.0
+    wall_s: float = 0.0
+    chosen: int | None = None
+
+    @property
+    def total_tokens(self) -> float:
+        return sum(self.tokens.values())
+
+
+def _cost(plans: list[Candidate], executed: list[Candidate], verify: float = 0.0) -> dict[str, float]:
+    return {
+        "plan": float(sum(c.plan_tokens for c in plans)),
+        "execute": float(sum(c.exec_tokens for c in executed)),
+        "verify": float(verify),
+    }
+
+
+def _best_by_reward(cands: list[Candidate]) -> Candidate:
+    return max(cands, key=lambda c: (c.reward, -c.index))
+
+
+def _vote(executed: list[Candidate], weights: dict[int, float] | None = None) -> Candidate | None:
+    """The representative of the answer with the most (weighted) votes; ties go to the earliest plan."""
+    tally: dict[str, float] = defaultdict(float)
+    first: dict[str, Candidate] = {}
+    for c in executed:
+        if c.answer_key is None:
+            continue
+        tally[c.answer_key] += 1.0 if weights is None else weights[c.index]
+        first.setdefault(c.answer_key, c)
+    if not tally:
+        return None
+    key = max(tally, key=lambda k: (tally[k], -first[k].index))
+    return first[key]
+
+
+def _nothing(case: Case) -> Outcome:
+    return Outcome(0.0, _cost(case.candidates, []), wall_s=max((c.plan_s for c in case.candidates), default=0.0))
+
+
+def _parallel_plan_s(case: Case) -> float:
+    return max((c.plan_s for c in case.candidates), default=0.0)
+
+
+def select_rm(case: Case) -> Outcome:
+    """OrchRM: score the N plans, execute only the best."""
+    valid = case.valid
+    if not valid:
+        return _nothing(case)
+    best = _best_by_reward(valid)
+    return Outcome(
+        float(best.correct), _cost(case.candidates, [best]), executed=1,
+        wall_s=_parallel_plan_s(case) + case.rm_s + best.exec_s, chosen=best.index,
+    )
+
+
+def select_adaptive(case: Case, tau: float) -> Outcome:
+    """Execute the RM's best plan, then the next-best while its reward is within `tau` of the best and no
+    answer leads the others by two votes; pick the answer with the largest reward-weighted vote."""
+    valid = sorted(case.valid, key=lambda c: (-c.reward, c.index))
+    if not valid:
+        return _nothing(case)
+    top = valid[0].reward
+    executed = [valid[0]]
+    for nxt in valid[1:]:
+        if top - nxt.reward >= tau or _decided(executed):
+            break
+        executed.append(nxt)
+    weights = {c.index: math.exp(c.reward - top) for c in executed}
+    pick = _vote(executed, weights) or executed[0]
+    wall = _parallel_plan_s(case) + case.rm_s + executed[0].exec_s + max((c.exec_s for c in executed[1:]), default=0.0)
+    return Outcome(float(pick.correct), _cost(case.candidates, executed), executed=len(executed), wall_s=wall, chosen=pick.index)
+
+
+def _decided(executed: list[Candidate]) -> bool:
+    counts = sorted(
+        (sum(1 for c in executed if c.answer_key == k) for k in {c.answer_key for c in executed if c.answer_key}),
+        reverse=True,
+    )
+    return bool(counts) and counts[0] - (counts[1] if len(counts) > 1 else 0) >= 2
+
+
+def select_random(case: Case) -> Outcome:
+    """The single-sample baseline, in exact expectation over random orders: draw plans until one is valid,
+    execute it. Each invalid plan is drawn before every valid one with probability 1/(V+1)."""
+    valid = case.valid
+    invalid = [c for c in case.candidates if not c.valid]
+    if not valid:
+        return _nothing(case)
+    v = len(valid)
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    tokens = {
+        "plan": mean([c.plan_tokens for c in valid]) + sum(c.plan_tokens for c in invalid) / (v + 1),
+        "execute": mean([c.exec_tokens for c in valid]),
+        "verify": 0.0,
+    }
+    wall = mean([c.plan_s + c.exec_s for c in valid]) + sum(c.plan_s for c in invalid) / (v + 1)
+    return Outcome(mean([float(c.correct) for c in valid]), tokens, executed=1, wall_s=wall)
+
+
+def _all_executed(case: Case, verify: float = 0.0, extra_s: float = 0.0) -> tuple[dict[str, float], float]:
+    valid = case.valid
+    wall = _parallel_plan_s(case) + max((c.exec_s for c in valid), default=0.0) + extra_s
+    return _cost(case.candidates, valid, verify), wall
+
+
+def select_majority(case: Case) -> Outcome:
+    """Execute all N; the most frequent answer wins (ties: the earliest plan's)."""
+    if not case.valid:
+        return _nothing(case)
+    tokens, wall = _all_executed(case)
+    pick = _vote(case.valid)
+    return Outcome(float(pick.correct) if pick else 0.0, tokens, executed=len(case.valid), wall_s=wall,
+                   chosen=pick.index if pick else None)  # fmt: skip
+
+
+def select_judge(case: Case) -> Outcome:
+    """Execute all N; the Skill-RM evaluator judges every trajectory (listwise, no reference) and picks one."""
+    valid = case.valid
+    if not valid:
+        return _nothing(case)
+    tokens, wall = _all_executed(case, case.judge_tokens, case.judge_s)
+    pick = next((c for c in valid if c.index == case.judge_best), None)
+    if pick is None and len(valid) == 1:
+        pick = valid[0]
+    return Outcome(float(pick.correct) if pick else 0.0, tokens, executed=len(valid), wall_s=wall,
+                   chosen=pick.index if pick else None)  # fmt: skip
+
+
+def select_oracle(case: Case) -> Outcome:
+    """Execute all N; right if any plan got it right (the upper bound of any selector)."""
+    if not case.valid:
+        return _nothing(case)
+    tokens, wall = _all_executed(case)
+    hit = next((c for c in case.valid if c.correct), None)
+    return Outcome(float(hit is not None), tokens, executed=len(case.valid), wall_s=wall,
+                   chosen=hit.index if hit else None)  # fmt: skip
+
+
+METHODS = ("rm", "rm-adaptive", "random", "majority", "judge", "oracle")

@@ -1,0 +1,137 @@
+"""The main job, end to end: rollouts on training questions -> evidence labels -> pairs -> a trained RM ->
+best-of-N on held-out questions against every baseline -> the report.
+
+Each stage writes into its own subfolder of one output folder and resumes from it: the rollouts append
+traces, the pairs are rebuilt from the traces (seconds), the RM is retrained only when its pairs changed
+(its card records their hash), and best-of-N resumes its own rollout and judgments. With the response cache,
+a second run of the same command replays every LLM call and finishes in minutes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from .bon.report import write_reports
+from .bon.run import BonConfig, BonProgress, BonResult, abon
+from .errors import OrchrmError
+from .llm import LLM
+from .mas.rollout import Progress, RunConfig, arollout
+from .mas.traces import TRACES_FILE, read_traces
+from .pairs.builder import PairConfig, PairStats, build_pairs
+from .pairs.rows import STATS_FILE, TRAIN_FILE, VAL_FILE, write_rows
+from .rm.config import RMConfig
+from .rm.model import RewardModel
+from .rm.train import data_hash, train_reward_model
+from .tasks.base import Task
+
+TRAIN_DIR, PAIRS_DIR, RM_DIR, BON_DIR = "train", "pairs", "rm", "bon"
+
+
+class LoopConfig(BaseModel):
+    """What the whole loop runs with; the defaults are `orchrm demo`'s, sized for 2 CPU cores."""
+
+    task: str = "basic_arithmetic"
+    train_questions: int = Field(16, ge=1)
+    test_questions: int = Field(12, ge=1)
+    n: int = Field(4, ge=1, description="Plans per question, in training rollouts and in best-of-N.")
+    seed: int = 0
+    degree: str = "dag"
+    constrained: bool = True
+    temperature: float = 0.9
+    plan_max_tokens: int = 320
+    agent_max_tokens: int = 192
+    agent_timeout_s: float = 900.0
+    parallel_questions: int = 2
+    rm: RMConfig = Field(default_factory=lambda: RMConfig(epochs=6))
+    bon: BonConfig = Field(default_factory=lambda: BonConfig(n=4, judge_max_steps=2, judge_max_tokens=192))
+
+    @model_validator(mode="after")
+    def _one_n(self) -> LoopConfig:
+        self.bon.n = self.n
+        return self
+
+    def run_config(self, split: str, model_id: str) -> RunConfig:
+        return RunConfig(
+            task=self.task, split=split, n_questions=self.train_questions if split == "train" else self.test_questions,
+            n_plans=self.n, seed=self.seed, execute="all", model_id=model_id, degree=self.degree,
+            temperature=self.temperature, plan_max_tokens=self.plan_max_tokens, constrained=self.constrained,
+            agent_max_tokens=self.agent_max_tokens, agent_timeout_s=self.agent_timeout_s,
+        )  # fmt: skip
+
+
+@dataclass
+class LoopEvent:
+    """A progress report: which stage, and that stage's counters."""
+
+    stage: str  # rollout, pairs, train, bon, report
+    rollout: Progress | None = None
+    bon: BonProgress | None = None
+    message: str = ""
+
+
+@dataclass
+class LoopResult:
+    pair_stats: PairStats
+    rm_metrics: dict[str, Any]
+    rm_trained: bool
+    bon: BonResult
+    reports: dict[str, Path]
+
+
+def _rm_is_current(folder: Path, train_hash: str, config: RMConfig) -> RewardModel | None:
+    """The saved RM when it was trained on exactly these pairs with these settings, else None."""
+    if not (folder / "orchrm.json").exists():
+        return None
+    try:
+        rm = RewardModel.load(folder)
+    except OrchrmError:
+        return None
+    same = rm.card.training_data_sha256 == train_hash and rm.card.config.model_dump() == config.model_dump()
+    return rm if same else None
+
+
+async def arun_loop(
+    task: Task, llm: LLM, out: Path, config: LoopConfig, *, on_event: Callable[[LoopEvent], None] | None = None
+) -> LoopResult:
+    emit = on_event or (lambda e: None)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "loop.json").write_text(config.model_dump_json(indent=2) + "\n")
+
+    train_cfg = config.run_config("train", llm.backend.model_id)
+    await arollout(
+        task, llm, out / TRAIN_DIR, train_cfg, parallel_questions=config.parallel_questions,
+        on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
+    )  # fmt: skip
+
+    emit(LoopEvent("pairs"))
+    traces = read_traces(out / TRAIN_DIR / TRACES_FILE)
+    wanted = {q.id for q in task.questions(config.train_questions, split="train", seed=config.seed)}
+    pairs = build_pairs([t for t in traces if t.question_id in wanted and t.plan_index < config.n], PairConfig(seed=config.seed))
+    pairs_dir = out / PAIRS_DIR
+    write_rows(pairs_dir / TRAIN_FILE, pairs.train)
+    write_rows(pairs_dir / VAL_FILE, pairs.val)
+    (pairs_dir / STATS_FILE).write_text(pairs.stats.model_dump_json(indent=2) + "\n")
+
+    rm_dir = out / RM_DIR
+    rm = _rm_is_current(rm_dir, data_hash(pairs.train), config.rm) if pairs.train else None
+    trained = rm is None
+    if rm is None:
+        emit(LoopEvent("train", message=f"{len(pairs.train)} train / {len(pairs.val)} val pairs"))
+        result = train_reward_model(pairs.train, pairs.val, config.rm, pair_stats=json.loads(pairs.stats.model_dump_json()), progress=False)
+        result.model.save(rm_dir)
+        rm = RewardModel.load(rm_dir)
+
+    bon_dir = out / BON_DIR
+    bon = await abon(
+        task, llm, rm, bon_dir, config.run_config("test", llm.backend.model_id), config.bon,
+        parallel_questions=config.parallel_questions, on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
+    )  # fmt: skip
+    emit(LoopEvent("report"))
+    reports = write_reports(bon.results, bon_dir)
+    return LoopResult(pairs.stats, rm.card.metrics, trained, bon, reports)
