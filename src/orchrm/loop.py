@@ -47,6 +47,8 @@ class LoopConfig(BaseModel):
     plan_max_tokens: int = 320
     agent_max_tokens: int = 192
     agent_timeout_s: float = 900.0
+    agent_max_samples: int | None = 3
+    agent_max_rounds: int | None = 1
     parallel_questions: int = 2
     rm: RMConfig = Field(default_factory=lambda: RMConfig(epochs=6))
     bon: BonConfig = Field(default_factory=lambda: BonConfig(n=4, judge_max_steps=2, judge_max_tokens=192))
@@ -62,6 +64,7 @@ class LoopConfig(BaseModel):
             n_plans=self.n, seed=self.seed, execute="all", model_id=model_id, degree=self.degree,
             temperature=self.temperature, plan_max_tokens=self.plan_max_tokens, constrained=self.constrained,
             agent_max_tokens=self.agent_max_tokens, agent_timeout_s=self.agent_timeout_s,
+            agent_max_samples=self.agent_max_samples, agent_max_rounds=self.agent_max_rounds,
         )  # fmt: skip
 
 

@@ -5,36 +5,14 @@ import json
 
 import pytest
 
-from mas_fakes import PLAN, make_task, scripted_llm
+from mas_fakes import bon_replies as replies
+from mas_fakes import make_task, scripted_llm
 
 from orchrm.bon.report import write_reports
 from orchrm.bon.run import JUDGMENTS_FILE, RESULTS_FILE, BonConfig, abon, read_judgments
 from orchrm.errors import ConfigError
 from orchrm.mas.rollout import RunConfig
 from orchrm.rm.model import RewardModel
-
-GUESS = json.dumps({"agents": [{"id": "g", "type": "cot", "input": "Guess wildly."}], "edges": []})
-
-
-def replies(judge_calls=None):
-    """Plans by seed (good DAG / garbage / a guessing agent); agents add; the judge likes every run."""
-
-    def reply(messages, config):
-        system = messages[0].content if messages[0].role == "system" else ""
-        user = messages[-1].content
-        if "orchestrator" in system:
-            return [PLAN, "{ not a plan", GUESS][(config.seed or 0) % 3]
-        if config.json_schema is not None or config.tools:
-            if judge_calls is not None:
-                judge_calls.append(user)
-            return json.dumps({"action": "final_answer", "score": 0.7, "reason": "ok", "confidence": 0.6})
-        if "Guess wildly" in user:
-            return "Answer: 1"
-        i = int(user.split("What is ")[1].split(" plus")[0])
-        return f"Answer: {2 * i}"
-
-    return reply
-
 
 def configs(n=4, n_questions=3, **bon):
     run = RunConfig(task="jsonl", split="test", n_questions=n_questions, n_plans=n, temperature=0.5)

@@ -8,9 +8,9 @@ from orchrm.mas.plans import AgentSpec
 from mas_fakes import FakeCorpus, by_prompt, scripted_llm
 
 
-def run_agent(type_, llm, options=None, retriever=None, task="Solve it."):
+def run_agent(type_, llm, options=None, retriever=None, task="Solve it.", settings=None):
     spec = AgentSpec(id="x", type=type_, input=task, options=options or {})
-    run = AgentRun(llm=llm, question="What is 2+3?", task_input=task, settings=AgentSettings(), retriever=retriever)
+    run = AgentRun(llm=llm, question="What is 2+3?", task_input=task, settings=settings or AgentSettings(), retriever=retriever)
     result = asyncio.run(AGENTS[type_](spec).run(run))
     return result, run
 
@@ -43,6 +43,14 @@ def test_self_consistency_votes_over_k_samples():
     assert len(run.calls) == 5
     assert all(c.temperature == 0.7 for c in run.calls)
     assert run.steps[0]["votes"]["5"] == 3
+
+
+def test_budgets_clip_what_a_plan_asks_for():
+    _, run = run_agent("self_consistency", scripted_llm("Answer: 5"), {"samples": 7}, settings=AgentSettings(max_samples=2))
+    assert len(run.calls) == 2
+    wrong = by_prompt({"strict reviewer": "VERDICT: WRONG"}, default="Answer: 4")
+    _, run = run_agent("reflexion", scripted_llm(wrong), {"rounds": 4}, settings=AgentSettings(max_rounds=1))
+    assert len(run.calls) == 1 + 2 * 1
 
 
 def test_reflexion_stops_when_the_critic_accepts():

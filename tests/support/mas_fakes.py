@@ -76,3 +76,26 @@ def replies():
 def run_config(**kw):
     base = dict(task="jsonl", n_questions=3, n_plans=2, temperature=0.5)
     return RunConfig(**{**base, **kw})
+
+
+GUESS = json.dumps({"agents": [{"id": "g", "type": "cot", "input": "Guess wildly."}], "edges": []})
+
+
+def bon_replies(judge_calls=None):
+    """Plans by seed (good DAG / garbage / a guessing agent); agents add; the judge likes every run."""
+
+    def reply(messages, config):
+        system = messages[0].content if messages[0].role == "system" else ""
+        user = messages[-1].content
+        if "orchestrator" in system:
+            return [PLAN, "{ not a plan", GUESS][(config.seed or 0) % 3]
+        if config.json_schema is not None or config.tools:
+            if judge_calls is not None:
+                judge_calls.append(user)
+            return json.dumps({"action": "final_answer", "score": 0.7, "reason": "ok", "confidence": 0.6})
+        if "Guess wildly" in user:
+            return "Answer: 1"
+        i = int(user.split("What is ")[1].split(" plus")[0])
+        return f"Answer: {2 * i}"
+
+    return reply

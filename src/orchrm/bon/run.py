@@ -127,11 +127,11 @@ def _append(path: Path, record: BaseModel) -> None:
         os.fsync(fh.fileno())
 
 
-def rm_warnings(rm: RewardModel, task: Task) -> list[str]:
-    """What the RM's card says that makes its scores on this task suspect."""
+def rm_warnings(rm: RewardModel, task: Task, spec: str) -> list[str]:
+    """What the RM's card says that makes its scores on this task (named `spec` on the command line) suspect."""
     tasks = rm.card.tasks
-    if tasks and task.name not in tasks:
-        return [f"the reward model was trained on {', '.join(tasks)}, not {task.name}: its scores may not transfer"]
+    if tasks and not {task.name, spec} & set(tasks):
+        return [f"the reward model was trained on {', '.join(tasks)}, not {spec}: its scores may not transfer"]
     return []
 
 
@@ -338,7 +338,7 @@ async def abon(
         raise ConfigError("best-of-N runs on held-out questions: the rollout split must be 'test'")
     if run_config.n_plans != config.n or run_config.execute != "all":
         raise ConfigError("the held-out rollout must sample N plans and execute them all")
-    warnings = rm_warnings(rm, task)
+    warnings = rm_warnings(rm, task, run_config.task)
     questions = task.questions(run_config.n_questions, split="test", seed=run_config.seed)
     state = BonProgress()
     heldout = out / HELDOUT_DIR

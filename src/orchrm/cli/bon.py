@@ -72,6 +72,8 @@ def bon(
     temperature: Annotated[float, typer.Option(help="Orchestrator sampling temperature.")] = 0.8,
     plan_max_tokens: Annotated[int, typer.Option(help="Token limit of one plan.")] = 400,
     agent_max_tokens: Annotated[int, typer.Option(help="Token limit of one sub-agent call.")] = 384,
+    agent_max_samples: Annotated[int | None, typer.Option(help="Cap on self_consistency samples (plans ask; the budget decides).")] = None,
+    agent_max_rounds: Annotated[int | None, typer.Option(help="Cap on reflexion and debate rounds.")] = None,
     judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
     judge_steps: Annotated[int, typer.Option(help="Judge agent steps per trajectory.")] = 3,
     judge_max_tokens: Annotated[int, typer.Option(help="Judge completion tokens per step.")] = 256,
@@ -98,6 +100,7 @@ def bon(
             task=task, split="test", n_questions=n_questions, n_plans=n, seed=seed, execute="all", backend=backend,
             model_id=llm.backend.model_id, degree=degree, constrained=constrained, temperature=temperature,
             plan_max_tokens=plan_max_tokens, agent_max_tokens=agent_max_tokens,
+            agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds,
         )  # fmt: skip
         with Progress(*progress_columns(), console=console) as bar:
             bars = BonBars(bar)

@@ -34,6 +34,8 @@ def rollout(
     constrained: Annotated[bool, typer.Option(help="Constrain plans with the plan JSON schema.")] = False,
     checkpoint: Annotated[str, typer.Option(help="Free label of the orchestrator checkpoint (e.g. base).")] = "base",
     agent_max_tokens: Annotated[int, typer.Option(help="Token limit of one sub-agent call.")] = 384,
+    agent_max_samples: Annotated[int | None, typer.Option(help="Cap on self_consistency samples (plans ask; the budget decides).")] = None,
+    agent_max_rounds: Annotated[int | None, typer.Option(help="Cap on reflexion and debate rounds.")] = None,
     agent_timeout: Annotated[float, typer.Option(help="Seconds one sub-agent may run.")] = 900.0,
     parallel_questions: Annotated[int, typer.Option(help="Questions in flight at once.")] = 2,
     backend: Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")] = "local",
@@ -49,6 +51,7 @@ def rollout(
         task=task, split=split, n_questions=n_questions, n_plans=n_plans, seed=seed, execute=execute, backend=backend,
         degree=degree, temperature=temperature, top_p=top_p, plan_max_tokens=plan_max_tokens, constrained=constrained,
         checkpoint=checkpoint, agent_max_tokens=agent_max_tokens, agent_timeout_s=agent_timeout,
+        agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds,
     )
     try:
         RunConfig.model_validate(settings)

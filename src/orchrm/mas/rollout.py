@@ -53,6 +53,8 @@ class RunConfig(BaseModel):
     agent_temperature: float = 0.0
     agent_sample_temperature: float = 0.7
     agent_timeout_s: float = 900.0
+    agent_max_samples: int | None = Field(None, ge=2, description="Cap on a self_consistency agent's samples.")
+    agent_max_rounds: int | None = Field(None, ge=1, description="Cap on reflexion and debate rounds.")
 
     def orchestrator_config(self) -> OrchestratorConfig:
         return OrchestratorConfig(
@@ -64,6 +66,7 @@ class RunConfig(BaseModel):
         settings = AgentSettings(
             max_tokens=self.agent_max_tokens, temperature=self.agent_temperature,
             sample_temperature=self.agent_sample_temperature, seed=self.seed,
+            max_samples=self.agent_max_samples, max_rounds=self.agent_max_rounds,
         )
         return ExecutorConfig(settings=settings, timeout_s=self.agent_timeout_s, max_parallel=max_parallel)
 

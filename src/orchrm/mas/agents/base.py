@@ -37,6 +37,9 @@ class AgentSettings:
     temperature: float = 0.0
     sample_temperature: float = 0.7
     seed: int = 0
+    # Budgets over what a plan may ask for: a plan's `samples` or `rounds` above them are clipped.
+    max_samples: int | None = None
+    max_rounds: int | None = None
 
 
 @dataclass
@@ -113,6 +116,12 @@ class Agent:
 
     async def run(self, run: AgentRun) -> AgentResult:
         raise NotImplementedError
+
+    def count(self, run: AgentRun, name: str) -> int:
+        """A count option (`samples`, `rounds`) as the plan set it, clipped to the run's budget."""
+        value = int(self.options[name])
+        cap = {"samples": run.settings.max_samples, "rounds": run.settings.max_rounds}.get(name)
+        return value if cap is None else min(value, cap)
 
 
 def task_prompt(run: AgentRun) -> str:

@@ -13,7 +13,7 @@ class Debate(Agent):
 
     async def run(self, run: AgentRun) -> AgentResult:
         roles: list[str] = list(self.options["roles"])
-        rounds = int(self.options["rounds"])
+        rounds = self.count(run, "rounds")
         base = task_prompt(run)
 
         async def speak(role: str, others: str | None) -> str:

@@ -22,7 +22,7 @@ class Reflexion(Agent):
     async def run(self, run: AgentRun) -> AgentResult:
         [c] = await run.generate(task_prompt(run), system=system_prompt())
         attempt = c.text
-        for r in range(int(self.options["rounds"])):
+        for r in range(self.count(run, "rounds")):
             critic_prompt = render(prompt("critic.txt"), question=run.question, task=run.task_input, attempt=attempt)
             [critique] = await run.generate(critic_prompt, max_tokens=min(256, run.settings.max_tokens))
             ok = accepted(critique.text)

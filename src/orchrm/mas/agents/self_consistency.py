@@ -10,7 +10,7 @@ class SelfConsistency(Agent):
     defaults = {"samples": 3}
 
     async def run(self, run: AgentRun) -> AgentResult:
-        k = int(self.options["samples"])
+        k = self.count(run, "samples")
         samples = await run.generate(
             task_prompt(run), system=system_prompt(), n=k, temperature=run.settings.sample_temperature
         )

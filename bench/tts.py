@@ -1,0 +1,119 @@
+"""Test-time scaling benchmark: best-of-N (N=8) with the orchestration RM against every baseline, per task.
+
+    python bench/tts.py                                  # both tasks, to 100 held-out questions each
+    python bench/tts.py --task basic_arithmetic --test-questions 40 --step 10
+
+For each task this runs orchrm's whole loop (`orchrm.loop`) into bench/results/tts/<task>/: rollouts on
+training questions, pairs, an RM, then best-of-N on held-out questions. It is resumable and incremental:
+every trace and judgment is appended as it finishes, the held-out set grows `--step` questions at a time,
+and after every step the task's results.json, report and plots are rewritten, so a run stopped at any point
+has a report of what it finished and a later sitting extends it. The traces and results are meant to be
+committed; the RM folder is not (it is retrained, with the same seed, from the committed traces when
+missing). Writes bench/results/tts.json with each task's marks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import time
+from pathlib import Path
+
+from orchrm.bon.report import write_reports
+from orchrm.bon.run import BonConfig
+from orchrm.llm import DEFAULT_MODEL, open_llm
+from orchrm.loop import LoopConfig, LoopEvent, arun_loop
+from orchrm.rm.config import RMConfig
+from orchrm.tasks import load_task
+
+ROOT = Path(__file__).parent / "results" / "tts"
+SUMMARY = Path(__file__).parent / "results" / "tts.json"
+TASKS = ("basic_arithmetic", "search_qa")
+
+
+def config_for(task: str, args: argparse.Namespace, test_questions: int) -> LoopConfig:
+    # Budgets sized so one question's 8 plans (sampling + execution) take about a minute on 2 cores.
+    return LoopConfig(
+        task=task, train_questions=args.train_questions, test_questions=test_questions, n=args.n, seed=args.seed,
+        constrained=True, temperature=0.9, plan_max_tokens=320, agent_max_tokens=args.agent_max_tokens,
+        agent_max_samples=3, agent_max_rounds=1, parallel_questions=2, rm=RMConfig(epochs=args.epochs),
+        bon=BonConfig(n=args.n, judge_max_steps=2, judge_max_tokens=192, judge_ns=[2, 4, args.n]),
+    )  # fmt: skip
+
+
+def log_event(task: str):
+    last = {"t": 0.0}
+
+    def on_event(e: LoopEvent) -> None:
+        now = time.time()
+        if e.stage in ("pairs", "train", "report") or now - last["t"] > 60:
+            last["t"] = now
+            detail = ""
+            if e.rollout is not None:
+                r = e.rollout
+                detail = f"{r.plans_done}/{r.plans_total} plans, {r.correct} correct, {r.tokens:,} tok"
+            if e.bon is not None:
+                b = e.bon
+                detail = (f"{b.rollout.plans_done}/{b.rollout.plans_total} held-out plans" if b.rollout else "") + (
+                    f", judged {b.judged}/{b.to_judge}" if b.stage == "judge" else "")  # fmt: skip
+            print(f"[{time.strftime('%H:%M:%S')}] {task} {e.stage} {detail} {e.message}", flush=True)
+
+    return on_event
+
+
+def summarize() -> dict:
+    out = {"machine": {"cpus": __import__("os").cpu_count(), "platform": platform.platform()}, "tasks": {}}
+    for path in sorted(ROOT.glob("*/bon/results.json")):
+        r = json.loads(path.read_text())
+        out["tasks"][r["task"]] = {
+            "questions": r["questions"], "n": r["n"], "model": r.get("model"),
+            "accuracy": {m: v["accuracy"] for m, v in r["methods"].items()},
+            "tokens_per_question": {m: v["tokens"] for m, v in r["methods"].items()},
+            "marks": r["marks"], "adaptive_sweep": r["adaptive_sweep"],
+        }  # fmt: skip
+    SUMMARY.write_text(json.dumps(out, indent=2) + "\n")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", action="append", help=f"task (repeatable; default {', '.join(TASKS)})")
+    ap.add_argument("--train-questions", type=int, default=40)
+    ap.add_argument("--test-questions", type=int, default=100, help="held-out questions to reach")
+    ap.add_argument("--step", type=int, default=10, help="held-out questions added per step")
+    ap.add_argument("--n", type=int, default=8)
+    ap.add_argument("--agent-max-tokens", type=int, default=160)
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model", default=DEFAULT_MODEL)
+    ap.add_argument("--hours", type=float, default=None, help="stop starting new steps after this long")
+    args = ap.parse_args()
+    start = time.time()
+    tasks = args.task or list(TASKS)
+    with open_llm("local", model=args.model) as llm:
+        # Tasks take turns one step at a time, so every task has results early.
+        reached = {t: 0 for t in tasks}
+        while any(reached[t] < args.test_questions for t in tasks):
+            for task in tasks:
+                if reached[task] >= args.test_questions:
+                    continue
+                if args.hours is not None and time.time() - start > args.hours * 3600:
+                    print("time limit reached; re-run the same command to continue", flush=True)
+                    summarize()
+                    return
+                target = min(args.test_questions, reached[task] + args.step)
+                out = ROOT / task
+                result = asyncio.run(arun_loop(load_task(task), llm, out, config_for(task, args, target), on_event=log_event(task)))
+                write_reports(result.bon.results, out / "bon")
+                r = result.bon.results
+                acc = {m: round(100 * v["accuracy"]["value"], 1) for m, v in r["methods"].items()}
+                print(f"[{time.strftime('%H:%M:%S')}] {task}: {r['questions']} held-out questions: {acc}", flush=True)
+                reached[task] = target
+                summarize()
+    print(json.dumps(summarize()["tasks"], indent=1)[:4000])
+
+
+if __name__ == "__main__":
+    main()
