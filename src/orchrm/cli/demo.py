@@ -26,6 +26,7 @@ def demo(
     train_questions: Annotated[int, typer.Option(help="Training questions (rollouts -> pairs -> RM).")] = DEFAULTS.train_questions,
     test_questions: Annotated[int, typer.Option(help="Held-out questions for best-of-N.")] = DEFAULTS.test_questions,
     n: Annotated[int, typer.Option(help="Plans per question.")] = DEFAULTS.n,
+    degree: Annotated[str, typer.Option(help="Plan shape: single (one agent) or dag (any plan).")] = DEFAULTS.degree,
     agent_max_tokens: Annotated[int, typer.Option(help="Token limit of one sub-agent call.")] = DEFAULTS.agent_max_tokens,
     epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,
     judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
@@ -34,7 +35,7 @@ def demo(
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
     config = LoopConfig(
-        task=task, train_questions=train_questions, test_questions=test_questions, n=n, seed=seed,
+        task=task, train_questions=train_questions, test_questions=test_questions, n=n, seed=seed, degree=degree,
         agent_max_tokens=agent_max_tokens, rm=DEFAULTS.rm.model_copy(update={"epochs": epochs}),
         bon=DEFAULTS.bon.model_copy(update={"judge": judge}),
     )  # fmt: skip
