@@ -30,7 +30,7 @@ from orchrm.tasks import load_task
 
 ROOT = Path(__file__).parent / "results" / "tts"
 SUMMARY = Path(__file__).parent / "results" / "tts.json"
-TASKS = ("basic_arithmetic", "search_qa")
+TASKS = ("chain_sum", "search_qa")
 
 
 def config_for(task: str, args: argparse.Namespace, test_questions: int) -> LoopConfig:
@@ -39,7 +39,7 @@ def config_for(task: str, args: argparse.Namespace, test_questions: int) -> Loop
         task=task, train_questions=args.train_questions, test_questions=test_questions, n=args.n, seed=args.seed,
         constrained=True, temperature=0.9, plan_max_tokens=320, agent_max_tokens=args.agent_max_tokens,
         agent_max_samples=3, agent_max_rounds=1, parallel_questions=2, rm=RMConfig(epochs=args.epochs),
-        bon=BonConfig(n=args.n, judge_max_steps=2, judge_max_tokens=192, judge_ns=[2, 4, args.n]),
+        bon=BonConfig(n=args.n, judge=args.judge, judge_max_steps=2, judge_max_tokens=192),
     )  # fmt: skip
 
 
@@ -80,7 +80,7 @@ def summarize() -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", action="append", help=f"task (repeatable; default {', '.join(TASKS)})")
-    ap.add_argument("--train-questions", type=int, default=40)
+    ap.add_argument("--train-questions", type=int, default=24)
     ap.add_argument("--test-questions", type=int, default=100, help="held-out questions to reach")
     ap.add_argument("--step", type=int, default=10, help="held-out questions added per step")
     ap.add_argument("--n", type=int, default=8)
@@ -88,6 +88,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default=DEFAULT_MODEL)
+    ap.add_argument("--judge", action=argparse.BooleanOptionalAction, default=True, help="run the listwise judge (at N only)")
     ap.add_argument("--hours", type=float, default=None, help="stop starting new steps after this long")
     args = ap.parse_args()
     start = time.time()

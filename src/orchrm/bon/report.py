@@ -107,19 +107,20 @@ def method_rows(results: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-METHOD_HEADER = ["method", "accuracy % [95% CI]", "tokens/q", "plan", "execute", "verify", "plans run", "wall s"]
+METHOD_HEADER = ["method", "acc % [95% CI]", "tok/q", "plan", "exec", "verify", "runs", "wall s"]
 
 
 def mark_rows(results: dict[str, Any]) -> list[list[str]]:
     m = results["marks"]
 
-    def iv(key: str, scale: float = 100.0, unit: str = "") -> str:
-        return Interval.model_validate(m[key]).fmt(scale) + unit if key in m else "n/a (judge not run)"
+    def iv(key: str, scale: float = 100.0) -> str:
+        digits = 1 if scale == 100.0 else 2
+        return Interval.model_validate(m[key]).fmt(scale, digits) if key in m else "n/a (judge not run)"
 
     return [
         ["rm - random (accuracy points)", iv("rm_minus_random")],
         ["rm - majority (accuracy points)", iv("rm_minus_majority")],
-        ["rm tokens / majority tokens", iv("rm_tokens_over_majority", 1.0) ],
+        ["rm tokens / majority tokens", iv("rm_tokens_over_majority", 1.0)],
         ["judge tokens / rm tokens", iv("judge_tokens_over_rm", 1.0)],
         ["share of the random→oracle gap rm closes (%)", iv("gap_closed_random_to_oracle")],
         ["rm-adaptive - random (accuracy points)", iv("rm_adaptive_minus_random")],

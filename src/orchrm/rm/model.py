@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,22 @@ class ModelCard(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
     config: RMConfig
     weights_sha256: str
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """No transformers progress bars or info lines while loading and saving (they flood orchrm's own output)."""
+    from transformers.utils import logging as tlog
+
+    level, bars = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
+    tlog.set_verbosity_error()
+    tlog.disable_progress_bar()
+    try:
+        yield
+    finally:
+        tlog.set_verbosity(level)
+        if bars:
+            tlog.enable_progress_bar()
 
 
 def _torch() -> Any:
@@ -102,8 +119,9 @@ class RewardModel:
             )
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        model = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True, local_files_only=True)
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        with quiet_transformers():
+            model = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True, local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         return cls(model, tokenizer, card, folder)
 
     def save(self, folder: str | Path) -> Path:
@@ -111,8 +129,9 @@ class RewardModel:
         folder = Path(folder)
         tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
-        self.model.save_pretrained(tmp, safe_serialization=True)
-        self.tokenizer.save_pretrained(tmp)
+        with quiet_transformers():
+            self.model.save_pretrained(tmp, safe_serialization=True)
+            self.tokenizer.save_pretrained(tmp)
         card = self.card.model_copy(update={"weights_sha256": sha256_file(tmp / WEIGHTS_FILE)})
         (tmp / CARD_FILE).write_text(card.model_dump_json(indent=2) + "\n")
         if folder.exists():

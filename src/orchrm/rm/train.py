@@ -23,7 +23,7 @@ from ..pairs.rows import PairRow
 from .backbone import resolve_backbone
 from .config import RMConfig
 from .encoding import encode
-from .model import ModelCard, RewardModel
+from .model import ModelCard, RewardModel, quiet_transformers
 
 
 @dataclass
@@ -86,9 +86,10 @@ def train_reward_model(
     logging.getLogger("transformers.modeling_utils").setLevel(logging.ERROR)  # "newly initialised head" is expected
     backbone = resolve_backbone(config.backbone)
     tokenizer = AutoTokenizer.from_pretrained(backbone.path, local_files_only=True)
-    net = AutoModelForSequenceClassification.from_pretrained(
-        backbone.path, num_labels=1, use_safetensors=True, local_files_only=True
-    )
+    with quiet_transformers():
+        net = AutoModelForSequenceClassification.from_pretrained(
+            backbone.path, num_labels=1, use_safetensors=True, local_files_only=True
+        )
     if config.lora:
         try:
             from peft import LoraConfig, TaskType, get_peft_model
@@ -181,6 +182,10 @@ def train_reward_model(
         trainer = RewardTrainer(
             model=net, args=args, train_dataset=rows_to_ds(train), processing_class=tokenizer, callbacks=[HeldOut()]
         )
+        if not progress:
+            from transformers.trainer_callback import PrinterCallback
+
+            trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every log dict
         start = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - start
