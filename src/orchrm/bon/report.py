@@ -36,6 +36,18 @@ def _acc(entry: dict[str, Any]) -> Interval:
     return Interval.model_validate(entry["accuracy"])
 
 
+def _save(plt: Any, fig: Any, ax: Any, xlabel: str, title: str, path: Path) -> Path:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot(results: dict[str, Any], folder: Path) -> list[Path]:
     """Write both PNGs into `folder`; returns their paths."""
     import matplotlib
@@ -43,7 +55,9 @@ def plot(results: dict[str, Any], folder: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    title = f"{results['task']} · {results['questions']} held-out questions · {results.get('model', '')}"
+    model = results.get("model", "")
+    model = model if len(model) <= 24 else model[:20] + "…"  # a GGUF's identity is its sha256
+    title = f"{results['task']} · {results['questions']} held-out questions · N={results['n']} · {model}"
     paths = []
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -59,15 +73,7 @@ def plot(results: dict[str, Any], folder: Path) -> list[Path]:
         if method in ("rm", "random"):
             ax.fill_between(xs, lo, hi, color=color, alpha=0.12)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("N (plans sampled per question)")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(folder / ACCURACY_PLOT)
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(_save(plt, fig, ax, "N (plans sampled per question)", title, folder / ACCURACY_PLOT))
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for method, points in results["curves"].items():
@@ -83,15 +89,7 @@ def plot(results: dict[str, Any], folder: Path) -> list[Path]:
         ys = [100 * (_acc(s).value or 0) for s in sweep]
         ax.plot(xs, ys, linestyle="--", marker=".", color=STYLE["rm-adaptive"][0], label=f"rm-adaptive sweep (N={results['n']})")
     ax.set_xscale("log")
-    ax.set_xlabel("tokens per question (plan + execute + verify)")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(folder / TOKENS_PLOT)
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(_save(plt, fig, ax, "tokens per question (plan + execute + verify)", title, folder / TOKENS_PLOT))
     return paths
 
 

@@ -11,9 +11,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .options import ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
 from ..bon.report import METHOD_HEADER, mark_rows, method_rows, write_reports
 from ..bon.run import BonConfig, BonProgress, abon
-from ..llm import BACKENDS, open_llm
+from ..llm import open_llm
 from ..mas.rollout import RunConfig
 from ..tasks import TASK_HELP, load_task
 
@@ -80,11 +81,11 @@ def bon(
     judge_n: Annotated[list[int] | None, typer.Option(help="N values the judge runs at (repeatable; default N).")] = None,
     tau: Annotated[float, typer.Option(help="rm-adaptive margin in reward standard deviations.")] = 0.5,
     parallel_questions: Annotated[int, typer.Option(help="Questions in flight at once.")] = 2,
-    backend: Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")] = "local",
-    model: Annotated[str | None, typer.Option(help="Embedded model name or .gguf (local); served model (openai).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (openai backend).")] = None,
-    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight (local: server slots).")] = None,
+    backend: Backend = "local",
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    concurrency: Concurrency = None,
     timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = 3600.0,
 ) -> None:
     """Compare rm, rm-adaptive, random, majority, judge and oracle selection on the same N plans per question."""

@@ -11,8 +11,9 @@ import typer
 from rich.console import Console
 from rich.panel import Panel
 
+from .options import ApiKeyEnv, Backend, BaseUrl, Concurrency
 from ..errors import ConfigError
-from ..llm import BACKENDS, GenerateConfig, open_llm
+from ..llm import GenerateConfig, open_llm
 from .render import completions_table, usage_table
 
 
@@ -32,12 +33,12 @@ def _read_schema(path: Path | None) -> dict[str, Any] | None:
 
 def generate(
     prompt: Annotated[str, typer.Argument(help="The user message; '-' reads it from stdin.")],
-    backend: Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")] = "local",
+    backend: Backend = "local",
     model: Annotated[
         str | None, typer.Option(help="Embedded model name or .gguf path (local); served model name (openai).")
     ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://host:8000/v1.")] = None,
-    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     system: Annotated[str | None, typer.Option(help="A system message.")] = None,
     n: Annotated[int, typer.Option("-n", help="Number of completions.")] = 1,
     temperature: Annotated[float, typer.Option(help="0 is greedy.")] = 0.0,
@@ -49,7 +50,7 @@ def generate(
     category: Annotated[str, typer.Option(help="Token-accounting category.")] = "execute",
     timeout: Annotated[float | None, typer.Option(help="Per-request timeout in seconds.")] = None,
     retries: Annotated[int, typer.Option(help="Retries on 429/5xx/connection errors (openai).")] = 3,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight (local: server slots).")] = None,
+    concurrency: Concurrency = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print completions and usage as JSON.")] = False,
 ) -> None:

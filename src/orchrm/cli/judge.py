@@ -12,9 +12,10 @@ import typer
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.console import Console
 
+from .options import ApiKeyEnv, Backend, BaseUrl, Model
 from ..errors import ConfigError
 from ..evidence import EvaluatorConfig, Judgment, SkillEvaluator, load_skills
-from ..llm import BACKENDS, open_llm
+from ..llm import open_llm
 from .render import usage_table
 
 Mode = Literal["pointwise", "pairwise", "listwise"]
@@ -92,10 +93,10 @@ def judge(
     mode: Annotated[str, typer.Option(help="pointwise | pairwise | listwise.")] = "pairwise",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write judgments here (JSONL); default stdout.")] = None,
     kind: Annotated[str, typer.Option(help="Task kind for rows without one: math, qa, trajectory, any.")] = "any",
-    backend: Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")] = "local",
-    model: Annotated[str | None, typer.Option(help="Embedded model name or .gguf path (local); served model (openai).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://host:8000/v1.")] = None,
-    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
+    backend: Backend = "local",
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     skills: Annotated[list[Path] | None, typer.Option("--skill", help="A skill folder (repeatable); default: the shipped skills.")] = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Rule evidence only; undecided rows get status error.")] = False,
     reference_free: Annotated[bool, typer.Option("--reference-free", help="Ignore reference answers.")] = False,

@@ -12,8 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from pydantic import ValidationError
 
+from .options import ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
 from ..errors import ConfigError
-from ..llm import BACKENDS, open_llm
+from ..llm import open_llm
 from ..mas.rollout import Progress as Counters
 from ..mas.rollout import RunConfig, arollout
 from ..tasks import TASK_HELP, load_task
@@ -38,11 +39,11 @@ def rollout(
     agent_max_rounds: Annotated[int | None, typer.Option(help="Cap on reflexion and debate rounds.")] = None,
     agent_timeout: Annotated[float, typer.Option(help="Seconds one sub-agent may run.")] = 900.0,
     parallel_questions: Annotated[int, typer.Option(help="Questions in flight at once.")] = 2,
-    backend: Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")] = "local",
-    model: Annotated[str | None, typer.Option(help="Embedded model name or .gguf (local); served model (openai).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (openai backend).")] = None,
-    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight (local: server slots).")] = None,
+    backend: Backend = "local",
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    concurrency: Concurrency = None,
     timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds (long: a busy CPU is slow).")] = 3600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
 ) -> None:
