@@ -76,5 +76,8 @@ def demo(
         console.print(f"[yellow]warning:[/] {w}")
     for table in results_tables(result.bon.results):
         console.print(table)
-    console.print(usage_table(ledger))
+    if ledger.totals():
+        console.print(usage_table(ledger))
+    else:
+        console.print("[dim]no LLM calls this time: every trace and judgment was already on disk[/]")
     console.print(f"finished in {time.perf_counter() - start:.0f} s · report: {result.reports['md']} · {result.reports['html']}")
