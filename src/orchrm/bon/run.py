@@ -316,6 +316,16 @@ def per_question_rows(cases: list[Case], config: BonConfig, judgments: list[Judg
     return rows
 
 
+def _shown(path: Path | None) -> str:
+    """A path as the report shows it: relative to the working directory when inside it."""
+    if path is None:
+        return ""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text)
@@ -378,7 +388,7 @@ async def abon(
     meta = {
         "task": task.name,
         "model": run_config.model_id,
-        "rm": {"path": str(rm.path), "backbone": rm.card.backbone, "tasks": rm.card.tasks, "weights_sha256": rm.card.weights_sha256},
+        "rm": {"path": _shown(rm.path), "backbone": rm.card.backbone, "tasks": rm.card.tasks, "weights_sha256": rm.card.weights_sha256},
         "rollout": run_config.model_dump(),
         "warnings": warnings,
     }
