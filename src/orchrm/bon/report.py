@@ -157,7 +157,8 @@ def _setup_lines(r: dict[str, Any]) -> list[str]:
         f"{r['questions_without_valid_plan']}",
         f"reward model: `{r['rm']['path']}` (backbone {r['rm']['backbone']}, trained on {', '.join(r['rm']['tasks']) or '?'})",
         f"intervals: bootstrap over questions, {r['config']['resamples']} resamples, 95%; random is the exact expectation "
-        "over the valid plans; each method is charged only the tokens it would spend alone",
+        "over the valid plans; each method is charged only the tokens it would spend alone; wall s is the critical "
+        "path of the recorded call latencies with plans in parallel (near 0 for calls replayed from the cache)",
     ]
 
 

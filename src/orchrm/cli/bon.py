@@ -22,7 +22,7 @@ from ..tasks import TASK_HELP, load_task
 def results_tables(results: dict[str, Any]) -> list[Table]:
     """The comparison table and the marks, as the terminal shows them."""
     title = f"best-of-N on {results['questions']} held-out {results['task']} questions, N={results['n']}"
-    table = Table(title=title, title_justify="left", caption="tokens per question; runs: plans executed; wall: critical path", caption_justify="left")
+    table = Table(title=title, title_justify="left", caption="tokens per question; runs: plans executed; wall: critical path of the recorded latencies (~0 for cache replays)", caption_justify="left")
     for col in METHOD_HEADER:
         table.add_column(col, justify="left" if col == "method" else "right", no_wrap=col in ("method", METHOD_HEADER[1]))
     for row in method_rows(results):
