@@ -73,3 +73,12 @@ def test_bad_settings_are_refused_clearly(tmp_path, rm_dir):
         asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "b", run, cfg.model_copy(update={"n": 8})))
     with pytest.raises(ConfigError, match="test questions"):  # more held-out questions than the task has
         asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"n_questions": 500}), cfg))
+
+
+def test_a_corrupt_judgment_line_names_file_and_line(tmp_path):
+    from orchrm.mas.traces import RunFileError
+
+    path = tmp_path / JUDGMENTS_FILE
+    path.write_text('{"question_id": "q", "n": 2}\n')
+    with pytest.raises(RunFileError, match=r"judgments.jsonl:1: not a judgment record"):
+        read_judgments(path)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import ConfigError
 from ..evidence import SkillEvaluator
@@ -30,7 +30,7 @@ from ..evidence.evaluator import EvaluatorConfig
 from ..evidence.trajectory import trajectory_response
 from ..llm import LLM
 from ..mas.rollout import Progress, RunConfig, arollout
-from ..mas.traces import TRACES_FILE, Trace, read_traces
+from ..mas.traces import TRACES_FILE, RunFileError, Trace, read_traces
 from ..rm.model import RewardModel
 from ..tasks.base import Task
 from ..tasks.scoring import answer_key
@@ -117,7 +117,16 @@ def read_judgments(path: Path) -> list[JudgeRecord]:
         data = data[: data.rfind(b"\n") + 1]
         with open(path, "r+b") as fh:
             fh.truncate(len(data))
-    return [JudgeRecord.model_validate_json(line) for line in data.splitlines() if line.strip()]
+    records = []
+    for lineno, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(JudgeRecord.model_validate_json(line))
+        except ValidationError as exc:
+            where = ".".join(str(x) for x in exc.errors()[0]["loc"]) or "line"
+            raise RunFileError(f"{path}:{lineno}: not a judgment record ({where})", hint="fix or delete that line") from None
+    return records
 
 
 def _append(path: Path, record: BaseModel) -> None:
