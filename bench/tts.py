@@ -39,7 +39,9 @@ def config_for(task: str, args: argparse.Namespace, test_questions: int) -> Loop
         task=task, train_questions=args.train_questions, test_questions=test_questions, n=args.n, seed=args.seed,
         constrained=True, temperature=0.9, plan_max_tokens=320, agent_max_tokens=args.agent_max_tokens,
         agent_max_samples=3, agent_max_rounds=1, parallel_questions=2, rm=RMConfig(epochs=args.epochs),
-        bon=BonConfig(n=args.n, judge=args.judge, judge_max_steps=2, judge_max_tokens=192),
+        # Four questions judged at once keep the server's four slots busy; the judge runs at temperature 0,
+        # so this changes its speed, not its picks.
+        bon=BonConfig(n=args.n, judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
     )  # fmt: skip
 
 
@@ -61,6 +63,12 @@ def log_event(task: str):
             print(f"[{time.strftime('%H:%M:%S')}] {task} {e.stage} {detail} {e.message}", flush=True)
 
     return on_event
+
+
+def done_questions(task: str) -> int:
+    """Held-out questions already in the task's results, so a later sitting starts from the next step."""
+    path = ROOT / task / "bon" / "results.json"
+    return json.loads(path.read_text())["questions"] if path.exists() else 0
 
 
 def summarize() -> dict:
@@ -90,17 +98,24 @@ def main() -> None:
     ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--judge", action=argparse.BooleanOptionalAction, default=True, help="run the listwise judge (at N only)")
     ap.add_argument("--hours", type=float, default=None, help="stop starting new steps after this long")
+    ap.add_argument("--until", default=None, help="stop starting new steps after this local time (HH:MM)")
     args = ap.parse_args()
-    start = time.time()
+    deadline = None if args.hours is None else time.time() + args.hours * 3600
+    if args.until is not None:
+        hh, mm = (int(x) for x in args.until.split(":"))
+        now = time.localtime()
+        until = time.mktime((now.tm_year, now.tm_mon, now.tm_mday, hh, mm, 0, 0, 0, -1))
+        until += 86400 if until < time.time() else 0
+        deadline = until if deadline is None else min(deadline, until)
     tasks = args.task or list(TASKS)
     with open_llm("local", model=args.model) as llm:
         # Tasks take turns one step at a time, so every task has results early.
-        reached = {t: 0 for t in tasks}
+        reached = {t: done_questions(t) for t in tasks}
         while any(reached[t] < args.test_questions for t in tasks):
             for task in tasks:
                 if reached[task] >= args.test_questions:
                     continue
-                if args.hours is not None and time.time() - start > args.hours * 3600:
+                if deadline is not None and time.time() > deadline:
                     print("time limit reached; re-run the same command to continue", flush=True)
                     summarize()
                     return
