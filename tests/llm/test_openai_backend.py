@@ -40,6 +40,20 @@ def test_model_name_discovered_from_server(fake):
     assert llm.backend.model_id == f"fake-model@{fake.url}"
 
 
+def test_model_id_read_before_any_request_asks_the_server(fake):
+    backend = OpenAIBackend(fake.url, max_retries=0)
+    assert backend.model_id == f"fake-model@{fake.url}"
+    assert backend.model == "fake-model"
+
+
+def test_model_id_of_an_unreachable_server_names_it():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(BackendUnreachable, match=f"cannot reach http://127.0.0.1:{port}/v1"):
+        OpenAIBackend(f"http://127.0.0.1:{port}/v1", max_retries=0).model_id
+
+
 def test_structured_output_sends_schema(fake):
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
     fake.queue(Reply(text='{"a": 3}'))

@@ -63,7 +63,10 @@ class OpenAIBackend(Backend):
         if self._identity is not None:
             return self._identity
         if self.model is None:
-            raise ConfigError("no model name yet: call `await backend.start()` or pass model=")
+            # Read before any request (a CLI recording its run config): ask the server now, synchronously.
+            with openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
+                               max_retries=self.max_retries) as client:  # fmt: skip
+                self.model = self._served_model(client.models.list)
         return f"{self.model}@{self.base_url}"
 
     @property
@@ -86,14 +89,21 @@ class OpenAIBackend(Backend):
             return
         try:
             page = await self._client().models.list()
-            names = [m.id for m in page.data]
+        except openai.OpenAIError as exc:
+            raise self._translate(exc) from exc
+        self.model = self._served_model(lambda: page)
+
+    def _served_model(self, list_models: Any) -> str:
+        """The first model the server lists; `list_models` returns its /models page."""
+        try:
+            names = [m.id for m in list_models().data]
         except openai.OpenAIError as exc:
             raise self._translate(exc) from exc
         except (ValueError, TypeError, AttributeError) as exc:
             raise MalformedResponse(f"{self.base_url}/models returned an unreadable model list: {exc}") from exc
         if not names:
             raise ConfigError(f"{self.base_url} serves no models", hint="pass --model")
-        self.model = names[0]
+        return str(names[0])
 
     async def complete(self, messages: list[Message], config: GenerateConfig, seed: int | None) -> Completion:
         await self.start()
