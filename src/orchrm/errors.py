@@ -73,3 +73,7 @@ class SchemaViolation(LLMError):
         self.text = text
         # The violating call's `Usage` (already in the ledger), so callers can count what a bad reply cost.
         self.usage = usage
+
+
+class RunFileError(OrchrmError):
+    """A run folder whose files cannot be read back."""

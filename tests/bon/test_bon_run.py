@@ -76,9 +76,9 @@ def test_bad_settings_are_refused_clearly(tmp_path, rm_dir):
 
 
 def test_a_corrupt_judgment_line_names_file_and_line(tmp_path):
-    from orchrm.mas.traces import RunFileError
+    from orchrm.errors import RunFileError
 
     path = tmp_path / JUDGMENTS_FILE
     path.write_text('{"question_id": "q", "n": 2}\n')
-    with pytest.raises(RunFileError, match=r"judgments.jsonl:1: not a judgment record"):
+    with pytest.raises(RunFileError, match=r"judgments.jsonl:1: not a valid judgment \(key: Field required\)"):
         read_judgments(path)

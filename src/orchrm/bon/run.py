@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
+from .. import jsonl
 from ..errors import ConfigError
 from ..evidence import SkillEvaluator
 from ..evidence.evaluator import EvaluatorConfig
 from ..evidence.trajectory import trajectory_response
 from ..llm import LLM
 from ..mas.rollout import Progress, RunConfig, arollout
-from ..mas.traces import TRACES_FILE, RunFileError, Trace, read_traces
+from ..mas.traces import TRACES_FILE, Trace, read_traces
 from ..rm.model import RewardModel
 from ..tasks.base import Task
 from ..tasks.scoring import answer_key
@@ -110,30 +111,7 @@ class BonResult:
 
 def read_judgments(path: Path) -> list[JudgeRecord]:
     """Every judgment in the file; a torn last line (a killed run) is dropped and cut off."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        data = data[: data.rfind(b"\n") + 1]
-        with open(path, "r+b") as fh:
-            fh.truncate(len(data))
-    records = []
-    for lineno, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(JudgeRecord.model_validate_json(line))
-        except ValidationError as exc:
-            where = ".".join(str(x) for x in exc.errors()[0]["loc"]) or "line"
-            raise RunFileError(f"{path}:{lineno}: not a judgment record ({where})", hint="fix or delete that line") from None
-    return records
-
-
-def _append(path: Path, record: BaseModel) -> None:
-    with open(path, "ab") as fh:
-        fh.write(record.model_dump_json().encode() + b"\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    return jsonl.read(path, JudgeRecord.model_validate, "judgment", repair=True)
 
 
 def rm_warnings(rm: RewardModel, task: Task, spec: str) -> list[str]:
@@ -188,7 +166,7 @@ async def judge_missing(
             scores={str(t.plan_index): s for t, s in zip(plans, j.scores, strict=False)},
             prompt_tokens=j.prompt_tokens, completion_tokens=j.completion_tokens, wall_s=wall, status=j.status,
         )
-        _append(path, record)
+        jsonl.append(path, record)
         done += 1
         if on_progress:
             on_progress(done, len(todo))

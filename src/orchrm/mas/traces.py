@@ -8,24 +8,20 @@ names the file and the line.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from ..errors import OrchrmError
+from .. import jsonl
+from ..errors import RunFileError
+from ..jsonl import JsonlWriter, RecordError
 from ..llm import Message, Usage
 from .plans import Plan
 
 TRACE_VERSION = 1
 TRACES_FILE = "traces.jsonl"
 RUN_FILE = "run.json"
-
-
-class RunFileError(OrchrmError):
-    """A run folder whose files cannot be read back."""
 
 
 class LLMCall(BaseModel):
@@ -155,60 +151,25 @@ def token_totals(plan_call: LLMCall | None, agents: list[AgentEvent]) -> dict[st
     return out
 
 
-class TraceWriter:
+class TraceWriter(JsonlWriter):
     """Appends traces to a JSONL file, one durable line per record."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "ab")  # noqa: SIM115 (closed in close())
+    def write(self, record: BaseModel) -> None:
+        if not isinstance(record, Trace):
+            raise TypeError(f"TraceWriter writes traces, not {type(record).__name__}")
+        super().write(record)
 
-    def write(self, trace: Trace) -> None:
-        line = trace.model_dump_json(by_alias=True).encode() + b"\n"
-        self._fh.write(line)  # one write per record, so a kill leaves at most one torn line
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
 
-    def close(self) -> None:
-        self._fh.close()
-
-    def __enter__(self) -> TraceWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def _parse_trace(value: Any) -> Trace:
+    if not isinstance(value, dict) or value.get("version") != TRACE_VERSION:
+        version = value.get("version") if isinstance(value, dict) else None
+        raise RecordError(f"trace version {version!r}, this orchrm reads version {TRACE_VERSION}")
+    return Trace.model_validate(value)
 
 
 def read_traces(path: Path, *, repair: bool = False) -> list[Trace]:
     """Every trace in a JSONL file. A torn last line is skipped (and cut off the file when `repair`)."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    torn_at: int | None = None
-    if data and not data.endswith(b"\n"):
-        torn_at = data.rfind(b"\n") + 1
-        data = data[:torn_at]
-    traces: list[Trace] = []
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RunFileError(f"{path}:{lineno}: not a JSON record ({exc})", hint="fix or delete that line") from None
-        if not isinstance(value, dict) or value.get("version") != TRACE_VERSION:
-            version = value.get("version") if isinstance(value, dict) else None
-            raise RunFileError(f"{path}:{lineno}: trace version {version!r}, this orchrm reads version {TRACE_VERSION}")
-        try:
-            traces.append(Trace.model_validate(value))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise RunFileError(f"{path}:{lineno}: not a valid trace ({where}: {err['msg']})") from None
-    if torn_at is not None and repair:
-        with open(path, "r+b") as fh:
-            fh.truncate(torn_at)
-    return traces
+    return jsonl.read(path, _parse_trace, "trace", repair=repair)
 
 
 def locate_traces(path: Path) -> Path:

@@ -1,0 +1,48 @@
+import pytest
+from pydantic import BaseModel
+
+from orchrm import jsonl
+from orchrm.errors import RunFileError
+
+
+class Rec(BaseModel):
+    a: int
+
+
+def _parse(value):
+    if value.get("a") == 13:
+        raise jsonl.RecordError("thirteen is refused")
+    return Rec.model_validate(value)
+
+
+def test_appended_records_read_back_and_a_missing_file_is_empty(tmp_path):
+    path = tmp_path / "sub" / "r.jsonl"
+    assert jsonl.read(path, _parse, "rec") == []
+    for i in range(3):
+        jsonl.append(path, Rec(a=i))
+    assert [r.a for r in jsonl.read(path, _parse, "rec")] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("repair", [False, True])
+def test_a_torn_last_line_is_skipped_and_cut_only_on_repair(tmp_path, repair):
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": 2}\n{"a": ')
+    assert [r.a for r in jsonl.read(path, _parse, "rec", repair=repair)] == [1, 2]
+    assert path.read_bytes().endswith(b"\n") is repair
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b"{oops", r"r.jsonl:2: not a JSON record"),
+        (b'{"a": "x"}', r"r.jsonl:2: not a valid rec \(a: Input should be a valid integer"),
+        (b'{"a": 13}', r"r.jsonl:2: thirteen is refused"),
+    ],
+)
+def test_a_bad_line_names_file_and_line_and_changes_nothing(tmp_path, line, message):
+    path = tmp_path / "r.jsonl"
+    data = b'{"a": 1}\n' + line + b"\n{\"a\": "
+    path.write_bytes(data)
+    with pytest.raises(RunFileError, match=message):
+        jsonl.read(path, _parse, "rec", repair=True)
+    assert path.read_bytes() == data
