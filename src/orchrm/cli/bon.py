@@ -11,12 +11,28 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .options import ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
+from .options import (
+    AgentMaxRounds,
+    AgentMaxSamples,
+    AgentMaxTokens,
+    ApiKeyEnv,
+    Backend,
+    BaseUrl,
+    Concurrency,
+    Constrained,
+    Degree,
+    Model,
+    ParallelQuestions,
+    PlanMaxTokens,
+    Seed,
+    TaskName,
+    Temperature,
+)
 from ..bon.report import METHOD_HEADER, mark_rows, method_rows, write_reports
 from ..bon.run import BonConfig, BonProgress, abon
 from ..llm import open_llm
 from ..mas.rollout import RunConfig
-from ..tasks import TASK_HELP, load_task
+from ..tasks import load_task
 
 
 def results_tables(results: dict[str, Any]) -> list[Table]:
@@ -62,25 +78,25 @@ def progress_columns() -> tuple:
 
 
 def bon(
-    task: Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")],
+    task: TaskName,
     rm: Annotated[Path, typer.Option(help="Reward-model folder from `orchrm train-rm`.")],
     out: Annotated[Path, typer.Option(help="Output folder (created, or resumed when it exists).")],
     n: Annotated[int, typer.Option(help="Plans sampled per held-out question.")] = 8,
     n_questions: Annotated[int, typer.Option(help="Held-out (test split) questions.")] = 20,
-    seed: Annotated[int, typer.Option(help="Seed for questions, plan sampling and sub-agents.")] = 0,
-    degree: Annotated[str, typer.Option(help="direct, single or dag.")] = "dag",
-    constrained: Annotated[bool, typer.Option(help="Constrain plans with the plan JSON schema.")] = False,
-    temperature: Annotated[float, typer.Option(help="Orchestrator sampling temperature.")] = 0.8,
-    plan_max_tokens: Annotated[int, typer.Option(help="Token limit of one plan.")] = 400,
-    agent_max_tokens: Annotated[int, typer.Option(help="Token limit of one sub-agent call.")] = 384,
-    agent_max_samples: Annotated[int | None, typer.Option(help="Cap on self_consistency samples (plans ask; the budget decides).")] = None,
-    agent_max_rounds: Annotated[int | None, typer.Option(help="Cap on reflexion and debate rounds.")] = None,
+    seed: Seed = 0,
+    degree: Degree = "dag",
+    constrained: Constrained = False,
+    temperature: Temperature = 0.8,
+    plan_max_tokens: PlanMaxTokens = 400,
+    agent_max_tokens: AgentMaxTokens = 384,
+    agent_max_samples: AgentMaxSamples = None,
+    agent_max_rounds: AgentMaxRounds = None,
     judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
     judge_steps: Annotated[int, typer.Option(help="Judge agent steps per trajectory.")] = 3,
     judge_max_tokens: Annotated[int, typer.Option(help="Judge completion tokens per step.")] = 256,
     judge_n: Annotated[list[int] | None, typer.Option(help="N values the judge runs at (repeatable; default N).")] = None,
     tau: Annotated[float, typer.Option(help="rm-adaptive margin in reward standard deviations.")] = 0.5,
-    parallel_questions: Annotated[int, typer.Option(help="Questions in flight at once.")] = 2,
+    parallel_questions: ParallelQuestions = 2,
     backend: Backend = "local",
     model: Model = None,
     base_url: BaseUrl = None,

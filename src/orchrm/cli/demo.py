@@ -11,9 +11,10 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
+from .options import AgentMaxTokens, Seed, TaskName
 from ..llm import DEFAULT_MODEL, open_llm
 from ..loop import LoopConfig, LoopEvent, arun_loop
-from ..tasks import TASK_HELP, load_task
+from ..tasks import load_task
 from .bon import BonBars, progress_columns, results_tables
 from .render import usage_table
 
@@ -22,15 +23,15 @@ DEFAULTS = LoopConfig()
 
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder (resumed when it exists).")] = Path("runs/demo"),
-    task: Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")] = DEFAULTS.task,
+    task: TaskName = DEFAULTS.task,
     train_questions: Annotated[int, typer.Option(help="Training questions (rollouts -> pairs -> RM).")] = DEFAULTS.train_questions,
     test_questions: Annotated[int, typer.Option(help="Held-out questions for best-of-N.")] = DEFAULTS.test_questions,
     n: Annotated[int, typer.Option(help="Plans per question.")] = DEFAULTS.n,
     degree: Annotated[str, typer.Option(help="Plan shape: single (one agent) or dag (any plan).")] = DEFAULTS.degree,
-    agent_max_tokens: Annotated[int, typer.Option(help="Token limit of one sub-agent call.")] = DEFAULTS.agent_max_tokens,
+    agent_max_tokens: AgentMaxTokens = DEFAULTS.agent_max_tokens,
     epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,
     judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
-    seed: Annotated[int, typer.Option()] = DEFAULTS.seed,
+    seed: Seed = DEFAULTS.seed,
     model: Annotated[str, typer.Option(help="Embedded model name or .gguf path.")] = DEFAULT_MODEL,
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""

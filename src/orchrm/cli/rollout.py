@@ -12,33 +12,49 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from pydantic import ValidationError
 
-from .options import ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
+from .options import (
+    AgentMaxRounds,
+    AgentMaxSamples,
+    AgentMaxTokens,
+    ApiKeyEnv,
+    Backend,
+    BaseUrl,
+    Concurrency,
+    Constrained,
+    Degree,
+    Model,
+    ParallelQuestions,
+    PlanMaxTokens,
+    Seed,
+    TaskName,
+    Temperature,
+)
 from ..errors import ConfigError
 from ..llm import open_llm
 from ..mas.rollout import Progress as Counters
 from ..mas.rollout import RunConfig, arollout
-from ..tasks import TASK_HELP, load_task
+from ..tasks import load_task
 
 
 def rollout(
-    task: Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")],
+    task: TaskName,
     out: Annotated[Path, typer.Option(help="Run folder (created, or resumed when it exists).")],
     n_questions: Annotated[int, typer.Option(help="Questions to draw from the split.")] = 10,
     n_plans: Annotated[int, typer.Option(help="Plans sampled per question.")] = 4,
     split: Annotated[str, typer.Option(help="train or test (splits are by question).")] = "train",
-    seed: Annotated[int, typer.Option(help="Seed for questions, plan sampling and sub-agents.")] = 0,
+    seed: Seed = 0,
     execute: Annotated[str, typer.Option(help="all: execute every valid plan; none: only sample plans.")] = "all",
-    degree: Annotated[str, typer.Option(help="direct, single or dag.")] = "dag",
-    temperature: Annotated[float, typer.Option(help="Orchestrator sampling temperature.")] = 0.8,
+    degree: Degree = "dag",
+    temperature: Temperature = 0.8,
     top_p: Annotated[float, typer.Option(help="Orchestrator nucleus sampling mass.")] = 0.95,
-    plan_max_tokens: Annotated[int, typer.Option(help="Token limit of one plan.")] = 400,
-    constrained: Annotated[bool, typer.Option(help="Constrain plans with the plan JSON schema.")] = False,
+    plan_max_tokens: PlanMaxTokens = 400,
+    constrained: Constrained = False,
     checkpoint: Annotated[str, typer.Option(help="Free label of the orchestrator checkpoint (e.g. base).")] = "base",
-    agent_max_tokens: Annotated[int, typer.Option(help="Token limit of one sub-agent call.")] = 384,
-    agent_max_samples: Annotated[int | None, typer.Option(help="Cap on self_consistency samples (plans ask; the budget decides).")] = None,
-    agent_max_rounds: Annotated[int | None, typer.Option(help="Cap on reflexion and debate rounds.")] = None,
+    agent_max_tokens: AgentMaxTokens = 384,
+    agent_max_samples: AgentMaxSamples = None,
+    agent_max_rounds: AgentMaxRounds = None,
     agent_timeout: Annotated[float, typer.Option(help="Seconds one sub-agent may run.")] = 900.0,
-    parallel_questions: Annotated[int, typer.Option(help="Questions in flight at once.")] = 2,
+    parallel_questions: ParallelQuestions = 2,
     backend: Backend = "local",
     model: Model = None,
     base_url: BaseUrl = None,
