@@ -6,8 +6,9 @@
 For each task this runs orchrm's whole loop (`orchrm.loop`) into bench/results/tts/<task>/: rollouts on
 training questions, pairs, an RM, then best-of-N on held-out questions. It is resumable and incremental:
 every trace and judgment is appended as it finishes, the held-out set grows `--step` questions at a time,
-and after every step the task's results.json, report and plots are rewritten, so a run stopped at any point
-has a report of what it finished and a later sitting extends it. The traces and results are meant to be
+and after every step the task's results.json, report and plots are rewritten (and bench/results/tts.md, the
+tables bench/README.md quotes), so a run stopped at any point has a report of what it finished and a later
+sitting extends it. The traces and results are meant to be
 committed; the RM folder is not (it is retrained, with the same seed, from the committed traces when
 missing). Writes bench/results/tts.json with each task's marks.
 """
@@ -30,6 +31,7 @@ from orchrm.tasks import load_task
 
 ROOT = Path(__file__).parent / "results" / "tts"
 SUMMARY = Path(__file__).parent / "results" / "tts.json"
+TABLES = Path(__file__).parent / "results" / "tts.md"
 TASKS = ("chain_sum", "search_qa")
 
 
@@ -82,7 +84,63 @@ def summarize() -> dict:
             "marks": r["marks"], "adaptive_sweep": r["adaptive_sweep"],
         }  # fmt: skip
     SUMMARY.write_text(json.dumps(out, indent=2) + "\n")
+    TABLES.write_text(markdown())
     return out
+
+
+def _iv(d: dict | None, scale: float = 100, digits: int = 1) -> str:
+    if d is None or d.get("value") is None:
+        return "n/a"
+
+    def f(x: float) -> str:
+        return f"{x * scale:.{digits}f}".replace("-0.0", "0.0") if digits else f"{x * scale:.0f}"
+
+    return f(d["value"]) if d.get("low") is None else f"{f(d['value'])} [{f(d['low'])}, {f(d['high'])}]"
+
+
+def markdown() -> str:
+    """Each task's tables for bench/README.md, from the committed results (and the RM card, when present)."""
+    out = []
+    for path in sorted(ROOT.glob("*/bon/results.json")):
+        r = json.loads(path.read_text())
+        task, m = r["task"], r["marks"]
+        pairs = json.loads((ROOT / task / "pairs" / "stats.json").read_text())
+        card_path = ROOT / task / "rm" / "orchrm.json"
+        val = json.loads(card_path.read_text()).get("metrics", {}).get("val_accuracy") if card_path.exists() else None
+        sources = ", ".join(f"{k} {v['train']}" for k, v in pairs["per_source"].items())
+        train = sum(v["train"] for v in pairs["per_source"].values())
+        out += [
+            f"### {task}: {r['questions']} held-out questions, N = {r['n']}\n",
+            f"RM trained on {train} pairs ({sources}) from {pairs['questions']} training questions; held-out pairwise "
+            f"accuracy {'n/a (RM folder missing)' if val is None else f'{val:.3f}'}. "
+            f"Valid plans per held-out question: {r['valid_plans_per_question']} of {r['n']}.\n",
+            "| method | accuracy % [95% CI] | tokens/q (plan / execute / verify) | plans run |",
+            "|---|---|---|---|",
+        ]
+        for name, v in r["methods"].items():
+            t = v["tokens"]
+            out.append(f"| {name} | {_iv(v['accuracy'])} | {t['total']:,.0f} ({t['plan']:,.0f} / {t['execute']:,.0f} / "
+                       f"{t['verify']:,.0f}) | {v['executed_plans']:.2f} |")  # fmt: skip
+        out += [
+            "",
+            "| mark | measured [95% CI] | the paper |",
+            "|---|---|---|",
+            f"| rm − random, accuracy points | {_iv(m['rm_minus_random'])} | up to +8 |",
+            f"| rm − majority, accuracy points | {_iv(m['rm_minus_majority'])} | |",
+            f"| rm's tokens as a share of majority's | {_iv(m['rm_tokens_over_majority'], 1, 2)} | |",
+            f"| judge's tokens as a multiple of rm's | {_iv(m.get('judge_tokens_over_rm'), 1, 2)} | 142.80M / 2.38M = 60 |",
+            f"| share of the random→oracle gap rm closes, % | {_iv(m['gap_closed_random_to_oracle'], 100, 0)} | |",
+            "",
+            "rm-adaptive over its threshold (tau, in standard deviations of the rewards; 0 is `rm`):",
+            "",
+            "| tau | accuracy % [95% CI] | tokens/q | plans run |",
+            "|---|---|---|---|",
+        ]
+        for row in r["adaptive_sweep"]:
+            tau = "all" if row["tau"] is None else f"{row['tau']:g}"
+            out.append(f"| {tau} | {_iv(row['accuracy'])} | {row['tokens']['total']:,.0f} | {row['executed_plans']:.2f} |")
+        out.append(f"\nPlots: `bench/results/tts/{task}/bon/accuracy_vs_n.png`, `accuracy_vs_tokens.png`; report: `report.md`.\n")
+    return "\n".join(out)
 
 
 def main() -> None:
@@ -99,7 +157,12 @@ def main() -> None:
     ap.add_argument("--judge", action=argparse.BooleanOptionalAction, default=True, help="run the listwise judge (at N only)")
     ap.add_argument("--hours", type=float, default=None, help="stop starting new steps after this long")
     ap.add_argument("--until", default=None, help="stop starting new steps after this local time (HH:MM)")
+    ap.add_argument("--tables-only", action="store_true", help="only rewrite tts.json and tts.md from the results so far")
     args = ap.parse_args()
+    if args.tables_only:
+        summarize()
+        print(TABLES.read_text())
+        return
     deadline = None if args.hours is None else time.time() + args.hours * 3600
     if args.until is not None:
         hh, mm = (int(x) for x in args.until.split(":"))
