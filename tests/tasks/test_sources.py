@@ -21,6 +21,16 @@ def test_sources_are_deterministic_split_and_their_scorer_accepts_gold(name):
         assert task.correct(None, q)[1] is False
 
 
+def test_questions_are_distinct_even_when_the_generator_repeats_itself():
+    # chain_sum's seed-0 pool repeats a test question within its first hundred.
+    ids = [q.id for q in load_task("chain_sum").questions(100, split="test")]
+    assert len(set(ids)) == 100
+
+
+def test_search_qa_has_a_hundred_held_out_questions():
+    assert len(SearchQATask().questions(100, split="test")) == 100
+
+
 def test_gym_scorer_rejects_a_wrong_answer_and_accepts_numeric_forms():
     task = load_task("gsm_symbolic")
     q = task.questions(1)[0]

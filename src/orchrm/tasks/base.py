@@ -57,8 +57,11 @@ class Task:
         if split not in ("train", "test"):
             raise ConfigError(f"unknown split {split!r}; use train or test")
         out: list[Question] = []
+        seen: set[str] = set()
         for q in self._pool(seed):
-            if split_of(q.question) == split:
+            # Generators repeat themselves (chain_sum does within its first hundred): n questions are n distinct ones.
+            if split_of(q.question) == split and q.id not in seen:
+                seen.add(q.id)
                 out.append(q)
                 if len(out) == n:
                     break
