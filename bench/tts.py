@@ -109,13 +109,15 @@ def markdown() -> str:
         task, m = r["task"], r["marks"]
         pairs = json.loads((ROOT / task / "pairs" / "stats.json").read_text())
         card_path = ROOT / task / "rm" / "orchrm.json"
-        val = json.loads(card_path.read_text()).get("metrics", {}).get("val_accuracy") if card_path.exists() else None
+        card = json.loads(card_path.read_text()) if card_path.exists() else None
+        val = card.get("metrics", {}).get("val_accuracy") if card else None
+        shown = "n/a (RM folder missing)" if card is None else "n/a (no validation pairs)" if val is None else f"{val:.3f}"
         sources = ", ".join(f"{k} {v['train']}" for k, v in pairs["per_source"].items())
         train = sum(v["train"] for v in pairs["per_source"].values())
         out += [
             f"### {task}: {r['questions']} held-out questions, N = {r['n']}\n",
             f"RM trained on {train} pairs ({sources}) from {pairs['questions']} training questions; held-out pairwise "
-            f"accuracy {'n/a (RM folder missing)' if val is None else f'{val:.3f}'}. "
+            f"accuracy {shown}. "
             f"Valid plans per held-out question: {r['valid_plans_per_question']} of {r['n']}.\n",
             "| method | accuracy % [95% CI] | tokens/q (plan / execute / verify) | plans run |",
             "|---|---|---|---|",
