@@ -64,9 +64,13 @@ class OpenAIBackend(Backend):
             return self._identity
         if self.model is None:
             # Read before any request (a CLI recording its run config): ask the server now, synchronously.
-            with openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
-                               max_retries=self.max_retries) as client:  # fmt: skip
-                self.model = self._served_model(client.models.list)
+            try:
+                with openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
+                                   max_retries=self.max_retries) as client:  # fmt: skip
+                    page = client.models.list()
+            except openai.OpenAIError as exc:
+                raise self._translate(exc) from exc
+            self.model = self._first_model(page)
         return f"{self.model}@{self.base_url}"
 
     @property
@@ -91,14 +95,12 @@ class OpenAIBackend(Backend):
             page = await self._client().models.list()
         except openai.OpenAIError as exc:
             raise self._translate(exc) from exc
-        self.model = self._served_model(lambda: page)
+        self.model = self._first_model(page)
 
-    def _served_model(self, list_models: Any) -> str:
-        """The first model the server lists; `list_models` returns its /models page."""
+    def _first_model(self, page: Any) -> str:
+        """The first model in the server's /models page."""
         try:
-            names = [m.id for m in list_models().data]
-        except openai.OpenAIError as exc:
-            raise self._translate(exc) from exc
+            names = [m.id for m in page.data]
         except (ValueError, TypeError, AttributeError) as exc:
             raise MalformedResponse(f"{self.base_url}/models returned an unreadable model list: {exc}") from exc
         if not names:
