@@ -177,7 +177,7 @@ async def judge_missing(
 
 def _tokens(t: Trace, category: str) -> int:
     c = t.tokens.get(category)
-    return c.total if c else 0
+    return c.total_tokens if c else 0
 
 
 def build_cases(grouped: dict[str, list[Trace]], rewards: dict[str, list[float]], rm_s: dict[str, float]) -> list[Case]:
