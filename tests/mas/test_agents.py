@@ -105,6 +105,29 @@ def test_search_must_answer_on_its_last_step():
     assert "Using only the documents above" in run.calls[-1].messages[-1].content
 
 
+def test_search_runs_a_search_asked_for_before_a_guessed_answer():
+    corpus = FakeCorpus({"p": "Ana Vel works for Mox Labs.", "c": "Mox Labs is headquartered in Oslo."})
+    llm = scripted_llm("SEARCH: Mox Labs headquartered\nAnswer: Paris", "Answer: Oslo")
+    result, run = run_agent("search", llm, {"steps": 3, "top_k": 1}, retriever=corpus, task="Ana Vel works")
+    assert corpus.queries == ["Ana Vel works", "Mox Labs headquartered"]
+    assert result.answer == "Oslo" and len(run.calls) == 2
+
+
+def test_search_stops_at_an_answer_written_before_a_search_line():
+    corpus = FakeCorpus({"p": "Ana Vel works for Mox Labs."})
+    llm = scripted_llm("Answer: Mox Labs\nSEARCH: anything else")
+    result, run = run_agent("search", llm, {"steps": 3}, retriever=corpus, task="Ana Vel works")
+    assert result.answer == "Mox Labs" and len(run.calls) == 1
+
+
+def test_search_repeated_query_brings_documents_not_found_yet():
+    corpus = FakeCorpus({"a": "Mox Labs alpha", "b": "Mox Labs beta", "c": "Mox Labs gamma", "z": "unrelated"})
+    llm = scripted_llm("SEARCH: Mox Labs", "SEARCH: Mox Labs", "Answer: gamma")
+    result, run = run_agent("search", llm, {"steps": 3, "top_k": 1}, retriever=corpus, task="Mox Labs")
+    assert [s["hits"] for s in run.steps] == [["a"], ["b"], ["c"]]
+    assert all(doc in run.calls[-1].messages[-1].content for doc in ("alpha", "beta", "gamma"))
+
+
 def test_search_without_corpus_fails_clearly():
     with pytest.raises(NoCorpus):
         run_agent("search", scripted_llm("Answer: 1"))

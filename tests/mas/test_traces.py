@@ -43,7 +43,7 @@ def test_round_trip_keeps_everything(tmp_path):
     back = read_traces(path)
     assert back == [trace(0), trace(1)]
     assert back[0].version == TRACE_VERSION
-    assert back[0].tokens["plan"].total == 150 and back[0].tokens["execute"].calls == 2
+    assert back[0].tokens["plan"].total_tokens == 150 and back[0].tokens["execute"].calls == 2
     assert back[0].tokens["execute"].cached_calls == 1
     raw = json.loads(path.read_text().splitlines()[0])
     assert raw["plan"]["edges"] == [] and "messages" in raw["agents"][0]["calls"][0]

@@ -177,7 +177,7 @@ async def judge_missing(
 
 def _tokens(t: Trace, category: str) -> int:
     c = t.tokens.get(category)
-    return c.total if c else 0
+    return c.total_tokens if c else 0
 
 
 def build_cases(grouped: dict[str, list[Trace]], rewards: dict[str, list[float]], rm_s: dict[str, float]) -> list[Case]:
@@ -230,18 +230,25 @@ def summarize(outcomes: list[Outcome], boot: Bootstrap) -> dict[str, Any]:
     }
 
 
+def full_outcomes(
+    cases: list[Case], config: BonConfig, judgments: list[JudgeRecord]
+) -> tuple[dict[tuple[str, int], JudgeRecord], float, dict[str, list[Outcome]]]:
+    """Every method's outcome per question at N, with the judgment map and the reward scale they used."""
+    jmap = {(j.question_id, j.n): j for j in judgments}
+    rewards = [c.reward for case in cases for c in case.valid]
+    # rm-adaptive's margin threshold is in units of the rewards' spread, so one tau fits every RM
+    scale = (statistics.pstdev(rewards) if len(rewards) > 1 else 1.0) or 1.0
+    return jmap, scale, outcomes_at(cases, config.n, config, scale, jmap)
+
+
 def compute_results(
     cases: list[Case], config: BonConfig, judgments: list[JudgeRecord], *, meta: dict[str, Any]
 ) -> dict[str, Any]:
     """Accuracy with bootstrap intervals, tokens per category, curves over N, the adaptive sweep, the marks."""
     if not cases:
         raise ConfigError("no held-out question has traces yet", hint="let the rollout stage finish at least one question")
-    jmap = {(j.question_id, j.n): j for j in judgments}
-    rewards = [c.reward for case in cases for c in case.valid]
-    scale = statistics.pstdev(rewards) if len(rewards) > 1 else 1.0
-    scale = scale or 1.0
+    jmap, scale, full = full_outcomes(cases, config, judgments)
     boot = Bootstrap(len(cases), config.resamples, config.seed)
-    full = outcomes_at(cases, config.n, config, scale, jmap)
     methods = {m: summarize(full[m], boot) for m in METHODS if m in full}
     acc = {m: [o.correct for o in full[m]] for m in full}
     tok = {m: [o.total_tokens for o in full[m]] for m in full}
@@ -289,9 +296,8 @@ def compute_results(
     }
 
 
-def per_question_rows(cases: list[Case], config: BonConfig, judgments: list[JudgeRecord], scale: float) -> list[dict]:
-    jmap = {(j.question_id, j.n): j for j in judgments}
-    full = outcomes_at(cases, config.n, config, scale, jmap)
+def per_question_rows(cases: list[Case], config: BonConfig, judgments: list[JudgeRecord]) -> list[dict]:
+    _, _, full = full_outcomes(cases, config, judgments)
     rows = []
     for i, case in enumerate(cases):
         row: dict[str, Any] = {"question_id": case.question_id, "valid": len(case.valid)}
@@ -381,6 +387,6 @@ async def abon(
     }
     results = compute_results(cases, config, judgments, meta=meta)
     write_atomic(out / RESULTS_FILE, json.dumps(results, indent=2) + "\n")
-    rows = per_question_rows(cases, config, judgments, results["reward_std"])
+    rows = per_question_rows(cases, config, judgments)
     write_atomic(out / PER_QUESTION_FILE, "".join(json.dumps(r) + "\n" for r in rows))
     return BonResult(results, cases, warnings)

@@ -41,7 +41,7 @@ def runs_table(traces: list[Trace]) -> Table:
         agents = ",".join(t.agent_types()) if t.plan else f"[red]{t.plan_error.rule if t.plan_error else '?'}[/]"
         table.add_row(
             str(i), t.question_id, str(t.plan_index), "yes" if t.valid else "no", agents,
-            _clip(t.final_answer, 20), _clip(t.gold, 20), _verdict(t), f"{sum(c.total for c in t.tokens.values()):,}",
+            _clip(t.final_answer, 20), _clip(t.gold, 20), _verdict(t), f"{sum(c.total_tokens for c in t.tokens.values()):,}",
         )
     return table
 
@@ -91,7 +91,7 @@ def render_trace(t: Trace) -> Group:
     summary = Text()
     summary.append(f"final answer: {t.final_answer}  ", style="bold")
     summary.append(f"[{_verdict(t)}]  ")
-    summary.append(" · ".join(f"{k}: {v.total:,} tok in {v.calls} calls" for k, v in t.tokens.items()))
+    summary.append(" · ".join(f"{k}: {v.total_tokens:,} tok in {v.calls} calls" for k, v in t.tokens.items()))
     if t.executed:
         summary.append(f" · wall {t.wall_s:.1f}s")
     for e in t.errors:

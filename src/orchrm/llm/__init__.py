@@ -1,6 +1,6 @@
 """One LLM interface for all of orchrm: backends, response cache, token accounting, embedded models."""
 
-from .accounting import CATEGORIES, CategoryTotals, TokenLedger, UsageRecord
+from .accounting import CATEGORIES, CategoryTotals, TokenCount, TokenLedger, UsageRecord
 from .backend import Backend
 from .cache import ResponseCache
 from .client import LLM
@@ -28,6 +28,7 @@ __all__ = [
     "OpenAIBackend",
     "ResponseCache",
     "ServerConfig",
+    "TokenCount",
     "TokenLedger",
     "ToolCall",
     "Usage",

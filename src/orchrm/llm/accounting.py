@@ -24,31 +24,38 @@ class UsageRecord(BaseModel):
     cached: bool
 
 
-class CategoryTotals(BaseModel):
-    """Summed usage of one category. `spent_*` counts only calls that reached a model on this run."""
+class TokenCount(BaseModel):
+    """Summed usage of some calls: the one counter behind a trace's per-category tokens and the ledger's totals."""
 
     calls: int = 0
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    spent_prompt_tokens: int = 0
-    spent_completion_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def count(self, prompt_tokens: int, completion_tokens: int, cached: bool) -> None:
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.cached_calls += int(cached)
+
+
+class CategoryTotals(TokenCount):
+    """A ledger category's usage. `spent_*` counts only calls that reached a model on this run."""
+
+    spent_prompt_tokens: int = 0
+    spent_completion_tokens: int = 0
 
     @property
     def spent_tokens(self) -> int:
         return self.spent_prompt_tokens + self.spent_completion_tokens
 
     def add(self, rec: UsageRecord) -> None:
-        self.calls += 1
-        self.prompt_tokens += rec.prompt_tokens
-        self.completion_tokens += rec.completion_tokens
-        if rec.cached:
-            self.cached_calls += 1
-        else:
+        self.count(rec.prompt_tokens, rec.completion_tokens, rec.cached)
+        if not rec.cached:
             self.spent_prompt_tokens += rec.prompt_tokens
             self.spent_completion_tokens += rec.completion_tokens
 

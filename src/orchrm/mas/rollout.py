@@ -109,7 +109,7 @@ class Progress:
         self.plans_done += 1
         self.plans_valid += int(trace.valid)
         self.correct += int(bool(trace.score and trace.score.correct))
-        self.tokens += sum(t.total for t in trace.tokens.values())
+        self.tokens += sum(t.total_tokens for t in trace.tokens.values())
 
 
 def agent_types_for(task: Task) -> tuple[str, ...]:

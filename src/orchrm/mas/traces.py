@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from .. import jsonl
 from ..errors import RunFileError
 from ..jsonl import JsonlWriter, RecordError
-from ..llm import Message, Usage
+from ..llm import Message, TokenCount, Usage
 from .plans import Plan
 
 TRACE_VERSION = 1
@@ -78,23 +78,6 @@ class OrchestratorInfo(BaseModel):
     prompt_id: str = ""
 
 
-class TokenCount(BaseModel):
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_calls: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def add(self, call: LLMCall) -> None:
-        self.calls += 1
-        self.prompt_tokens += call.usage.prompt_tokens
-        self.completion_tokens += call.usage.completion_tokens
-        self.cached_calls += int(call.cached)
-
-
 class ScoreRecord(BaseModel):
     """The task scorer's verdict on the final answer; `error` when the scorer itself failed."""
 
@@ -144,11 +127,15 @@ class Trace(BaseModel):
 def token_totals(plan_call: LLMCall | None, agents: list[AgentEvent]) -> dict[str, TokenCount]:
     out: dict[str, TokenCount] = {}
     if plan_call is not None:
-        out.setdefault("plan", TokenCount()).add(plan_call)
+        _count(out.setdefault("plan", TokenCount()), plan_call)
     for ev in agents:
         for call in ev.calls:
-            out.setdefault("execute", TokenCount()).add(call)
+            _count(out.setdefault("execute", TokenCount()), call)
     return out
+
+
+def _count(into: TokenCount, call: LLMCall) -> None:
+    into.count(call.usage.prompt_tokens, call.usage.completion_tokens, call.cached)
 
 
 class TraceWriter(JsonlWriter):

@@ -1,7 +1,8 @@
 """`search`: iterative retrieval over the task's local corpus (BM25): read top-k, search again or answer.
 
 The first search uses the agent's input as the query. Each step the model reads what it has found and
-replies either `SEARCH: <query>` or `Answer: <answer>`; after `steps` steps it must answer.
+replies either `SEARCH: <query>` or `Answer: <answer>`; after `steps` steps it must answer. A search returns
+the best k documents not found yet, so a repeated query brings new evidence instead of the same page again.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ class Search(Agent):
         found: dict[str, str] = {}
 
         def retrieve(query: str) -> None:
-            hits = run.retriever.search(query, k)  # type: ignore[union-attr]
+            ranked = run.retriever.search(query, k + len(found))  # type: ignore[union-attr]
+            hits = [(doc_id, text) for doc_id, text in ranked if doc_id not in found][:k]
             run.steps.append({"query": query, "hits": [doc_id for doc_id, _ in hits]})
-            for doc_id, text in hits:
-                found.setdefault(doc_id, text)
+            found.update(hits)
 
         retrieve(run.task_input)
         steps = int(self.options["steps"])
@@ -45,8 +46,9 @@ class Search(Agent):
             user = render(template, question=run.question, task=run.task_input, notes=notes)
             [c] = await run.generate(user, system=system_prompt())
             text = c.text
-            query = _SEARCH.findall(text)
-            if last or _ANSWER.search(text) or not query:
+            query, answer = _SEARCH.search(text), _ANSWER.search(text)
+            # an answer written after a SEARCH line was guessed before the search ran: search instead
+            if last or query is None or (answer is not None and answer.start() < query.start()):
                 break
-            retrieve(query[0].strip().strip('"'))
+            retrieve(query.group(1).strip().strip('"'))
         return AgentResult(output=text, answer=answer_of(text))
