@@ -7,7 +7,8 @@ agent, the same model, prompts, budgets and seed. Sub-agents run at temperature 
 between the two comes from the agent's policy; calls the two share replay from the response cache.
 
 Per plan: correct; whether the gold answer appeared in a document the agent was shown; searches; searches
-that brought no document the agent did not have already; execution tokens. Differences are paired bootstrap intervals over plans.
+that brought no document the agent did not have already; execution tokens. Differences are paired bootstrap
+intervals over plans.
 
     python bench/search_agent.py [--questions 20]
 
@@ -37,18 +38,18 @@ RESULTS = Path(__file__).parent / "results" / "search_agent.json"
 def plan_row(t: Trace) -> dict:
     searches = [a for a in t.agents if a.type == "search"]
     shown = " ".join(m.content for a in searches for c in a.calls for m in c.messages if m.role == "user")
-    steps = [s for a in searches for s in a.steps]
-    stale = 0
+    n_steps = stale = 0
     for a in searches:  # a search "brought nothing" when every hit was already in front of the agent
         seen: set[str] = set()
         for s in a.steps:
+            n_steps += 1
             stale += not set(s["hits"]) - seen
             seen.update(s["hits"])
     execute = t.tokens.get("execute")
     return {
         "correct": float(bool(t.score and t.score.correct)),
         "gold_shown": float(bool(t.gold) and t.gold.lower() in shown.lower()),
-        "searches": float(len(steps)),
+        "searches": float(n_steps),
         "searches_with_nothing_new": float(stale),
         "execute_tokens": float(execute.total_tokens if execute else 0),
     }
@@ -61,8 +62,8 @@ def summary(rows: list[dict]) -> dict:
 async def main_async(args: argparse.Namespace) -> dict:
     config = RunConfig.model_validate_json((HELDOUT / RUN_FILE).read_text())
     recorded = [t for t in read_traces(HELDOUT / TRACES_FILE) if t.plan is not None and t.executed]
-    order = list(dict.fromkeys(t.question_id for t in recorded))[: args.questions]
-    base = sorted((t for t in recorded if t.question_id in set(order)), key=lambda t: (order.index(t.question_id), t.plan_index))
+    rank = {q: i for i, q in enumerate(list(dict.fromkeys(t.question_id for t in recorded))[: args.questions])}
+    base = sorted((t for t in recorded if t.question_id in rank), key=lambda t: (rank[t.question_id], t.plan_index))
     task = load_task("search_qa")
     llm = open_llm("local", model=args.model)
     if llm.backend.model_id != config.model_id:
@@ -95,7 +96,7 @@ async def main_async(args: argparse.Namespace) -> dict:
         "benchmark": "search agent (skip found documents, search before a guessed answer) vs its recorded baseline, same plans",
         "model": config.model_id,
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
-        "questions": len(order),
+        "questions": len(rank),
         "plans": len(base),
         "baseline": summary(before),
         "current": summary(after),
