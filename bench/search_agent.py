@@ -83,9 +83,7 @@ async def main_async(args: argparse.Namespace) -> dict:
     try:
         current = await asyncio.gather(*(one(t) for t in base))
     finally:
-        await llm.aclose()
-        if llm.cache is not None:
-            llm.cache.close()
+        await llm.aclose()  # also closes the response cache
     wall = time.perf_counter() - start
     ledger = llm.ledger.totals().get("execute")
     print()

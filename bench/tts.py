@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from orchrm.bon.report import write_reports
-from orchrm.bon.run import BonConfig
+from orchrm.bon.config import BonConfig
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, LoopEvent, arun_loop
 from orchrm.rm.config import RMConfig
@@ -193,8 +193,8 @@ def main() -> None:
                 result = asyncio.run(arun_loop(load_task(task), llm, out, config_for(task, args, target), on_event=log_event(task)))
                 write_reports(result.bon.results, out / "bon")
                 r = result.bon.results
-                acc = {m: round(100 * v["accuracy"]["value"], 1) for m, v in r["methods"].items()}
-                print(f"[{time.strftime('%H:%M:%S')}] {task}: {r['questions']} held-out questions: {acc}", flush=True)
+                acc = {m: round(100 * (v.accuracy.value or 0), 1) for m, v in r.methods.items()}
+                print(f"[{time.strftime('%H:%M:%S')}] {task}: {r.questions} held-out questions: {acc}", flush=True)
                 reached[task] = target
                 summarize()
     print(json.dumps(summarize()["tasks"], indent=1)[:4000])

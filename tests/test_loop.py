@@ -1,11 +1,14 @@
 """The whole loop with a scripted LLM: rollouts -> pairs -> RM -> best-of-N -> report, then a cached rerun."""
 
 import asyncio
+import json
 
+import pytest
 from mas_fakes import bon_replies as replies
 from mas_fakes import make_task, scripted_llm
 
-from orchrm.bon.run import BonConfig
+from orchrm.bon.config import BonConfig
+from orchrm.errors import ChecksumMismatch
 from orchrm.loop import LoopConfig, arun_loop
 from orchrm.rm.config import RMConfig
 
@@ -19,13 +22,46 @@ def test_loop_end_to_end_then_rerun_reuses_everything(tmp_path):
     assert config.bon.n == 3  # one N for training rollouts and best-of-N
     result = asyncio.run(arun_loop(task, scripted_llm(replies()), tmp_path / "demo", config))
     assert result.rm_trained and result.pair_stats.total > 0
-    assert result.bon.results["questions"] == 3
+    assert result.bon.results.questions == 3
     assert result.reports["md"].exists() and result.reports["html"].exists()
     assert not result.bon.warnings  # the RM was trained on this task
+    assert result.bon.results.prior and result.bon.results.prior["trials"] > 0  # the loop fits the prior on its own training traces
 
     llm = scripted_llm(replies())
     again = asyncio.run(arun_loop(task, llm, tmp_path / "demo", config))
     assert not again.rm_trained  # same pairs, same settings: the saved RM is reused
     assert llm.backend.calls == []  # every trace and judgment was on disk
-    for method, m in again.bon.results["methods"].items():  # wall time includes the live RM scoring
-        assert (m["accuracy"], m["tokens"]) == (result.bon.results["methods"][method]["accuracy"], result.bon.results["methods"][method]["tokens"])
+    for method, m in again.bon.results.methods.items():  # wall time includes the live RM scoring
+        assert (m.accuracy, m.tokens) == (result.bon.results.methods[method].accuracy, result.bon.results.methods[method].tokens)
+
+    # A tampered RM is refused, never retrained over: the evidence stays for the user to look at.
+    tokenizer = tmp_path / "demo" / "rm" / "tokenizer.json"
+    tok = json.loads(tokenizer.read_text())
+    vocab = tok["model"]["vocab"]
+    vocab["good"], vocab["bad"] = vocab["bad"], vocab["good"]
+    tokenizer.write_text(json.dumps(tok))
+    with pytest.raises(ChecksumMismatch, match="tokenizer.json"):
+        asyncio.run(arun_loop(task, scripted_llm(replies()), tmp_path / "demo", config))
+    assert json.loads(tokenizer.read_text()) == tok
+    assert {p.name for p in (tmp_path / "demo").iterdir()} >= {"pairs", "rm"}
+    assert not [p for p in (tmp_path / "demo").iterdir() if p.name.startswith(".")]  # no temp folders left
+
+def test_loop_on_two_models_records_both_down_to_the_rm_card(tmp_path):
+    from orchrm.llm import LLM
+    from orchrm.llm.scripted import ScriptedBackend
+    from orchrm.rm.model import RewardModel
+
+    task = make_task(tmp_path)
+    config = LoopConfig(
+        task="jsonl", train_questions=4, test_questions=2, n=3, constrained=False,
+        rm=RMConfig(epochs=1, max_length=96), bon=BonConfig(resamples=100, judge=False),
+    )  # fmt: skip
+    big = LLM(ScriptedBackend([replies()], name="big"))
+    small = LLM(ScriptedBackend([replies()], name="small"), ledger=big.ledger)
+    result = asyncio.run(arun_loop(task, big, tmp_path / "demo", config, agent_llm=small))
+    assert not any("orchestrator" in m[0].content for m, _, _ in small.backend.calls)
+    assert all("orchestrator" in m[0].content for m, _, _ in big.backend.calls)
+    card = RewardModel.load(tmp_path / "demo" / "rm").card
+    assert (card.orchestrator_models, card.agent_models) == (["big"], ["small"])
+    assert (result.bon.results.model, result.bon.results.agent_model) == ("big", "small")
+    assert result.pair_stats.agent_models == {"small": sum(result.pair_stats.agent_models.values())}

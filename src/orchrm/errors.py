@@ -33,6 +33,10 @@ class ChecksumMismatch(ModelError):
     """A model file's sha256 differs from the one pinned in the registry."""
 
 
+class OutdatedModel(ModelError):
+    """A model folder made by an older orchrm (card format or plan rendering) that must be retrained."""
+
+
 class ServerError(OrchrmError):
     """llama-server could not be built or started."""
 

@@ -6,7 +6,6 @@ hold: every complete line is a record, and the one line a kill can tear is the l
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -14,9 +13,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from . import safejson
 from .errors import RunFileError
 
 T = TypeVar("T")
+
+
+#: Records are our own writes, so no size bound; depth and numbers are bounded because a file may be edited,
+#: copied from elsewhere or damaged, and a bad line must be a one-line error, not a RecursionError.
+RECORD_LIMITS = safejson.Limits(max_chars=None, max_depth=64, max_number_chars=100)
 
 
 class RecordError(ValueError):
@@ -71,8 +76,8 @@ def read(path: Path, parse: Callable[[Any], T], what: str, *, repair: bool = Fal
         if not raw.strip():
             continue
         try:
-            records.append(parse(json.loads(raw)))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            records.append(parse(safejson.loads(raw, RECORD_LIMITS)))
+        except safejson.UnsafeJSONError as exc:
             raise RunFileError(f"{path}:{lineno}: not a JSON record ({exc})", hint="fix or delete that line") from None
         except RecordError as exc:
             raise RunFileError(f"{path}:{lineno}: {exc}", hint="fix or delete that line") from None

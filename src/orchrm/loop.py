@@ -13,18 +13,20 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from .bon.config import BonConfig
 from .bon.report import write_reports
-from .bon.run import BonConfig, BonProgress, BonResult, abon
-from .errors import OrchrmError
-from .llm import LLM
-from .mas.rollout import Progress, RunConfig, arollout
+from .bon.run import BonProgress, BonResult, abon
+from .atomic import recover, write_text_atomic
+from .errors import OutdatedModel
+from .llm import LLM, ensure_reachable
+from .mas.rollout import Progress, RunConfig, agent_fields, arollout
 from .mas.traces import TRACES_FILE, read_traces
 from .pairs.builder import PairConfig, PairStats, build_pairs
-from .pairs.rows import STATS_FILE, TRAIN_FILE, VAL_FILE, write_rows
+from .pairs.rows import write_pairs_dir
 from .rm.config import RMConfig
 from .rm.model import RewardModel
 from .rm.train import data_hash, train_reward_model
@@ -36,14 +38,16 @@ TRAIN_DIR, PAIRS_DIR, RM_DIR, BON_DIR = "train", "pairs", "rm", "bon"
 class LoopConfig(BaseModel):
     """What the whole loop runs with; the defaults are `orchrm demo`'s, sized for 2 CPU cores."""
 
-    task: str = "chain_sum"
-    train_questions: int = Field(24, ge=1)
+    # A pool where the right plan depends on the question: retrieval questions need search agents (the names
+    # are invented), arithmetic chains need a python agent; one RM has to route per question.
+    task: str = "mix:world_qa,chain_sum"
+    train_questions: int = Field(20, ge=1)
     test_questions: int = Field(16, ge=1)
     n: int = Field(4, ge=1, description="Plans per question, in training rollouts and in best-of-N.")
     seed: int = 0
-    # The embedded 0.5B model writes a valid multi-agent DAG for about 1 plan in 8 even under the plan
-    # schema, but a valid single-agent plan (type, options, sub-task) for 7 in 8: `single` is its default.
-    degree: str = "single"
+    # Under the plan schema (valid by construction) the embedded 0.5B writes a valid DAG for about 11 plans
+    # in 12 (bench/plan_validity.py); the rest run past the token limit.
+    degree: str = "dag"
     constrained: bool = True
     temperature: float = 0.9
     plan_max_tokens: int = 320
@@ -51,6 +55,7 @@ class LoopConfig(BaseModel):
     agent_timeout_s: float = 900.0
     agent_max_samples: int | None = 3
     agent_max_rounds: int | None = 1
+    agent_context: Literal["final", "all", "none"] = "final"
     parallel_questions: int = 2
     rm: RMConfig = Field(default_factory=lambda: RMConfig(epochs=6))
     bon: BonConfig = Field(default_factory=lambda: BonConfig(n=4, judge_max_steps=2, judge_max_tokens=192))
@@ -60,13 +65,15 @@ class LoopConfig(BaseModel):
         self.bon.n = self.n
         return self
 
-    def run_config(self, split: str, model_id: str) -> RunConfig:
+    def run_config(self, split: str, model_id: str, agent_backend: str = "", agent_model_id: str = "") -> RunConfig:
         return RunConfig(
             task=self.task, split=split, n_questions=self.train_questions if split == "train" else self.test_questions,
             n_plans=self.n, seed=self.seed, execute="all", model_id=model_id, degree=self.degree,
+            agent_backend=agent_backend, agent_model_id=agent_model_id,
             temperature=self.temperature, plan_max_tokens=self.plan_max_tokens, constrained=self.constrained,
             agent_max_tokens=self.agent_max_tokens, agent_timeout_s=self.agent_timeout_s,
             agent_max_samples=self.agent_max_samples, agent_max_rounds=self.agent_max_rounds,
+            agent_context=self.agent_context,
         )  # fmt: skip
 
 
@@ -90,27 +97,44 @@ class LoopResult:
 
 
 def _rm_is_current(folder: Path, train_hash: str, config: RMConfig) -> RewardModel | None:
-    """The saved RM when it was trained on exactly these pairs with these settings, else None."""
-    if not (folder / "orchrm.json").exists():
+    """The saved RM when it was trained on exactly these pairs with these settings, else None.
+
+    Only an RM made by an older orchrm is retrained over; one that fails verification (changed, missing or
+    extra files, no card) raises, so the evidence of tampering is kept for the user to look at.
+    """
+    recover(folder)
+    if not folder.exists():
         return None
     try:
         rm = RewardModel.load(folder)
-    except OrchrmError:
+    except OutdatedModel:
         return None
     same = rm.card.training_data_sha256 == train_hash and rm.card.config.model_dump() == config.model_dump()
     return rm if same else None
 
 
 async def arun_loop(
-    task: Task, llm: LLM, out: Path, config: LoopConfig, *, on_event: Callable[[LoopEvent], None] | None = None
+    task: Task,
+    llm: LLM,
+    out: Path,
+    config: LoopConfig,
+    *,
+    agent_llm: LLM | None = None,
+    on_event: Callable[[LoopEvent], None] | None = None,
 ) -> LoopResult:
+    """The whole loop; `llm` writes plans (and judges), `agent_llm` (default `llm`) runs the sub-agents."""
     emit = on_event or (lambda e: None)
+    await ensure_reachable(llm, "orchestrator")
+    if agent_llm is not None and agent_llm is not llm:
+        await ensure_reachable(agent_llm, "agent")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "loop.json").write_text(config.model_dump_json(indent=2) + "\n")
+    write_text_atomic(out / "loop.json", config.model_dump_json(indent=2) + "\n")
 
-    train_cfg = config.run_config("train", llm.backend.model_id)
+    def run_config(split: str) -> RunConfig:
+        return config.run_config(split, llm.backend.model_id, **agent_fields(llm, agent_llm))
+
     await arollout(
-        task, llm, out / TRAIN_DIR, train_cfg, parallel_questions=config.parallel_questions,
+        task, llm, out / TRAIN_DIR, run_config("train"), agent_llm=agent_llm, parallel_questions=config.parallel_questions,
         on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
     )  # fmt: skip
 
@@ -118,10 +142,7 @@ async def arun_loop(
     traces = read_traces(out / TRAIN_DIR / TRACES_FILE)
     wanted = {q.id for q in task.questions(config.train_questions, split="train", seed=config.seed)}
     pairs = build_pairs([t for t in traces if t.question_id in wanted and t.plan_index < config.n], PairConfig(seed=config.seed))
-    pairs_dir = out / PAIRS_DIR
-    write_rows(pairs_dir / TRAIN_FILE, pairs.train)
-    write_rows(pairs_dir / VAL_FILE, pairs.val)
-    (pairs_dir / STATS_FILE).write_text(pairs.stats.model_dump_json(indent=2) + "\n")
+    write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
 
     rm_dir = out / RM_DIR
     rm = _rm_is_current(rm_dir, data_hash(pairs.train), config.rm) if pairs.train else None
@@ -134,8 +155,9 @@ async def arun_loop(
 
     bon_dir = out / BON_DIR
     bon = await abon(
-        task, llm, rm, bon_dir, config.run_config("test", llm.backend.model_id), config.bon,
+        task, llm, rm, bon_dir, run_config("test"), config.bon, agent_llm=agent_llm,
         parallel_questions=config.parallel_questions, on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
+        prior_traces=out / TRAIN_DIR / TRACES_FILE,
     )  # fmt: skip
     emit(LoopEvent("report"))
     reports = write_reports(bon.results, bon_dir)

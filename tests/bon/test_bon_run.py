@@ -9,7 +9,10 @@ from mas_fakes import bon_replies as replies
 from mas_fakes import make_task, scripted_llm
 
 from orchrm.bon.report import write_reports
-from orchrm.bon.run import JUDGMENTS_FILE, RESULTS_FILE, BonConfig, abon, read_judgments
+from orchrm.bon.config import BonConfig
+from orchrm.bon.judge import JUDGMENTS_FILE, read_judgments
+from orchrm.bon.results import RESULTS_FILE
+from orchrm.bon.run import abon
 from orchrm.errors import ConfigError
 from orchrm.mas.rollout import RunConfig
 from orchrm.rm.model import RewardModel
@@ -23,8 +26,10 @@ def test_one_run_compares_every_method_on_the_same_plans(tmp_path, rm_dir):
     task, rm = make_task(tmp_path), RewardModel.load(rm_dir)
     run, cfg = configs()
     result = asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "bon", run, cfg))
-    r = result.results
-    assert set(r["methods"]) == {"rm", "rm-adaptive", "random", "majority", "judge", "oracle"}
+    r = result.results.dump()
+    # no training traces given: every method but `prior`
+    assert set(r["methods"]) == {"rm", "rm-adaptive", "random", "shortest", "majority", "judge", "oracle"}
+    assert r["notes"] and "prior" in r["notes"][0]
     assert r["questions"] == 3 and r["plans"] == 12
     # seeds 0..3: PLAN (right), garbage, GUESS (wrong), PLAN (right)
     assert r["methods"]["oracle"]["accuracy"]["value"] == 1.0
@@ -41,7 +46,7 @@ def test_one_run_compares_every_method_on_the_same_plans(tmp_path, rm_dir):
     rows = (tmp_path / "bon" / "per_question.jsonl").read_text().splitlines()
     assert len(rows) == 3 and "rewards" in json.loads(rows[0])
 
-    reports = write_reports(r, tmp_path / "bon")
+    reports = write_reports(result.results, tmp_path / "bon")
     md = reports["md"].read_text()
     assert "| rm |" in md and "accuracy_vs_n.png" in md and "judge tokens / rm tokens" in md
     assert reports["accuracy_vs_n"].stat().st_size > 1000 and reports["accuracy_vs_tokens"].exists()
@@ -61,7 +66,7 @@ def test_resume_reuses_rollouts_and_judgments_and_grows(tmp_path, rm_dir):
     result = asyncio.run(abon(task, scripted_llm(replies(calls)), rm, tmp_path / "bon", run3, cfg))
     assert len(read_judgments(tmp_path / "bon" / JUDGMENTS_FILE)) == 3  # torn line dropped, one new judgment
     assert len(calls) == 3  # only the new question's 3 valid trajectories were judged
-    assert result.results["questions"] == 3
+    assert result.results.questions == 3
 
 
 def test_bad_settings_are_refused_clearly(tmp_path, rm_dir):
@@ -82,3 +87,51 @@ def test_a_corrupt_judgment_line_names_file_and_line(tmp_path):
     path.write_text('{"question_id": "q", "n": 2}\n')
     with pytest.raises(RunFileError, match=r"judgments.jsonl:1: not a valid judgment \(key: Field required\)"):
         read_judgments(path)
+
+
+def test_training_traces_fit_the_prior_baseline_on_the_same_plans(tmp_path, rm_dir):
+    from mas_fakes import GUESS, PLAN
+    from synthetic_traces import trace
+
+    from orchrm.mas.traces import TraceWriter
+
+    train = tmp_path / "train"
+    with TraceWriter(train / "traces.jsonl") as w:  # in training, the one-agent guess was right and the DAG wrong
+        for i in range(5):
+            w.write(trace(f"t{i}", 0, GUESS, correct=True))
+            w.write(trace(f"t{i}", 1, PLAN, correct=False))
+    task, rm = make_task(tmp_path), RewardModel.load(rm_dir)
+    run, cfg = configs(judge=False)
+    res = asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "bon", run, cfg, prior_traces=train)).results
+    r = res.dump()
+    assert r["methods"]["prior"]["accuracy"]["value"] == 0.0  # the prior now picks the guess, which is wrong
+    assert r["methods"]["shortest"]["accuracy"]["value"] == 0.0  # the guess is also the shortest plan
+    assert r["prior"]["trials"] == 10 and not r["notes"]
+    assert set(r["auc"]) == {"rm", "shortest", "prior"} and r["auc"]["prior"]["value"] == 0.0
+    assert r["per_kind"]["unknown"]["n"] == 3 and r["per_kind"]["unknown"]["oracle"] == 1.0
+    assert r["marks"]["best_trivial"] in ("shortest", "prior")
+    row = json.loads((tmp_path / "bon" / "per_question.jsonl").read_text().splitlines()[0])
+    assert set(row["lengths"]) == set(row["priors"]) == {"0", "1", "2", "3"} and row["priors"]["1"] is None  # garbage
+    md = write_reports(res, tmp_path / "bon")["md"].read_text()
+    assert "Within-question AUC" in md and "| unknown | 3 |" in md and "rm - best trivial selector" in md
+
+
+def test_two_models_plans_and_judge_on_the_orchestrator_agents_on_the_agent_model(tmp_path, rm_dir):
+    from orchrm.llm import LLM
+    from orchrm.llm.scripted import ScriptedBackend
+
+    judge_calls: list[str] = []
+    plans_and_judge, sums = replies(judge_calls), replies()
+    big = LLM(ScriptedBackend([plans_and_judge], name="big"))
+    small = LLM(ScriptedBackend([sums], name="small"), ledger=big.ledger)
+    task, rm = make_task(tmp_path), RewardModel.load(rm_dir)
+    run, cfg = configs()
+    run = run.model_copy(update={"model_id": "big", "agent_backend": "scripted", "agent_model_id": "small"})
+    res = asyncio.run(abon(task, big, rm, tmp_path / "bon", run, cfg, agent_llm=small)).results
+    orchestrator_prompts = [m[0].content for m, _, _ in big.backend.calls if "orchestrator" in m[0].content]
+    assert len(orchestrator_prompts) == 12 and len(judge_calls) > 0  # 3 questions x 4 plans, then the judge
+    assert len(big.backend.calls) == 12 + len(judge_calls) and len(small.backend.calls) > 0
+    assert not any("orchestrator" in m[0].content for m, _, _ in small.backend.calls)
+    assert (res.model, res.agent_model) == ("big", "small")
+    md = write_reports(res, tmp_path / "bon")["md"].read_text()
+    assert "orchestrator: `big`; sub-agents: `small`" in md

@@ -84,3 +84,23 @@ def test_models_list():
     out = orchrm("models", "list")
     assert out.returncode == 0
     assert "qwen2.5-coder-0.5b" in out.stdout and "smollm2-135m" in out.stdout
+
+
+def test_verb_summaries_are_the_commands_own_help():
+    from orchrm.cli.app import VERBS, load_verb
+
+    for verb in VERBS:
+        command = load_verb(verb)
+        assert command.name == verb.name
+        assert (command.help or "").strip().splitlines()[0] == verb.summary, verb.name
+
+
+def test_importing_the_cli_loads_no_heavy_library():
+    # `orchrm --help` must not wait for torch, transformers or the LLM clients; verbs import them when run
+    code = (
+        "import sys, orchrm.cli.app; "
+        "print(sorted(m for m in ('torch', 'transformers', 'trl', 'openai', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -41,3 +41,19 @@ def test_bon_with_too_many_held_out_questions_is_one_line(fake, tmp_path, rm_dir
         main([*args(fake, task, rm_dir, tmp_path / "bon"), "--n-questions", "999"])
     err = capsys.readouterr().err
     assert info.value.code == 1 and "test questions" in err and "Traceback" not in err
+
+
+def test_bon_runs_agents_on_the_agent_model(fake, tmp_path, rm_dir, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    fake.default_text = PLAN + "\nAnswer: 4"
+    make_task(tmp_path)
+    argv = args(fake, tmp_path / "qs.jsonl", rm_dir, tmp_path / "bon", "--no-judge", "--agent-model", "small")
+    argv[argv.index("--model")] = "--orchestrator-model"  # the new name of the old option
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 0
+    models = {("orchestrator" in r["messages"][0]["content"], r["model"]) for r in fake.requests}
+    assert models == {(True, "fake-model"), (False, "small")}
+    results = json.loads((tmp_path / "bon" / "results.json").read_text())
+    assert (results["model"], results["agent_model"]) == (f"fake-model@{fake.url}", f"small@{fake.url}")
+    assert f"sub-agents: `small@{fake.url}`" in (tmp_path / "bon" / "report.md").read_text()

@@ -9,8 +9,15 @@ import sys
 import time
 
 import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from synthetic_pairs import plan_json, question
 from synthetic_traces import write_run
+
+from orchrm.cli import main
+from orchrm.cli.reward_model import read_score_requests
+from orchrm.errors import ConfigError
 
 
 def orchrm(*args, env=None):
@@ -53,7 +60,8 @@ def test_bad_inputs_are_one_line(tmp_path):
     (tmp_path / "pairs").mkdir()
     (tmp_path / "pairs" / "train.jsonl").write_text('{"prompt": "p", "chosen": "c"}\n')
     line = _error_line(orchrm("train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm")))
-    assert "train.jsonl:1" in line and "Field required" in line
+    assert "no manifest.json" in line and "orchrm pairs" in line  # a hand-made folder cannot be verified
+    (tmp_path / "x.jsonl").write_text('{"question": "q", "plans": ["p"]}\n')
     line = _error_line(orchrm("score", str(tmp_path / "x.jsonl"), "--rm", str(tmp_path)))
     assert "not an orchrm reward model" in line
     line = _error_line(orchrm("train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm"), "--margin", "oops"))
@@ -91,3 +99,52 @@ def test_serve_answers_real_requests(rm_dir):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
+
+
+# ---- hostile request files: one line on stderr, exit 1, --out untouched, no model needed ---------------
+
+
+def _in_process_error(capsys, *argv):
+    with pytest.raises(SystemExit) as exc:
+        main(list(argv))
+    assert exc.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("error:")
+    return err
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"", "holds no requests"),
+        (b"\n  \n", "holds no requests"),
+        (b'{"question": "q", "plans": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "depth"),
+        (b'{"question": "q", "plans": [' + b"9" * 5000 + b"]}", "digits"),
+        (b'{"question": "q\\ud800", "plans": ["p"]}', "surrogate"),
+        (b'{"question": "\xff\xfe", "plans": ["p"]}', "encoding"),
+        (b'{"question": "q", "plans": [NaN]}', "non_finite"),
+    ],
+    ids=["empty", "blank", "deep", "digits", "surrogate", "not-utf8", "nan"],
+)
+def test_score_refuses_hostile_files_in_one_line(tmp_path, capsys, content, says):
+    # main: tracebacks for all but the empty file, which exited 0 and emptied --out.
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_bytes(content)
+    out.write_text("earlier scores\n")
+    err = _in_process_error(capsys, "score", str(src), "--rm", str(tmp_path / "no-model"), "--out", str(out))
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert out.read_text() == "earlier scores\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b'{"question": "q", "plans": [', b"]}", b"{", b"[", b"\n", b"\\ud800", b"\xff", b"9" * 120,
+                                 b'"', b"NaN", b"null"]) | st.binary(max_size=4), max_size=30).map(b"".join))
+def test_any_request_file_reads_or_names_its_fault(tmp_path_factory, content):
+    src = tmp_path_factory.mktemp("score") / "in.jsonl"
+    src.write_bytes(content)
+    try:
+        rows = read_score_requests(src)
+    except ConfigError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert rows and all(isinstance(r["question"], str) for r in rows)

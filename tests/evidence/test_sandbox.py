@@ -56,6 +56,35 @@ def test_fork_bomb_is_contained_and_leaves_nothing_behind():
     assert run_python("print('after')", limits=FAST).stdout.strip() == "after"
 
 
+@pytest.mark.parametrize(
+    "bomb",
+    [
+        "import os\nwhile True:\n    os.fork()\n",
+        "import subprocess\nprocs = [subprocess.Popen(['sleep', '2']) for _ in range(50)]\n",
+    ],
+    ids=["fork", "spawn"],
+)
+def test_uncaught_process_limit_is_a_process_limit_outcome(bomb):
+    r = run_python(bomb, limits=FAST)
+    assert r.outcome == "process_limit", r.stderr[-300:]
+    assert r.exit_code == 1
+
+
+@pytest.mark.parametrize("path", ["big.bin", "/tmp/big.bin"])
+def test_oversized_file_write_is_an_output_limit_outcome(path):
+    r = run_python(f"with open({path!r}, 'wb') as f:\n    f.write(b'x' * {4 * FAST.output_bytes})\n", limits=FAST)
+    assert r.outcome == "output_limit", r.stderr[-300:]
+    assert not r.truncated  # stdout and stderr were small: it was the file that hit the limit
+
+
+def test_a_caught_limit_and_a_look_alike_message_are_not_limits():
+    caught = "import os\ntry:\n    open('big.bin', 'wb').write(b'x' * 100000)\nexcept OSError as e:\n    print('caught', e.errno)\n"
+    r = run_python(caught, limits=FAST)
+    assert r.outcome == "ok" and "caught 27" in r.stdout
+    r = run_python("raise ValueError('[Errno 27] File too large, says the user')", limits=FAST)
+    assert r.outcome == "error"
+
+
 def test_memory_bomb_hits_memory_limit():
     r = run_python("x = bytearray(4 * 2**30)", limits=FAST)
     assert r.outcome == "memory_limit"

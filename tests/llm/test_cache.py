@@ -65,3 +65,17 @@ def test_corrupt_file_gives_clear_error(tmp_path):
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(ConfigError, match="cannot be opened"):
         ResponseCache(bad)
+
+
+def test_two_models_never_share_an_entry(tmp_path):
+    """The orchestrator and agent models share one cache file; the same request must not cross between them."""
+    from orchrm.llm import LLM
+    from orchrm.llm.scripted import ScriptedBackend
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    big = LLM(ScriptedBackend("from big", name="big"), cache=cache)
+    small = LLM(ScriptedBackend("from small", name="small"), cache=cache)
+    assert big.generate("same prompt", category="plan", seed=1)[0].text == "from big"
+    again = small.generate("same prompt", category="execute", seed=1)[0]
+    assert again.text == "from small" and not again.cached
+    assert big.generate("same prompt", category="plan", seed=1)[0].cached and len(cache) == 2

@@ -139,3 +139,46 @@ def test_category_and_n_are_checked():
         llm.generate("q", category="")
     with pytest.raises(ConfigError):
         llm.generate("q", category="plan", n=0)
+
+
+class _Closing(ScriptedBackend):
+    closed = 0
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+def test_async_with_stops_the_backend_and_closes_the_cache(tmp_path):
+    backend = _Closing("x")
+
+    async def main():
+        async with LLM(backend, cache=ResponseCache(tmp_path / "c.sqlite")) as llm:
+            await llm.agenerate("q", category="plan")
+        return llm
+
+    llm = asyncio.run(main())
+    assert backend.closed == 1
+    with pytest.raises(Exception, match="closed"):
+        len(llm.cache)
+
+
+def test_aclose_closes_the_cache_like_close(tmp_path):
+    for close in (lambda llm: asyncio.run(llm.aclose()), LLM.close):
+        llm = LLM(_Closing("x"), cache=ResponseCache(tmp_path / "c.sqlite"))
+        llm.generate("q", category="plan")
+        close(llm)
+        assert llm.backend.closed == 1
+        with pytest.raises(Exception, match="closed"):
+            len(llm.cache)
+
+
+def test_sync_with_inside_a_loop_says_to_use_async_with(tmp_path):
+    backend = _Closing("x")
+
+    async def main():
+        with LLM(backend, cache=ResponseCache(tmp_path / "c.sqlite")) as llm:
+            await llm.agenerate("q", category="plan")
+
+    with pytest.raises(ConfigError, match="running event loop") as err:
+        asyncio.run(main())
+    assert "async with" in (err.value.hint or "") and backend.closed == 0

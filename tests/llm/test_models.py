@@ -92,3 +92,34 @@ def test_gguf_path(tmp_path):
         models.resolve_model(str(bad))
     with pytest.raises(ConfigError, match="does not exist"):
         models.resolve_model(str(tmp_path / "missing.gguf"))
+
+
+def test_a_killed_assembly_leaves_no_model_and_its_leftovers_are_removed_next_time(fake_parts, monkeypatch):
+    import subprocess
+    import sys
+
+    model = fake_parts()
+    target = models.model_path(model)
+    target.parent.mkdir(parents=True)
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout)
+    leftovers = [target.parent / f".{target.name}.orchrm-tmp-{dead}-abcd", target.with_suffix(f".part-{dead}")]
+    for p in leftovers:
+        p.write_bytes(b"half a model")
+
+    class Killed(BaseException):
+        pass
+
+    real_open = open
+
+    def dying_open(path, mode="r", *a, **kw):
+        if str(path) == str(fake_parts.files["pkg2"]):
+            raise Killed  # between the two parts
+        return real_open(path, mode, *a, **kw)
+
+    with monkeypatch.context() as m, pytest.raises(Killed):
+        m.setattr("builtins.open", dying_open)
+        models.prepare_model("tiny")
+    assert not target.exists()
+    assert models.prepare_model("tiny").sha256 == model.sha256
+    assert not any(p.exists() for p in leftovers)
+    assert sorted(p.name for p in target.parent.iterdir()) == sorted([target.name, target.name + ".lock"])

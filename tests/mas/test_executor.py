@@ -31,7 +31,7 @@ def test_topological_execution_passes_outputs_downstream():
     ex = asyncio.run(execute_plan(p, "Q?", llm))
     assert [e.id for e in ex.agents][-1] == "j"
     j = ex.agents[-1]
-    assert "one\nAnswer: 1" in j.resolved_input and "two\nAnswer: 2" in j.resolved_input
+    assert j.resolved_input == "combine 1 | 2"  # the upstream answers, not their reasoning
     assert ex.final_agent == "j" and ex.final_answer == "3"
     assert all(e.status == "ok" for e in ex.agents)
     assert not ex.errors

@@ -65,8 +65,18 @@ def test_degree_direct_accepts_json_or_an_answer_line():
 
 
 def test_constrained_decoding_sends_the_schema_and_records_violations():
-    orch = Orchestrator(scripted_llm(GOOD, '{"agents": [broken'), OrchestratorConfig(constrained=True))
+    chain = json.dumps({"agents": [{"id": "a1", "type": "python", "input": "Compute 2 + 3."},
+                                   {"id": "a2", "type": "cot", "input": "Check ${a1}."}]})
+    orch = Orchestrator(scripted_llm(chain, '{"agents": [broken'), OrchestratorConfig(constrained=True))
     samples = asyncio.run(orch.sample("Q", 2))
     assert orch.llm.backend.calls[0][1].json_schema is not None
-    assert samples[0].plan is not None
+    assert samples[0].plan is not None and [(e.src, e.dst) for e in samples[0].plan.edges] == [("a1", "a2")]
     assert samples[1].plan is None and samples[1].error.rule == "parse" and samples[1].text.startswith('{"agents"')
+
+
+def test_degree_direct_takes_no_answer_from_broken_json():
+    # main scraped "7," out of the cut JSON and "800" out of the escaped surrogate.
+    replies = ['{"answer": 7,', '{"answer": "\\ud800"}', '{"answer": "5", "extra": 1}', "I get 12.\nAnswer: 12"]
+    orch = Orchestrator(scripted_llm(*replies), OrchestratorConfig(degree="direct"))
+    samples = asyncio.run(orch.sample("Q", 4))
+    assert [s.plan.answer if s.plan else s.error.rule for s in samples] == ["parse", "json_surrogate", "schema", "12"]

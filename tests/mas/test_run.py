@@ -147,3 +147,132 @@ def test_kill_9_then_rerun_gives_exactly_one_record_per_pair(tmp_path):
     traces = read_traces(path)
     counts = Counter(t.key for t in traces)
     assert len(counts) == 24 and set(counts.values()) == {1}
+
+
+# --- orchestrator and sub-agents on separate models -----------------------------------------------------
+
+
+def _two_llms(cache=None, delay_s=0.0):
+    """A "big" orchestrator that only writes plans and a "small" agent model that only answers sub-tasks,
+    sharing one ledger (and cache) as `open_llms` makes them; each fails loudly when asked the other's job."""
+    from orchrm.llm import LLM
+    from orchrm.llm.scripted import ScriptedBackend
+
+    plans, sums = replies(), replies()
+
+    def plan_only(messages, config):
+        assert "orchestrator" in messages[0].content, "a sub-agent call reached the orchestrator model"
+        return plans(messages, config)
+
+    def agent_only(messages, config):
+        assert "orchestrator" not in messages[0].content, "a plan call reached the agent model"
+        return sums(messages, config)
+
+    big = LLM(ScriptedBackend([plan_only], name="big", delay_s=delay_s), cache=cache)
+    small = LLM(ScriptedBackend([agent_only], name="small", delay_s=delay_s), cache=cache, ledger=big.ledger)
+    return big, small
+
+
+def test_plans_go_to_the_orchestrator_and_agents_to_the_agent_model(tmp_path):
+    big, small = _two_llms()
+    cfg = run_config(agent_backend="scripted", agent_model_id="small")
+    asyncio.run(arollout(make_task(tmp_path), big, tmp_path / "r", cfg, agent_llm=small))
+    assert len(big.backend.calls) == 6 and len(small.backend.calls) == 12  # 6 plans; 3 valid x 4 agent calls
+    traces = read_traces(tmp_path / "r" / "traces.jsonl")
+    assert {(t.orchestrator.model_id, t.agent_backend, t.agent_model_id) for t in traces} == {("big", "scripted", "small")}
+    assert all(t.score.correct for t in traces if t.valid)
+    by_model = {(r.category, r.model_id) for r in big.ledger.records}
+    assert by_model == {("plan", "big"), ("execute", "small")}
+    run = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert (run["agent_backend"], run["agent_model_id"]) == ("scripted", "small")
+
+
+def test_one_model_records_itself_as_the_agent_model(tmp_path):
+    asyncio.run(arollout(make_task(tmp_path), scripted_llm(replies()), tmp_path / "r", run_config(n_questions=1)))
+    [t, _] = read_traces(tmp_path / "r" / "traces.jsonl")
+    assert t.agent_model_id == t.orchestrator.model_id == t.agent_model == "scripted-model"
+    old = t.model_copy(update={"agent_backend": None, "agent_model_id": None})  # a trace from before the field
+    assert old.agent_model == "scripted-model"
+
+
+@pytest.mark.parametrize("role", ["orchestrator", "agent"])
+def test_unreachable_model_is_one_error_and_nothing_written(role, tmp_path):
+    import socket
+
+    from orchrm.errors import BackendUnreachable
+    from orchrm.llm import LLM, OpenAIBackend
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    dead = LLM(OpenAIBackend(url, "m", max_retries=0))
+    alive = scripted_llm(replies())
+    orch, agent = (dead, alive) if role == "orchestrator" else (alive, dead)
+    with pytest.raises(BackendUnreachable, match=f"^{role} model at {url} is not reachable"):
+        asyncio.run(arollout(make_task(tmp_path), orch, tmp_path / "r", run_config(), agent_llm=agent))
+    assert not (tmp_path / "r").exists() and alive.backend.calls == []
+
+
+def test_resume_refuses_another_agent_model(tmp_path):
+    task = make_task(tmp_path)
+    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(execute="none")))
+    with pytest.raises(ConfigError, match="agent_model_id: '' -> 'small'"):
+        asyncio.run(arollout(task, *_two_llms()[:1], tmp_path / "r", run_config(execute="none", agent_model_id="small")))
+
+
+def test_rerun_with_two_models_replays_every_call_from_the_cache(tmp_path):
+    from orchrm.llm import ResponseCache
+
+    task, cfg = make_task(tmp_path), run_config(agent_backend="scripted", agent_model_id="small")
+    big, small = _two_llms(ResponseCache(tmp_path / "c.sqlite"))
+    asyncio.run(arollout(task, big, tmp_path / "a", cfg, agent_llm=small))
+    again_big, again_small = _two_llms(ResponseCache(tmp_path / "c.sqlite"))
+    asyncio.run(arollout(task, again_big, tmp_path / "b", cfg, agent_llm=again_small))
+    assert again_big.backend.calls == [] and again_small.backend.calls == []
+    first, second = (read_traces(tmp_path / d / "traces.jsonl") for d in "ab")
+    assert sorted((t.key, t.final_answer) for t in first) == sorted((t.key, t.final_answer) for t in second)
+
+
+def test_replay_runs_the_plan_on_the_agent_model(tmp_path):
+    task = make_task(tmp_path)
+    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(n_questions=1)))
+    [good] = [t for t in read_traces(tmp_path / "r" / "traces.jsonl") if t.valid]
+    big, small = _two_llms()
+    again = asyncio.run(replay(good, task, big, agent_llm=small))
+    assert big.backend.calls == [] and len(small.backend.calls) == 4 and again.agent_model_id == "small"
+
+
+KILLABLE_TWO = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from orchrm.mas.rollout import RunConfig, arollout
+    from orchrm.tasks.user import JsonlTask
+    from test_run import _two_llms
+    big, small = _two_llms(delay_s=float(sys.argv[1]))
+    cfg = RunConfig(task="jsonl", n_questions=8, n_plans=3, temperature=0.5, agent_backend="scripted", agent_model_id="small")
+    asyncio.run(arollout(JsonlTask(Path({qs!r})), big, Path({out!r}), cfg, agent_llm=small, parallel_questions=2))
+    """
+)
+
+
+def test_kill_9_with_two_models_then_rerun_gives_one_record_per_pair(tmp_path):
+    make_task(tmp_path)
+    out = tmp_path / "killed"
+    script = tmp_path / "run.py"
+    script.write_text(KILLABLE_TWO.format(qs=str(tmp_path / "qs.jsonl"), out=str(out)))
+    here = Path(__file__).parents
+    paths = [here[1] / "support", here[0], here[2] / "src"]  # this tree's orchrm, not an installed one
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, paths))}
+    proc = subprocess.Popen([sys.executable, str(script), "0.05"], env=env)
+    path = out / "traces.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 5):
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 5 <= path.read_bytes().count(b"\n") < 24, "the kill should land mid-run"
+    subprocess.run([sys.executable, str(script), "0"], env=env, check=True, timeout=120)
+    traces = read_traces(path)
+    assert Counter(t.key for t in traces) == Counter({k: 1 for k in {t.key for t in traces}}) and len(traces) == 24
+    assert {(t.orchestrator.model_id, t.agent_model_id) for t in traces} == {("big", "small")}

@@ -4,7 +4,7 @@ import pytest
 from synthetic_traces import plan_text, trace
 
 from orchrm.errors import ConfigError
-from orchrm.pairs import PairConfig, as_dataset, build_pairs, read_pairs_dir, render_plan, write_rows
+from orchrm.pairs import PairConfig, as_dataset, build_pairs, read_pairs_dir, render_plan, write_pairs_dir
 from orchrm.pairs.rows import PairFileError, read_rows
 
 
@@ -109,8 +109,8 @@ def test_rows_round_trip_and_errors(tmp_path):
         [trace("q1", 0, plan_text("cot"), correct=True), trace("q1", 1, plan_text("debate"), correct=False)],
         PairConfig(val_fraction=0.0),
     )
-    write_rows(tmp_path / "train.jsonl", out.train)
-    train, val = read_pairs_dir(tmp_path)
+    write_pairs_dir(tmp_path / "pairs", out.train, out.val, out.stats)
+    train, val = read_pairs_dir(tmp_path / "pairs")
     assert train == out.train and val == []
     ds = as_dataset(train)
     assert set(["prompt", "chosen", "rejected", "source", "question_id"]) <= set(ds.column_names)
@@ -118,3 +118,19 @@ def test_rows_round_trip_and_errors(tmp_path):
     bad.write_text(json.dumps({"prompt": "p", "chosen": "c", "source": "artifact", "question_id": "q"}) + "\n")
     with pytest.raises(PairFileError, match="bad.jsonl:1: rejected: Field required"):
         read_rows(bad)
+
+
+def test_stats_count_the_models_behind_the_traces():
+    def on(t, plan_model, agent_model=None):
+        info = t.orchestrator.model_copy(update={"model_id": plan_model})
+        return t.model_copy(update={"orchestrator": info, "agent_model_id": agent_model})
+
+    traces = [
+        on(trace("q1", 0, plan_text("cot"), correct=True), "big", "small"),
+        on(trace("q1", 1, plan_text("debate"), correct=False), "big", "small"),
+        on(trace("q2", 0, plan_text("cot"), correct=True), "old"),  # no agent model recorded: the orchestrator's
+        on(trace("q2", 1, "{ bad", invalid=True), "big", "small"),  # not executed: no agent model counted
+    ]
+    stats = build_pairs(traces).stats
+    assert stats.orchestrator_models == {"big": 3, "old": 1}
+    assert stats.agent_models == {"old": 1, "small": 2}

@@ -8,6 +8,10 @@ import time
 import httpx
 import pytest
 import uvicorn
+from fake_rm import FakeRM
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from synthetic_pairs import plan_json, question
 
 from orchrm.rm import RewardModel
@@ -84,3 +88,70 @@ def test_bad_requests_get_4xx(server, headers, body, status):
     url, _ = server
     r = httpx.post(f"{url}/score", json=body, headers=headers)
     assert r.status_code == status, r.text
+
+
+# ---- hostile requests, against a fake model (no weights needed) --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client():
+    app = create_app(FakeRM(), max_items=4, max_body_bytes=200_000, max_item_chars=50_000)
+    return TestClient(app, raise_server_exceptions=False)
+
+
+def _items(plan, question="What is 2 + 3?"):
+    return {"items": [{"question": question, "plan": plan}]}
+
+
+@pytest.mark.parametrize(
+    "body, status",
+    [
+        (json.dumps(_items('{"agents": ' + "[" * 20_000 + "]" * 20_000 + "}")), 200),  # a plan string is data
+        ("[" * 50_000 + "]" * 50_000, 422),
+        ('{"items": [{"question": "q", "plan": ' + "[" * 40 + "]" * 40 + "}]}", 422),
+        ('{"items": [{"question": "q", "plan": {"n": ' + "9" * 5000 + "}}]}", 422),
+        ('{"items": [{"question": "q\\ud800", "plan": "p"}]}', 422),
+        ('{"items": [{"question": "q", "plan": "\\udfff"}]}', 422),
+        ('{"items": [{"question": "q", "plan": {"x": NaN}}]}', 422),
+        (b'{"items": [{"question": "\xff", "plan": "p"}]}', 422),
+        ("", 422),
+        ("not json", 422),
+        ("[]", 422),
+        (json.dumps(_items("{" * 60_000)), 413),
+        (json.dumps(_items({"agents": [{"id": f"a{i}", "type": "cot", "input": "x"} for i in range(2000)]})), 413),
+    ],
+    ids=["deep-plan-string", "deep-body", "deep-plan-object", "digits", "surrogate-question", "surrogate-plan", "nan",
+         "not-utf8", "empty", "not-json", "not-an-object", "big-item", "many-agents"],
+)
+def test_hostile_bodies_get_4xx_never_500(client, body, status):
+    # main: 500 for digits and surrogates, 400 for deep bodies, 17.5 s for a plan string of braces.
+    r = client.post("/score", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == status, r.text[:300]
+
+
+def test_a_chunked_body_is_limited_as_it_streams(client):
+    def chunks():
+        yield b'{"items": [{"question": "q", "plan": "'
+        for _ in range(100):
+            yield b"x" * 10_000  # 1 MB, five times the limit, with no Content-Length
+        yield b'"}]}'
+
+    r = client.post("/score", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413, r.text[:300]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(['{"items": [', '{"question": "q", "plan": ', '"', "{", "}", "[", "]", ",", ":",
+                                 "\\ud800", "NaN", "9" * 120, '{"agents": []}', "null"]) | st.text(max_size=5),
+                max_size=40).map("".join))
+def test_no_body_gets_a_500(client, body):
+    r = client.post("/score", content=body.encode("utf-8", "surrogatepass"), headers={"content-type": "application/json"})
+    assert r.status_code in (200, 413, 422), r.text[:300]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=60), st.text(max_size=200))
+def test_any_question_and_plan_text_is_scored_or_refused(client, question, plan):
+    body = json.dumps(_items(plan, question or "q")).encode("utf-8", "surrogatepass")
+    r = client.post("/score", content=body, headers={"content-type": "application/json"})
+    assert r.status_code in (200, 422), r.text[:300]

@@ -47,7 +47,7 @@ def test_save_load_score_and_refusals(trained, rm_dir, tmp_path):
         RewardModel.load(folder, expect_backbone="some-other-encoder")
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "model_type": "roberta"}))
-    with pytest.raises(ModelError, match="different backbones"):
+    with pytest.raises(ChecksumMismatch, match="config.json has sha256"):
         RewardModel.load(folder)
     (folder / "config.json").write_text(json.dumps(config))
     weights = folder / "model.safetensors"
@@ -56,3 +56,14 @@ def test_save_load_score_and_refusals(trained, rm_dir, tmp_path):
         RewardModel.load(folder)
     with pytest.raises(ModelError, match="not an orchrm reward model"):
         RewardModel.load(tmp_path)
+
+
+def test_card_records_the_models_that_made_the_training_data(tmp_path):
+    from orchrm.rm.train import data_models
+
+    stats = {"traces": 4, "orchestrator_models": {"big": 4}, "agent_models": {"small": 3, "big": 1}}
+    assert data_models(stats) == {"orchestrator_models": ["big"], "agent_models": ["big", "small"]}
+    assert data_models({}) == {"orchestrator_models": [], "agent_models": []} and data_models({"traces": "x"}) == {}
+    result = train_reward_model(make_rows(8), [], RMConfig(epochs=1, max_length=64), pair_stats=stats, progress=False)
+    loaded = RewardModel.load(result.model.save(tmp_path / "rm"))
+    assert (loaded.card.orchestrator_models, loaded.card.agent_models) == (["big"], ["big", "small"])

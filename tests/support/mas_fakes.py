@@ -67,10 +67,18 @@ def replies():
         if "orchestrator" in system:
             seed = config.seed or 0
             return PLAN if seed % 2 == 0 else "{ this is not a plan"
-        i = int(user.split("What is ")[1].split(" plus")[0])
-        return f"Answer: {2 * i}"
+        return _sum_reply(user)
 
     return reply
+
+
+def _sum_reply(user: str) -> str:
+    """The sum when the agent sees the question (the final agent does); an earlier agent sees only its
+    sub-task, and says so."""
+    if "What is " not in user:
+        return "I only have my sub-task.\nAnswer: unknown"
+    i = int(user.split("What is ")[1].split(" plus")[0])
+    return f"Answer: {2 * i}"
 
 
 def run_config(**kw):
@@ -95,7 +103,6 @@ def bon_replies(judge_calls=None):
             return json.dumps({"action": "final_answer", "score": 0.7, "reason": "ok", "confidence": 0.6})
         if "Guess wildly" in user:
             return "Answer: 1"
-        i = int(user.split("What is ")[1].split(" plus")[0])
-        return f"Answer: {2 * i}"
+        return _sum_reply(user)
 
     return reply

@@ -2,9 +2,12 @@ import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchrm.tasks.scoring import (
     ScoringTimeout,
+    answer_key,
     exact_match,
     extract_answer,
     math_equivalent,
@@ -69,3 +72,22 @@ def test_math_equivalence_off_the_main_thread():
     for t in threads:
         t.join()
     assert results == [True, True, True]
+
+
+ANSWERS = st.sampled_from(["5", "5.0", "$5", "5%", "1,000", "1000", "0.1", "1/10", "The Cat", "cat!", "the", "nan", "1e-10"])
+
+
+@settings(max_examples=300)
+@given(ANSWERS | st.text(max_size=8), ANSWERS | st.text(max_size=8))
+def test_answers_under_one_key_are_answers_the_scorers_call_equal(a, b):
+    """Votes and agreement merge answers by `answer_key`; two answers it merges must be ones the scorers
+    (which decide correctness and do not use the key) already treat as the same."""
+    key = answer_key(a)
+    if key is not None and key == answer_key(b):
+        assert numeric_match(a, b) is True if key.startswith("#") and key != "#nan" else exact_match(a, b)
+
+
+def test_answer_key():
+    assert answer_key("5") == answer_key("5.0") == answer_key("$5") == "#5"
+    assert answer_key("The Cat") == answer_key("cat") == "cat"
+    assert answer_key("the") is None and answer_key("  ") is None and answer_key(None) is None

@@ -1,20 +1,45 @@
-"""Best-of-N test-time scaling: selection methods, the held-out run, statistics and the report."""
+"""Best-of-N test-time scaling: selection methods, the held-out run, the judge baseline, typed results,
+statistics and the report."""
 
+from .auc import within_question_auc
+from .cases import build_cases, group_traces, plan_lengths
+from .compute import compute_results, per_question_rows
+from .config import BonConfig
+from .judge import JudgeRecord, read_judgments
+from .prior import ShapePrior, plan_shape, plan_signature
 from .report import write_reports
-from .run import BonConfig, BonResult, abon, compute_results
-from .selection import METHODS, Candidate, Case, Outcome
+from .results import BonResults, MethodSummary, RunInfo, read_results, write_results
+from .run import BonProgress, BonResult, abon
+from .selection import METHODS, Candidate, Case, Method, Outcome
 from .stats import Bootstrap, Interval
 
 __all__ = [
     "METHODS",
     "BonConfig",
+    "BonProgress",
     "BonResult",
+    "BonResults",
     "Bootstrap",
     "Candidate",
     "Case",
     "Interval",
+    "JudgeRecord",
+    "Method",
+    "MethodSummary",
     "Outcome",
+    "RunInfo",
+    "ShapePrior",
     "abon",
+    "build_cases",
     "compute_results",
+    "group_traces",
+    "per_question_rows",
+    "plan_lengths",
+    "plan_shape",
+    "plan_signature",
+    "read_judgments",
+    "read_results",
+    "within_question_auc",
     "write_reports",
+    "write_results",
 ]

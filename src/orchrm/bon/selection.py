@@ -5,12 +5,17 @@ among the valid plans only; a question without a valid plan is wrong for all of 
 `plan` (sampling plans), `execute` (running sub-agents) and `verify` (an LLM judge); a method that executes
 one plan is charged that plan's execution only, even when the run executed all N to serve the other methods.
 `wall_s` is the critical path with plans sampled and executed in parallel, rounds of `rm-adaptive` in turn.
+
+`METHODS` is the one registry of methods: name -> `Method` (its selector, when it applies, the score it ranks
+plans by, the description the report shows, and how the plots draw it). `shortest` and `prior` are the
+trivial selectors a learned RM must beat: they look only at a plan's length or its shape, never at what it says.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 CATEGORIES = ("plan", "execute", "verify")
@@ -29,6 +34,8 @@ class Candidate:
     exec_tokens: int = 0
     plan_s: float = 0.0
     exec_s: float = 0.0
+    length: int = 0  # the plan's length, for `shortest` (see `cases.plan_lengths` for the unit)
+    prior: float | None = None  # the plan-shape prior's success rate, None when no prior was fitted
 
 
 @dataclass
@@ -41,10 +48,12 @@ class Case:
     judge_tokens: int = 0
     judge_s: float = 0.0
     rm_s: float = 0.0  # time to score the candidates with the RM
+    kind: str | None = None  # the question's kind, for per-kind breakdowns
+    judged: bool = False  # a judgment exists for exactly these candidates
 
     def prefix(self, n: int) -> Case:
         """The case as if only the first n plans had been sampled (judge fields belong to the full case)."""
-        return Case(self.question_id, self.candidates[:n], rm_s=self.rm_s)
+        return Case(self.question_id, self.candidates[:n], rm_s=self.rm_s, kind=self.kind)
 
     @property
     def valid(self) -> list[Candidate]:
@@ -196,4 +205,98 @@ def select_oracle(case: Case) -> Outcome:
                    chosen=hit.index if hit else None)  # fmt: skip
 
 
-METHODS = ("rm", "rm-adaptive", "random", "majority", "judge", "oracle")
+def _uniform_among(case: Case, tied: list[Candidate]) -> Outcome:
+    """Execute one of `tied`, drawn uniformly: the exact expectation of its correctness and costs."""
+    k = len(tied)
+    return Outcome(
+        sum(float(c.correct) for c in tied) / k,
+        {**_cost(case.candidates, []), "execute": sum(c.exec_tokens for c in tied) / k},
+        executed=1, wall_s=_parallel_plan_s(case) + sum(c.exec_s for c in tied) / k,
+        chosen=tied[0].index if k == 1 else None,
+    )  # fmt: skip
+
+
+def _best_tied(case: Case, score: Callable[[Candidate], float]) -> Outcome:
+    """The valid plans with the highest score, ties in exact expectation (never broken by plan index)."""
+    valid = case.valid
+    if not valid:
+        return _nothing(case)
+    top = max(score(c) for c in valid)
+    return _uniform_among(case, [c for c in valid if score(c) == top])
+
+
+def _shorter(c: Candidate) -> float:
+    return -float(c.length)
+
+
+def _prior(c: Candidate) -> float:
+    return -math.inf if c.prior is None else c.prior
+
+
+def select_shortest(case: Case) -> Outcome:
+    """Execute the shortest valid plan; plans of equal length share the pick in exact expectation."""
+    return _best_tied(case, _shorter)
+
+
+def select_prior(case: Case) -> Outcome:
+    """Execute the valid plan whose shape succeeded most often in training; ties in exact expectation."""
+    return _best_tied(case, _prior)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a selector needs beyond the case: rm-adaptive's margin (reward units), whether the judge ran."""
+
+    tau: float = 0.0
+    judge: bool = False
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered selection method: how it picks, when it applies, what it ranks plans by, what it is
+    called in the report's legend, and how the plots draw it."""
+
+    description: str
+    select: Callable[[Case, Context], Outcome]
+    available: Callable[[list[Case], Context], bool] = lambda cases, ctx: True
+    score: Callable[[Candidate], float] | None = None  # the per-plan score it maximises (for within-question AUC)
+    color: str | None = None  # matplotlib colour; None: the next of the cycle
+    marker: str = "o"
+    band: bool = False  # the plots shade its 95% interval
+
+
+def _judged(cases: list[Case], ctx: Context) -> bool:
+    return ctx.judge and all(c.judged or len(c.valid) < 2 for c in cases)
+
+
+def _has_prior(cases: list[Case], ctx: Context) -> bool:
+    return any(c.prior is not None for case in cases for c in case.candidates)
+
+
+METHODS: dict[str, Method] = {
+    "rm": Method(
+        "rm (OrchRM: execute the best-scored plan)", lambda c, x: select_rm(c), score=lambda c: c.reward,
+        color="tab:red", marker="o", band=True,
+    ),
+    "rm-adaptive": Method(
+        "rm-adaptive (execute top-k while the RM is unsure)", lambda c, x: select_adaptive(c, x.tau),
+        color="tab:orange", marker="s",
+    ),
+    "random": Method("random (one plan)", lambda c, x: select_random(c), color="tab:gray", marker="v", band=True),
+    "shortest": Method(
+        "shortest (execute the shortest valid plan)", lambda c, x: select_shortest(c), score=_shorter,
+        color="tab:green", marker="<",
+    ),
+    "prior": Method(
+        "prior (execute the plan shape that succeeded most in training)", lambda c, x: select_prior(c),
+        available=_has_prior, score=_prior, color="tab:olive", marker=">",
+    ),
+    "majority": Method("majority (execute all, vote)", lambda c, x: select_majority(c), color="tab:blue", marker="^"),
+    "judge": Method(
+        "judge (execute all, Skill-RM listwise)", lambda c, x: select_judge(c), available=_judged,
+        color="tab:purple", marker="D",
+    ),
+    "oracle": Method("oracle (execute all, any correct)", lambda c, x: select_oracle(c), color="black", marker="*"),
+}  # fmt: skip
+"""Every selection method by name, in the order reports list them."""
+TRIVIAL = ("shortest", "prior")  # the zero-learning selectors `rm` is held to

@@ -1,20 +1,81 @@
-"""The typer app: verbs are registered here; expected failures become one red line, never a traceback."""
+"""The typer app: verbs are registered here; expected failures become one red line, never a traceback.
+
+Each verb's module is imported only when that verb runs (or shows its own help): the modules pull in the
+LLM clients, numpy and the rest, and `orchrm --help` should not wait for all of them. The top-level help
+lists each verb by its `summary`, which `tests/cli/test_app.py` holds equal to the command's docstring.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from dataclasses import dataclass
+from typing import Any
 
+import click
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
-from .. import __version__
 from ..errors import OrchrmError
-from . import bon, demo, generate, models, pairs, reward_model, rollout, show
-from . import judge as judge_verb
+from ..version import __version__
+
+
+@dataclass(frozen=True)
+class Verb:
+    name: str
+    module: str  # under orchrm.cli
+    attr: str  # a command function, or a Typer sub-app
+    summary: str
+
+
+VERBS = (
+    Verb("generate", "generate", "generate", "Send one prompt through a backend and print the completions with their token usage."),
+    Verb("demo", "demo", "demo", "Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."),
+    Verb("judge", "judge", "judge", "Judge responses with the skill evaluator; one judgment per input row, token usage under `verify`."),
+    Verb("bon", "bon", "bon", "Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."),
+    Verb("rollout", "rollout", "rollout", "Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."),
+    Verb("show", "show", "show", "Show a run's traces as a table, or one trace in full (--index, or --question [--plan])."),
+    Verb("pairs", "pairs", "pairs", "Build label-free win-lose plan pairs from executed rollouts."),
+    Verb("train-rm", "reward_model", "train_rm", "Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."),
+    Verb("score", "reward_model", "score", 'Score plans with a reward model; each output line adds "scores" (one per plan, higher is better).'),
+    Verb("serve", "reward_model", "serve", "Serve a reward model over HTTP: POST /score, GET /health, GET /info."),
+    Verb("train-orchestrator", "train_orchestrator", "train_orchestrator",
+         "Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter."),
+    Verb("models", "models", "app", "List, prepare and verify the embedded models."),
+)
+
+
+def load_verb(verb: Verb) -> click.Command:
+    """The verb's real click command, built by typer from its function (or sub-app)."""
+    target = getattr(importlib.import_module(f"{__package__}.{verb.module}"), verb.attr)
+    if isinstance(target, typer.Typer):
+        command: click.Command = typer.main.get_group(target)
+    else:
+        single = typer.Typer()
+        single.command(verb.name)(target)
+        command = typer.main.get_command(single)
+    command.name = verb.name
+    return command
+
+
+class LazyVerbs(TyperGroup):
+    """Lists every verb by name and summary; imports a verb's module only when it is resolved to run."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.commands.update({v.name: click.Command(v.name, help=v.summary) for v in VERBS})
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name, _, rest = super().resolve_command(ctx, args)
+        verb = next(v for v in VERBS if v.name == name)
+        return name, load_verb(verb), rest
+
 
 app = typer.Typer(
     name="orchrm",
     help="Label-free reward models for LLM multi-agent orchestration plans.",
+    cls=LazyVerbs,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -32,19 +93,6 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """Label-free reward models for LLM multi-agent orchestration plans."""
-
-
-app.add_typer(models.app, name="models")
-app.command("generate")(generate.generate)
-app.command("demo")(demo.demo)
-app.command("judge")(judge_verb.judge)
-app.command("bon")(bon.bon)
-app.command("rollout")(rollout.rollout)
-app.command("show")(show.show)
-app.command("pairs")(pairs.pairs)
-app.command("train-rm")(reward_model.train_rm)
-app.command("score")(reward_model.score)
-app.command("serve")(reward_model.serve)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,32 +12,40 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .options import (
+    AgentBackend,
+    AgentBaseUrl,
+    AgentContext,
     AgentMaxRounds,
     AgentMaxSamples,
     AgentMaxTokens,
+    AgentModel,
     ApiKeyEnv,
-    Backend,
-    BaseUrl,
+    REQUEST_TIMEOUT_S,
+    RUN,
     Concurrency,
     Constrained,
     Degree,
-    Model,
+    OrchestratorBackend,
+    OrchestratorBaseUrl,
+    OrchestratorModel,
     ParallelQuestions,
     PlanMaxTokens,
     Seed,
     TaskName,
     Temperature,
 )
-from ..bon.report import METHOD_HEADER, mark_rows, method_rows, write_reports
-from ..bon.run import BonConfig, BonProgress, abon
-from ..llm import open_llm
-from ..mas.rollout import RunConfig
+from ..bon.config import BonConfig
+from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, mark_rows, method_rows, write_reports
+from ..bon.results import RESULTS_FILE, BonResults
+from ..bon.run import BonProgress, BonResult, abon
+from ..mas.rollout import RunConfig, agent_fields
 from ..tasks import load_task
+from .llms import run_llms
 
 
-def results_tables(results: dict[str, Any]) -> list[Table]:
+def results_tables(results: BonResults) -> list[Table]:
     """The comparison table and the marks, as the terminal shows them."""
-    title = f"best-of-N on {results['questions']} held-out {results['task']} questions, N={results['n']}"
+    title = f"best-of-N on {results.questions} held-out {results.task} questions, N={results.n}"
     table = Table(title=title, title_justify="left", caption="tokens per question; runs: plans executed; wall: critical path of the recorded latencies (~0 for cache replays)", caption_justify="left")
     for col in METHOD_HEADER:
         table.add_column(col, justify="left" if col == "method" else "right", no_wrap=col in ("method", METHOD_HEADER[1]))
@@ -48,7 +56,12 @@ def results_tables(results: dict[str, Any]) -> list[Table]:
     marks.add_column("value", justify="right")
     for row in mark_rows(results):
         marks.add_row(*row)
-    return [table, marks]
+    auc = Table(title="within-question AUC (questions with a right and a wrong plan)", title_justify="left")
+    for col in AUC_HEADER:
+        auc.add_column(col, justify="left" if col == AUC_HEADER[0] else "right")
+    for row in auc_rows(results):
+        auc.add_row(*row)
+    return [table, marks, auc]
 
 
 class BonBars:
@@ -77,55 +90,83 @@ def progress_columns() -> tuple:
     )  # fmt: skip
 
 
-def bon(
-    task: TaskName,
-    rm: Annotated[Path, typer.Option(help="Reward-model folder from `orchrm train-rm`.")],
-    out: Annotated[Path, typer.Option(help="Output folder (created, or resumed when it exists).")],
-    n: Annotated[int, typer.Option(help="Plans sampled per held-out question.")] = 8,
-    n_questions: Annotated[int, typer.Option(help="Held-out (test split) questions.")] = 20,
-    seed: Seed = 0,
-    degree: Degree = "dag",
-    constrained: Constrained = False,
-    temperature: Temperature = 0.8,
-    plan_max_tokens: PlanMaxTokens = 400,
-    agent_max_tokens: AgentMaxTokens = 384,
-    agent_max_samples: AgentMaxSamples = None,
-    agent_max_rounds: AgentMaxRounds = None,
-    judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
-    judge_steps: Annotated[int, typer.Option(help="Judge agent steps per trajectory.")] = 3,
-    judge_max_tokens: Annotated[int, typer.Option(help="Judge completion tokens per step.")] = 256,
-    judge_n: Annotated[list[int] | None, typer.Option(help="N values the judge runs at (repeatable; default N).")] = None,
-    tau: Annotated[float, typer.Option(help="rm-adaptive margin in reward standard deviations.")] = 0.5,
-    parallel_questions: ParallelQuestions = 2,
-    backend: Backend = "local",
-    model: Model = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    concurrency: Concurrency = None,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = 3600.0,
-) -> None:
-    """Compare rm, rm-adaptive, random, majority, judge and oracle selection on the same N plans per question."""
-    from ..rm.model import RewardModel
+#: Selection defaults are `BonConfig`'s and rollout defaults `RunConfig`'s (`RUN`), read from them so the
+#: two cannot drift; only the held-out question count is this command's own.
+BON = BonConfig()
 
-    the_task = load_task(task)
-    reward_model = RewardModel.load(rm)
-    config = BonConfig(n=n, judge=judge, judge_max_steps=judge_steps, judge_max_tokens=judge_max_tokens,
-                       judge_ns=judge_n or [], tau=tau, seed=seed)  # fmt: skip
-    console = Console(highlight=False)
-    with open_llm(backend, model=model, base_url=base_url, api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout) as llm:
-        run_config = RunConfig(
-            task=task, split="test", n_questions=n_questions, n_plans=n, seed=seed, execute="all", backend=backend,
-            model_id=llm.backend.model_id, degree=degree, constrained=constrained, temperature=temperature,
-            plan_max_tokens=plan_max_tokens, agent_max_tokens=agent_max_tokens,
-            agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds,
-        )  # fmt: skip
-        with Progress(*progress_columns(), console=console) as bar:
-            bars = BonBars(bar)
-            result = asyncio.run(abon(the_task, llm, reward_model, out, run_config, config,
-                                      parallel_questions=parallel_questions, on_progress=bars.update))  # fmt: skip
+
+def show_results(console: Console, result: BonResult, out: Path) -> None:
+    """The warnings, the reports written into `out`, and the tables."""
     for w in result.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     reports = write_reports(result.results, out)
     for table in results_tables(result.results):
         console.print(table)
-    console.print(f"report: {reports['md']} · {reports['html']} · {out / 'results.json'}")
+    console.print(f"report: {reports['md']} · {reports['html']} · {out / RESULTS_FILE}")
+
+
+PRIOR_HELP = (
+    "Training traces (a rollout folder or its traces.jsonl) that fit the plan-shape `prior` baseline; "
+    "without them `prior` is left out. `orchrm demo` passes its own training rollout."
+)
+
+
+def bon(
+    task: TaskName,
+    rm: Annotated[Path, typer.Option(help="Reward-model folder from `orchrm train-rm`.")],
+    out: Annotated[Path, typer.Option(help="Output folder (created, or resumed when it exists).")],
+    n: Annotated[int, typer.Option(help="Plans sampled per held-out question.")] = BON.n,
+    n_questions: Annotated[int, typer.Option(help="Held-out (test split) questions.")] = 20,  # own: not a rollout's 10
+    seed: Seed = RUN.seed,
+    degree: Degree = RUN.degree,
+    constrained: Constrained = RUN.constrained,
+    temperature: Temperature = RUN.temperature,
+    plan_max_tokens: PlanMaxTokens = RUN.plan_max_tokens,
+    agent_max_tokens: AgentMaxTokens = RUN.agent_max_tokens,
+    agent_max_samples: AgentMaxSamples = RUN.agent_max_samples,
+    agent_max_rounds: AgentMaxRounds = RUN.agent_max_rounds,
+    agent_context: AgentContext = RUN.agent_context,
+    judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = BON.judge,
+    judge_steps: Annotated[int, typer.Option(help="Judge agent steps per trajectory.")] = BON.judge_max_steps,
+    judge_max_tokens: Annotated[int, typer.Option(help="Judge completion tokens per step.")] = BON.judge_max_tokens,
+    judge_n: Annotated[list[int] | None, typer.Option(help="N values the judge runs at (repeatable; default N).")] = None,
+    tau: Annotated[float, typer.Option(help="rm-adaptive margin in reward standard deviations.")] = BON.tau,
+    prior_traces: Annotated[Path | None, typer.Option(help=PRIOR_HELP)] = None,
+    parallel_questions: ParallelQuestions = 2,
+    backend: OrchestratorBackend = RUN.backend,
+    model: OrchestratorModel = None,
+    base_url: OrchestratorBaseUrl = None,
+    agent_backend: AgentBackend = None,
+    agent_model: AgentModel = None,
+    agent_base_url: AgentBaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    concurrency: Concurrency = None,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = REQUEST_TIMEOUT_S,
+) -> None:
+    """Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."""
+    from ..mas.traces import locate_traces
+    from ..rm.model import RewardModel
+
+    if prior_traces is not None:
+        locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
+    the_task = load_task(task)
+    reward_model = RewardModel.load(rm)
+    config = BonConfig(n=n, judge=judge, judge_max_steps=judge_steps, judge_max_tokens=judge_max_tokens,
+                       judge_ns=judge_n or [], tau=tau, seed=seed)  # fmt: skip
+    console = Console(highlight=False)
+    with run_llms(
+        backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
+        api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout,
+    ) as (llm, agent_llm):
+        run_config = RunConfig(
+            task=task, split="test", n_questions=n_questions, n_plans=n, seed=seed, execute="all", backend=backend,
+            model_id=llm.backend.model_id, **agent_fields(llm, agent_llm), degree=degree, constrained=constrained,
+            temperature=temperature, plan_max_tokens=plan_max_tokens, agent_max_tokens=agent_max_tokens,
+            agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds, agent_context=agent_context,
+        )  # fmt: skip
+        with Progress(*progress_columns(), console=console) as bar:
+            bars = BonBars(bar)
+            result = asyncio.run(abon(the_task, llm, reward_model, out, run_config, config, agent_llm=agent_llm,
+                                      parallel_questions=parallel_questions, on_progress=bars.update,
+                                      prior_traces=prior_traces))  # fmt: skip
+    show_results(console, result, out)

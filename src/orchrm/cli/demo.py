@@ -11,14 +11,19 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
-from .options import AgentMaxTokens, Seed, TaskName
-from ..llm import DEFAULT_MODEL, open_llm
+from .options import AgentContext, AgentMaxTokens, Seed, TaskName
+from ..llm import DEFAULT_MODEL
 from ..loop import LoopConfig, LoopEvent, arun_loop
 from ..tasks import load_task
 from .bon import BonBars, progress_columns, results_tables
+from .llms import run_llms
 from .render import usage_table
 
 DEFAULTS = LoopConfig()
+
+
+def _models(model: str, agent_model: str | None) -> str:
+    return f"model {model}" if agent_model in (None, model) else f"orchestrator {model}, sub-agents {agent_model}"
 
 
 def demo(
@@ -29,25 +34,30 @@ def demo(
     n: Annotated[int, typer.Option(help="Plans per question.")] = DEFAULTS.n,
     degree: Annotated[str, typer.Option(help="Plan shape: single (one agent) or dag (any plan).")] = DEFAULTS.degree,
     agent_max_tokens: AgentMaxTokens = DEFAULTS.agent_max_tokens,
+    agent_context: AgentContext = DEFAULTS.agent_context,
     epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,
     judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
     seed: Seed = DEFAULTS.seed,
-    model: Annotated[str, typer.Option(help="Embedded model name or .gguf path.")] = DEFAULT_MODEL,
+    model: Annotated[str, typer.Option("--model", "--orchestrator-model", help="Embedded model (name or .gguf path) that writes plans.")] = DEFAULT_MODEL,
+    agent_model: Annotated[
+        str | None, typer.Option(help="Embedded model that runs the sub-agents, on a second llama-server (default: the same model).")
+    ] = None,
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
     config = LoopConfig(
         task=task, train_questions=train_questions, test_questions=test_questions, n=n, seed=seed, degree=degree,
-        agent_max_tokens=agent_max_tokens, rm=DEFAULTS.rm.model_copy(update={"epochs": epochs}),
+        agent_max_tokens=agent_max_tokens, agent_context=agent_context, rm=DEFAULTS.rm.model_copy(update={"epochs": epochs}),
         bon=DEFAULTS.bon.model_copy(update={"judge": judge}),
     )  # fmt: skip
     the_task = load_task(task)
     console = Console(highlight=False)
     console.print(
         f"[bold]orchrm demo[/]: {task}, {train_questions} training + {test_questions} held-out questions, "
-        f"N={n} plans each, model {model} (offline) -> {out}"
+        f"N={n} plans each, {_models(model, agent_model)} (offline) -> {out}"
     )
     start = time.perf_counter()
-    with open_llm("local", model=model) as llm, Progress(*progress_columns(), console=console) as bar:
+    llms = run_llms("local", model, None, agent_model=agent_model)
+    with llms as (llm, agent_llm), Progress(*progress_columns(), console=console) as bar:
         train_bar = bar.add_task("train rollouts", total=None, info="")
         bon_bars: BonBars | None = None
 
@@ -63,7 +73,7 @@ def demo(
                 bon_bars = bon_bars or BonBars(bar)
                 bon_bars.update(e.bon)
 
-        result = asyncio.run(arun_loop(the_task, llm, out, config, on_event=on_event))
+        result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, on_event=on_event))
         ledger = llm.ledger
     m = result.rm_metrics
     acc = m.get("val_accuracy")

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.console import Console
 
 from .options import ApiKeyEnv, Backend, BaseUrl, Model
+from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..evidence import EvaluatorConfig, Judgment, SkillEvaluator, load_skills
 from ..llm import open_llm
@@ -132,7 +133,7 @@ def judge(
     if output is None:
         print("\n".join(lines))
     else:
-        output.write_text("\n".join(lines) + "\n")
+        write_text_atomic(output, "\n".join(lines) + "\n")
     ok = sum(j.status == "ok" for j in judgments)
     skipped = sum(j.llm_skipped for j in judgments)
     err.print(f"{len(judgments)} judged ({ok} ok, {len(judgments) - ok} error), LLM skipped on {skipped} by rule evidence")

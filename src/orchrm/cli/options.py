@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from ..llm import BACKENDS
+from ..mas.rollout import RunConfig
 from ..tasks import TASK_HELP
+
+#: Every rollout setting's default, as `RunConfig` declares it: the verbs that run plans (`rollout`, `bon`)
+#: default to these, so a CLI default cannot drift from the config's. `orchrm demo` reads `LoopConfig`
+#: instead, whose defaults differ on purpose (a hotter, shorter plan, short agent calls, capped samples and
+#: rounds: sized for the embedded 0.5B on 2 CPU cores, where rollout's are for any served model).
+RUN = RunConfig(task="")
+#: Per-request timeout of the verbs that run plans: long, because a busy CPU is slow.
+REQUEST_TIMEOUT_S = 3600.0
 
 Backend = Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")]
 Model = Annotated[str | None, typer.Option(help="Embedded model name or .gguf path (local); served model name (openai).")]
 BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL, e.g. http://host:8000/v1 (openai backend).")]
+
+# Verbs that run plans name two roles: the orchestrator (writes plans; the old --backend/--model/--base-url
+# names still work) and the sub-agents (default: the orchestrator's model, so one model stays the default).
+OrchestratorBackend = Annotated[str, typer.Option("--backend", "--orchestrator-backend", help=f"The orchestrator's backend: {', '.join(BACKENDS)}.")]
+OrchestratorModel = Annotated[str | None, typer.Option("--model", "--orchestrator-model", help="The model that writes plans: embedded name or .gguf path (local); served name (openai).")]
+OrchestratorBaseUrl = Annotated[str | None, typer.Option("--base-url", "--orchestrator-base-url", help="The orchestrator's server, e.g. http://host:8000/v1 (openai backend).")]
+AgentBackend = Annotated[str | None, typer.Option(help="The sub-agents' backend (default: the orchestrator's).")]
+AgentModel = Annotated[str | None, typer.Option(help="The model that runs the sub-agents (default: the orchestrator's; with the local backend, a second llama-server).")]
+AgentBaseUrl = Annotated[str | None, typer.Option(help="The sub-agents' server (default: the orchestrator's when the backend is the same).")]
 ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key.")]
 Concurrency = Annotated[int | None, typer.Option(help="Requests in flight (local: server slots).")]
 
@@ -24,4 +42,7 @@ PlanMaxTokens = Annotated[int, typer.Option(help="Token limit of one plan.")]
 AgentMaxTokens = Annotated[int, typer.Option(help="Token limit of one sub-agent call.")]
 AgentMaxSamples = Annotated[int | None, typer.Option(help="Cap on self_consistency samples (plans ask; the budget decides).")]
 AgentMaxRounds = Annotated[int | None, typer.Option(help="Cap on reflexion and debate rounds.")]
+AgentContext = Annotated[
+    Literal["final", "all", "none"], typer.Option(help="Which sub-agents see the original question.")
+]
 ParallelQuestions = Annotated[int, typer.Option(help="Questions in flight at once.")]

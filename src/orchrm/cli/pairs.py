@@ -10,8 +10,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ..mas.traces import locate_traces, read_traces
-from ..pairs import SOURCES, PairConfig, PairStats, build_pairs, write_rows
-from ..pairs.rows import STATS_FILE, TRAIN_FILE, VAL_FILE
+from ..pairs import SOURCES, PairConfig, PairStats, build_pairs, write_pairs_dir
+from ..pairs.rows import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE
+
+#: The option defaults are `PairConfig`'s, read from it so the two cannot drift.
+DEFAULTS = PairConfig()
 
 
 def stats_table(stats: PairStats) -> Table:
@@ -25,20 +28,20 @@ def stats_table(stats: PairStats) -> Table:
 
 def pairs(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (or traces.jsonl files) from `orchrm rollout`.")],
-    out: Annotated[Path, typer.Option(help="Folder for train.jsonl, val.jsonl and stats.json.")],
-    source: Annotated[list[str] | None, typer.Option(help=f"Pair source to use (repeatable): {', '.join(SOURCES)}.")] = None,
+    out: Annotated[Path, typer.Option(help="Folder for train.jsonl, val.jsonl, stats.json and manifest.json (replaced whole).")],
+    source: Annotated[list[str] | None, typer.Option(help=f"Pair source to use (repeatable; default all): {', '.join(SOURCES)}.")] = None,
     specialized: Annotated[str | None, typer.Option(help="Checkpoint label of the specialized run.")] = None,
     base: Annotated[str | None, typer.Option(help="Checkpoint label of the base run.")] = None,
-    max_per_question: Annotated[int, typer.Option(help="Cap on pairs per question.")] = 12,
-    min_agreement: Annotated[float, typer.Option(help="Consensus: majority share of answered executions.")] = 0.6,
-    min_margin: Annotated[int, typer.Option(help="Consensus: majority count minus the runner-up's.")] = 2,
-    max_source_share: Annotated[float, typer.Option(help="Balance: max share of one source (1 = off).")] = 1.0,
-    val_fraction: Annotated[float, typer.Option(help="Share of questions held out for validation.")] = 0.2,
-    seed: Annotated[int, typer.Option(help="Seed of the split and of capping.")] = 0,
+    max_per_question: Annotated[int, typer.Option(help="Cap on pairs per question.")] = DEFAULTS.max_pairs_per_question,
+    min_agreement: Annotated[float, typer.Option(help="Consensus: majority share of answered executions.")] = DEFAULTS.min_agreement,
+    min_margin: Annotated[int, typer.Option(help="Consensus: majority count minus the runner-up's.")] = DEFAULTS.min_margin,
+    max_source_share: Annotated[float, typer.Option(help="Balance: max share of one source (1 = off).")] = DEFAULTS.max_source_share,
+    val_fraction: Annotated[float, typer.Option(help="Share of questions held out for validation.")] = DEFAULTS.val_fraction,
+    seed: Annotated[int, typer.Option(help="Seed of the split and of capping.")] = DEFAULTS.seed,
 ) -> None:
     """Build label-free win-lose plan pairs from executed rollouts."""
     cfg = PairConfig(
-        sources=tuple(source) if source else SOURCES,
+        sources=tuple(source) if source else DEFAULTS.sources,
         specialized=specialized,
         base=base,
         max_pairs_per_question=max_per_question,
@@ -50,9 +53,7 @@ def pairs(
     )
     traces = [t for run in runs for t in read_traces(locate_traces(run))]
     result = build_pairs(traces, cfg)
-    write_rows(out / TRAIN_FILE, result.train)
-    write_rows(out / VAL_FILE, result.val)
-    (out / STATS_FILE).write_text(result.stats.model_dump_json(indent=2) + "\n")
+    write_pairs_dir(out, result.train, result.val, result.stats)
     console = Console(highlight=False)
     console.print(stats_table(result.stats))
     s = result.stats
@@ -68,4 +69,4 @@ def pairs(
     for what, n in left_out.items():
         if n:
             console.print(f"[dim]{what}: {n}[/]")
-    console.print(f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)")
+    console.print(f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)")

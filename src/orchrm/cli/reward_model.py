@@ -6,12 +6,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from .. import safejson
+from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..rm.config import RMConfig
 
@@ -91,29 +93,45 @@ def score(
     """Score plans with a reward model; each output line adds "scores" (one per plan, higher is better)."""
     from ..rm.model import RewardModel
 
+    rows = read_score_requests(file)  # the whole input is checked before the model loads or --out is touched
     model = RewardModel.load(rm)
-    try:
-        lines = file.read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {file}: {exc.strerror}") from exc
-    rows = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{file}:{lineno}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not isinstance(row.get("plans"), list):
-            raise ConfigError(f'{file}:{lineno}: expected {{"question": str, "plans": [...]}}')
-        plans = [p if isinstance(p, str) else json.dumps(p) for p in row["plans"]]
-        rows.append({**row, "scores": model.score(row["question"], plans, batch_size=batch_size)})
-    text = "".join(json.dumps(r) + "\n" for r in rows)
+    scored = [{**r, "scores": model.score(r["question"], _plan_texts(r), batch_size=batch_size)} for r in rows]
+    text = "".join(json.dumps(r) + "\n" for r in scored)
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write_text(text)
+        write_text_atomic(out, text)
         Console(stderr=True).print(f"scored {sum(len(r['plans']) for r in rows)} plans of {len(rows)} questions -> {out}")
+
+
+#: A request file is user-written: bounded like a plan (no size bound per line; the file is local).
+SCORE_LINE_LIMITS = safejson.Limits(max_chars=None, max_depth=32, max_number_chars=100)
+
+
+def read_score_requests(file: Path) -> list[dict[str, Any]]:
+    """The rows of a `score` request file, or a one-line `ConfigError` naming the file and line."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {file}: {exc.strerror}") from exc
+    rows = []
+    for lineno, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = safejson.loads(line, SCORE_LINE_LIMITS)
+        except safejson.UnsafeJSONError as exc:
+            raise ConfigError(f"{file}:{lineno}: not acceptable JSON: {exc.reason} ({exc.rule})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not isinstance(row.get("plans"), list):
+            raise ConfigError(f'{file}:{lineno}: expected {{"question": str, "plans": [...]}}')
+        rows.append(row)
+    if not rows:
+        raise ConfigError(f"{file} holds no requests", hint='one {"question": str, "plans": [...]} a line')
+    return rows
+
+
+def _plan_texts(row: dict[str, Any]) -> list[str]:
+    return [p if isinstance(p, str) else json.dumps(p) for p in row["plans"]]
 
 
 def serve(
@@ -125,6 +143,7 @@ def serve(
     ] = None,
     max_items: Annotated[int, typer.Option(help="Most (question, plan) items per request.")] = 256,
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body.")] = 2_000_000,
+    max_item_chars: Annotated[int, typer.Option(help="Largest question + plan of one item, in characters.")] = 100_000,
 ) -> None:
     """Serve a reward model over HTTP: POST /score, GET /health, GET /info."""
     from ..rm.model import RewardModel
@@ -135,4 +154,5 @@ def serve(
         token = os.environ.get(token_env)
         if not token:
             raise ConfigError(f"--token-env {token_env} names an unset or empty environment variable")
-    run_server(RewardModel.load(rm), host=host, port=port, token=token, max_items=max_items, max_body_bytes=max_body_bytes)
+    run_server(RewardModel.load(rm), host=host, port=port, token=token, max_items=max_items, max_body_bytes=max_body_bytes,
+               max_item_chars=max_item_chars)

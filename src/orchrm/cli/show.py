@@ -55,6 +55,8 @@ def render_trace(t: Trace) -> Group:
         f"T={o.temperature} sample={o.sample_index} seed={o.seed}\n",
         style="dim",
     )
+    if t.agent_model != o.model_id:
+        head.append(f"sub-agents {t.agent_backend}/{t.agent_model}\n", style="dim")
     head.append(f"question: {t.question}\ngold: {t.gold}")
     parts: list[object] = [head]
     if t.plan is None:

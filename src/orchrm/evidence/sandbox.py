@@ -3,7 +3,7 @@
 The caller's side: write the script into a fresh scratch directory, start `_sandbox_runner.py` (which sets
 up namespaces, a minimal root, an unprivileged uid and rlimits, then execs the script), enforce a
 wall-clock limit, and classify how the run ended. A hostile script — infinite loop, fork bomb, memory
-bomb, reading files outside its scratch directory, opening a socket — ends as a `SandboxResult` with an
+bomb, oversized file, reading files outside its scratch directory, opening a socket — ends as a `SandboxResult` with an
 `outcome` that says so; the caller goes on. Which isolation layers were really in place is recorded on
 every result (`isolation`, `notes`): where a layer is unavailable the run still happens, degraded and
 labelled, never silently.
@@ -27,7 +27,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Outcome = Literal["ok", "error", "timeout", "cpu_limit", "memory_limit", "output_limit", "sandbox_failure"]
+Outcome = Literal[
+    "ok", "error", "timeout", "cpu_limit", "memory_limit", "process_limit", "output_limit", "sandbox_failure"
+]
 LAYERS = ("pid", "net", "fs", "uid", "rlimits")
 
 _RUNNER = Path(__file__).with_name("_sandbox_runner.py")
@@ -201,6 +203,14 @@ def _classify(timed_out: bool, code: int | None, sig: str | None, stderr: str, t
         return "output_limit"
     if "MemoryError" in stderr or sig == "SIGSEGV":
         return "memory_limit"
+    if code not in (0, None):
+        # Python ignores SIGXFSZ, and fork() under RLIMIT_NPROC fails with EAGAIN: a script that does not
+        # catch either dies of an ordinary exception, which its last stderr line (the uncaught one) names.
+        last = stderr.strip().rsplit("\n", 1)[-1]
+        if last.startswith("OSError: [Errno 27] File too large"):
+            return "output_limit"
+        if last.startswith("BlockingIOError: [Errno 11]") and "fork" in stderr:
+            return "process_limit"
     return "ok" if code == 0 else "error"
 
 

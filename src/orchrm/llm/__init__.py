@@ -4,7 +4,7 @@ from .accounting import CATEGORIES, CategoryTotals, TokenCount, TokenLedger, Usa
 from .backend import Backend
 from .cache import ResponseCache
 from .client import LLM
-from .factory import BACKENDS, create_backend, open_llm
+from .factory import BACKENDS, close_llms, create_backend, ensure_reachable, open_agent_llm, open_llm, open_llms
 from .local import LocalBackend
 from .models import DEFAULT_MODEL, REGISTRY, ModelFile, prepare_model, resolve_model, verify_model
 from .openai_backend import OpenAIBackend
@@ -33,8 +33,12 @@ __all__ = [
     "ToolCall",
     "Usage",
     "UsageRecord",
+    "close_llms",
     "create_backend",
+    "ensure_reachable",
+    "open_agent_llm",
     "open_llm",
+    "open_llms",
     "prepare_model",
     "resolve_model",
     "verify_model",

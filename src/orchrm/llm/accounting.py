@@ -79,8 +79,13 @@ class TokenLedger:
             )
             for c in completions
         ]
+        self.add(new)
+
+    def add(self, records: Iterable[UsageRecord]) -> None:
+        """Usage that did not come from an `LLM` call (a local policy's samples, training passes)."""
+        records = list(records)
         with self._lock:
-            self._records.extend(new)
+            self._records.extend(records)
 
     @property
     def records(self) -> list[UsageRecord]:

@@ -23,9 +23,19 @@ class Backend(ABC):
         """How many requests are worth keeping in flight at once."""
         return 4
 
+    @property
+    def where(self) -> str:
+        """Where the model answers, as an error message names it (a URL, a model file)."""
+        return self.model_id
+
     async def start(self) -> None:
         """Get ready to answer (start a server, learn the model name). Called before every request; cheap
         once done."""
+
+    async def ping(self) -> None:
+        """Check that the model can answer at all, before any work depends on it. Raises an `LLMError` (or a
+        `ServerError` for a server that cannot start) when it cannot; the default is `start()`."""
+        await self.start()
 
     @abstractmethod
     async def complete(self, messages: list[Message], config: GenerateConfig, seed: int | None) -> Completion:

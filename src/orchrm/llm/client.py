@@ -77,11 +77,7 @@ class LLM:
 
     def generate(self, prompt: str | list[Message], *, category: str, **kwargs: Any) -> list[Completion]:
         """Sync form of `agenerate`, for scripts and the CLI (not for use inside a running event loop)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
+        if _loop_running():
             raise ConfigError("LLM.generate was called inside an event loop: await LLM.agenerate instead")
         if self._sync_loop is None or self._sync_loop.is_closed():
             self._sync_loop = asyncio.new_event_loop()
@@ -110,25 +106,53 @@ class LLM:
             sem = self._semaphores[loop_id] = asyncio.Semaphore(self.backend.max_concurrency)
         return sem
 
+    async def aping(self) -> None:
+        """Check that the backend can answer (a server is up, a model file loads); raises when it cannot."""
+        await self.backend.ping()
+
     async def aclose(self) -> None:
-        await self.backend.aclose()
+        """Stop the backend (and its server, for `local`) and close the response cache."""
+        try:
+            await self.backend.aclose()
+        finally:
+            if self._sync_loop is not None and not self._sync_loop.is_running():
+                self._sync_loop.close()  # left by `generate`; this coroutine runs on another loop
+            if self.cache is not None:
+                self.cache.close()
 
     def close(self) -> None:
-        """Stop the backend (and its server, for `local`) and the sync loop."""
-        loop = self._sync_loop
-        if loop is not None and not loop.is_closed():
-            loop.run_until_complete(self.backend.aclose())
+        """Sync form of `aclose`, for scripts and the CLI. Inside a running event loop it cannot wait for the
+        backend to stop, so it refuses and says what to use there, leaving everything open for that."""
+        if _loop_running():
+            raise ConfigError(
+                "LLM.close was called inside a running event loop (e.g. leaving `with open_llm(...)` in async code)",
+                hint="use `async with open_llm(...) as llm:` or `await llm.aclose()` there",
+            )
+        loop = self._sync_loop if self._sync_loop is not None and not self._sync_loop.is_closed() else asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self.aclose())
+        finally:
             loop.close()
-        else:
-            asyncio.run(self.backend.aclose())
-        if self.cache is not None:
-            self.cache.close()
 
     def __enter__(self) -> LLM:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> LLM:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _check_schema_itself(schema: dict[str, Any]) -> None:

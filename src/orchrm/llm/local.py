@@ -58,6 +58,10 @@ class LocalBackend(Backend):
         return self.server_config.parallel
 
     @property
+    def where(self) -> str:
+        return f"{self.model_name} (embedded, on its own llama-server)"
+
+    @property
     def server(self) -> LlamaServer | None:
         return self._server
 

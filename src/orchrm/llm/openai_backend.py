@@ -97,6 +97,24 @@ class OpenAIBackend(Backend):
             raise self._translate(exc) from exc
         self.model = self._first_model(page)
 
+    @property
+    def where(self) -> str:
+        return self.base_url
+
+    async def ping(self) -> None:
+        """One GET /models, with few retries and a short timeout: a dead server should fail in seconds, not
+        after the long per-request timeout a busy CPU needs. Learns the served model when none was named."""
+        timeout, retries = min(self.timeout_s, 30.0), min(self.max_retries, 1)
+        try:
+            async with openai.AsyncOpenAI(
+                base_url=self.base_url, api_key=self.api_key, timeout=timeout, max_retries=retries
+            ) as client:
+                page = await client.models.list()
+        except openai.OpenAIError as exc:
+            raise self._translate(exc, timeout_s=timeout, retries=retries) from exc
+        if self.model is None:
+            self.model = self._first_model(page)
+
     def _first_model(self, page: Any) -> str:
         """The first model in the server's /models page."""
         try:
@@ -161,17 +179,19 @@ class OpenAIBackend(Backend):
             tool_calls=calls or None,
         )
 
-    def _translate(self, exc: openai.OpenAIError) -> Exception:
+    def _translate(self, exc: openai.OpenAIError, *, timeout_s: float | None = None, retries: int | None = None) -> Exception:
         where = self.base_url
+        timeout_s = self.timeout_s if timeout_s is None else timeout_s
+        retries = self.max_retries if retries is None else retries
         if isinstance(exc, openai.APITimeoutError):
             return BackendTimeout(
-                f"{where} did not answer within {self.timeout_s:g}s (tried {self.max_retries + 1} times)",
+                f"{where} did not answer within {timeout_s:g}s (tried {retries + 1} times)",
                 hint="raise the timeout or lower the load on the server",
             )
         if isinstance(exc, openai.APIConnectionError):
             return BackendUnreachable(
-                f"cannot reach {where} (tried {self.max_retries + 1} times): {exc.__cause__ or exc}",
-                hint="is the server running, and does --base-url point at it (ending in /v1)?",
+                f"cannot reach {where} (tried {retries + 1} times): {exc.__cause__ or exc}",
+                hint="is the server running, and is that its URL (ending in /v1)?",
             )
         if isinstance(exc, openai.APIResponseValidationError):
             return MalformedResponse(f"{where} returned a response that is not valid OpenAI JSON: {exc}")

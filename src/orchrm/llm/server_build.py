@@ -17,6 +17,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from ..atomic import copy_file_atomic, swap_in
 from ..errors import ServerError
 from ..paths import cache_dir
 
@@ -93,10 +94,7 @@ def build_llama_server(log: Log = _stderr, jobs: int | None = None) -> Path:
             raise ServerError(f"the build finished but {built} is missing", detail=_tail(logfile))
         target = server_binary()
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".llama-server-{os.getpid()}")
-        shutil.copy2(built, tmp)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, target)  # atomic: a half-copied binary is never found
+        copy_file_atomic(built, target, mode=0o755)  # a half-copied binary is never found
         shutil.rmtree(work, ignore_errors=True)
         log(f"llama-server ready: {target}")
         return target
@@ -130,7 +128,7 @@ def _fetch_sources(work: Path, logfile: Path, log: Log) -> Path:
             tar.extractall(staging, members=members, filter="data")
     except (tarfile.TarError, OSError) as exc:
         raise ServerError(f"building llama-server failed at step 'extract': {exc}", hint="delete " + str(work)) from exc
-    os.replace(staging / prefix.rstrip("/"), src)
+    swap_in(staging / prefix.rstrip("/"), src)  # replaces a partial tree a killed build left at src
     shutil.rmtree(staging, ignore_errors=True)
     return src
 

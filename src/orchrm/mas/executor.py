@@ -1,6 +1,7 @@
 """The executor: runs a validated plan's agents in topological order, independent ones concurrently.
 
-Each agent gets the original question plus its input with `${id}` replaced by upstream outputs. An agent
+Each agent gets its input with `${id}` replaced by the upstream agent's answer (its output when it gave no
+answer); the final agent also sees the original question (`AgentSettings.question_context`). An agent
 that fails (an LLM error, a timeout, a missing corpus) is recorded with its error and the calls it made;
 agents downstream of it are skipped, others keep running. The final answer is the sink's answer; a failed
 sink means no answer. Exceptions that are not `OrchrmError`s are bugs and propagate.
@@ -42,7 +43,7 @@ class ExecutorConfig:
 
 
 def resolve_input(text: str, outputs: dict[str, str], limit: int) -> str:
-    """The input with each `${id}` replaced by that agent's output (its last `limit` characters)."""
+    """The input with each `${id}` replaced by what that agent passes on (its last `limit` characters)."""
 
     def sub(m: re.Match[str]) -> str:
         out = outputs[m.group(1)]
@@ -80,6 +81,7 @@ async def execute_plan(
         return Execution(final_answer=plan.answer, final_output=plan.answer)
     t0 = time.perf_counter()
     order = topological_order(plan)
+    sink = plan.sink()
     sem = asyncio.Semaphore(cfg.max_parallel)
     events: dict[str, AgentEvent] = {}
     outputs: dict[str, str] = {}
@@ -101,7 +103,7 @@ async def execute_plan(
             resolved = resolve_input(spec.input, outputs, cfg.output_chars)
             async with sem:
                 run = AgentRun(llm=llm, question=question, task_input=resolved, settings=cfg.settings,
-                               retriever=retriever, t0=t0)
+                               retriever=retriever, is_final=agent_id == sink, t0=t0)
                 start = time.perf_counter() - t0
                 agent = AGENTS[spec.type](spec)
                 try:
@@ -119,7 +121,9 @@ async def execute_plan(
                     calls=run.calls, steps=run.steps, error=error, start_s=start, latency_s=latency,
                 )
                 return
-            outputs[agent_id] = result.output
+            # Downstream agents get the answer alone when there is one: "the population of ${city}" reads as
+            # a sub-task a small model can do, where the whole reasoning pasted in reads as another question.
+            outputs[agent_id] = result.answer if result.answer else result.output
             events[agent_id] = AgentEvent(
                 id=agent_id, type=spec.type, status="ok", input=spec.input, resolved_input=resolved,
                 output=result.output, answer=result.answer, calls=run.calls, steps=run.steps,
@@ -130,7 +134,6 @@ async def execute_plan(
 
     await asyncio.gather(*(run_agent(a) for a in order))
     ordered = [events[a] for a in order]
-    sink = plan.sink()
     ex = Execution(
         agents=ordered,
         final_agent=sink,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -19,6 +20,9 @@ from ..tasks.scoring import extract_answer
 from .agents.base import PROMPTS, render
 from .plans import AGENT_TYPES, DEGREES, Plan, PlanError, parse_plan, plan_json_schema, validate_plan
 from .traces import LLMCall, OrchestratorInfo, PlanErrorRecord
+
+# The opening of a JSON object: a brace and a quoted key.
+_JSON_START = re.compile(r'\{\s*"')
 
 
 @dataclass
@@ -53,11 +57,10 @@ def system_prompt(degree: str, agent_types: tuple[str, ...]) -> str:
         return (PROMPTS / "orchestrator_direct.md").read_text().strip()
     lines = (PROMPTS / "agent_types.md").read_text().splitlines()
     types_text = "\n".join(ln for ln in lines if any(ln.startswith(f"- {t}:") for t in agent_types))
-    kinds = ["search"] if "search" in agent_types else ["math"]
+    # Arithmetic examples always (every pool has some arithmetic); retrieval ones where there is a corpus.
+    kinds = ["math", "search"] if "search" in agent_types else ["math"]
     prefix = "examples_single_" if degree == "single" else "examples_"
     examples = "\n\n".join((PROMPTS / f"{prefix}{k}.md").read_text().strip() for k in kinds)
-    if degree == "dag" and "search" in agent_types:
-        examples = (PROMPTS / "examples_math.md").read_text().strip().split("\n\n")[0] + "\n\n" + examples
     template = (PROMPTS / f"orchestrator_{degree}.md").read_text()
     return render(template, agent_types=types_text, examples=examples).strip()
 
@@ -73,8 +76,7 @@ class Orchestrator:
         self.prompt_id = hashlib.sha256(self.system.encode()).hexdigest()[:12]
 
     def messages(self, question: str) -> list[Message]:
-        user = f"Question: {question}" if self.config.degree == "direct" else f"Question: {question}\nPlan:"
-        return [Message(role="system", content=self.system), Message(role="user", content=user)]
+        return plan_messages(self.system, question, self.config.degree)
 
     def info(self, index: int) -> OrchestratorInfo:
         c = self.config
@@ -118,14 +120,30 @@ class Orchestrator:
 
     def check(self, text: str) -> Plan:
         """Parse and validate orchestrator output under this orchestrator's degree and agent types."""
-        if self.config.degree == "direct":
-            try:
-                plan = parse_plan(text)
-            except PlanError:
-                answer = extract_answer(text)
-                if answer is None:
-                    raise PlanError("parse", "no answer found in the orchestrator's direct reply") from None
-                plan = Plan(answer=answer)
-        else:
+        return check_plan(text, degree=self.config.degree, agent_types=self.agent_types)
+
+
+def plan_messages(system: str, question: str, degree: str) -> list[Message]:
+    """The orchestrator's prompt for one question; training samples from exactly this, so a trained policy
+    sees at rollout what it learned on."""
+    user = f"Question: {question}" if degree == "direct" else f"Question: {question}\nPlan:"
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+def check_plan(text: str, *, degree: str, agent_types: tuple[str, ...]) -> Plan:
+    """Parse and validate orchestrator output under a degree and agent types; raises `PlanError`."""
+    if degree == "direct":
+        try:
             plan = parse_plan(text)
-        return validate_plan(plan, degree=self.config.degree, agent_types=self.agent_types)
+        except PlanError as exc:
+            # Scraping an answer out of broken JSON takes its debris for the answer ("7," from a cut
+            # `{"answer": 7,`, "800" from "\ud800"): only a reply that is not JSON at all is read as prose.
+            if exc.rule != "parse" or _JSON_START.search(text):
+                raise
+            answer = extract_answer(text)
+            if answer is None:
+                raise PlanError("parse", "no answer found in the orchestrator's direct reply") from None
+            plan = Plan(answer=answer)
+    else:
+        plan = parse_plan(text)
+    return validate_plan(plan, degree=degree, agent_types=agent_types)

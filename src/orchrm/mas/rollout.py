@@ -19,8 +19,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..atomic import write_text_atomic
 from ..errors import ConfigError, OrchrmError
-from ..llm import LLM
+from ..llm import LLM, ensure_reachable
 from ..tasks.base import Question, Task
 from .agents import AgentSettings
 from .executor import ExecutorConfig, execute_plan
@@ -43,6 +44,8 @@ class RunConfig(BaseModel):
     execute: Literal["none", "all"] = "all"
     backend: str = "local"
     model_id: str = ""
+    agent_backend: str = Field("", description="The sub-agents' backend; empty: the orchestrator's.")
+    agent_model_id: str = Field("", description="The sub-agents' model; empty: the orchestrator's.")
     degree: Literal["direct", "single", "dag"] = "dag"
     temperature: float = 0.8
     top_p: float = 0.95
@@ -55,6 +58,9 @@ class RunConfig(BaseModel):
     agent_timeout_s: float = 900.0
     agent_max_samples: int | None = Field(None, ge=2, description="Cap on a self_consistency agent's samples.")
     agent_max_rounds: int | None = Field(None, ge=1, description="Cap on reflexion and debate rounds.")
+    agent_context: Literal["final", "all", "none"] = Field(
+        "final", description="Which agents see the original question beside their sub-task."
+    )
 
     def orchestrator_config(self) -> OrchestratorConfig:
         return OrchestratorConfig(
@@ -67,8 +73,16 @@ class RunConfig(BaseModel):
             max_tokens=self.agent_max_tokens, temperature=self.agent_temperature,
             sample_temperature=self.agent_sample_temperature, seed=self.seed,
             max_samples=self.agent_max_samples, max_rounds=self.agent_max_rounds,
+            question_context=self.agent_context,
         )
         return ExecutorConfig(settings=settings, timeout_s=self.agent_timeout_s, max_parallel=max_parallel)
+
+
+def agent_fields(llm: LLM, agent_llm: LLM | None = None) -> dict[str, str]:
+    """`RunConfig`'s agent_backend and agent_model_id for these LLMs: empty when the agents run on `llm`."""
+    if agent_llm is None or agent_llm is llm:
+        return {"agent_backend": "", "agent_model_id": ""}
+    return {"agent_backend": agent_llm.backend.kind, "agent_model_id": agent_llm.backend.model_id}
 
 
 _GROWABLE = {"n_questions", "n_plans"}
@@ -89,7 +103,7 @@ def prepare_run_dir(out: Path, config: RunConfig) -> None:
             changes = ", ".join(f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in diff)
             raise ConfigError(f"{out} holds a run made with other settings ({changes})", hint="use a new --out folder")
     stamp = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-    path.write_text(json.dumps({**config.model_dump(), **stamp}, indent=2) + "\n")
+    write_text_atomic(path, json.dumps({**config.model_dump(), **stamp}, indent=2) + "\n")
 
 
 @dataclass
@@ -127,16 +141,19 @@ async def score_trace(task: Task, trace: Trace, question: Question) -> ScoreReco
 
 
 async def build_trace(
-    sample: PlanSample, question: Question, task: Task, llm: LLM, config: RunConfig, *, execute: bool
+    sample: PlanSample, question: Question, task: Task, agent_llm: LLM, config: RunConfig, *, execute: bool
 ) -> Trace:
+    """The trace of a sampled plan, its agents executed on `agent_llm` when `execute`."""
     trace = Trace(
         task=config.task, split=config.split, question_id=question.id, question=question.question,
         gold=question.answer, plan_index=sample.index, plan_text=sample.text, plan=sample.plan,
         plan_error=sample.error, orchestrator=sample.info, plan_call=sample.call,
+        question_kind=question.metadata.get("kind"),
+        agent_backend=agent_llm.backend.kind, agent_model_id=agent_llm.backend.model_id,
     )
     if sample.plan is not None and (execute or not sample.plan.agents):
         ex = await execute_plan(
-            sample.plan, question.question, llm, retriever=task.corpus, config=config.executor_config()
+            sample.plan, question.question, agent_llm, retriever=task.corpus, config=config.executor_config()
         )
         trace.executed = True
         trace.agents, trace.errors = ex.agents, ex.errors
@@ -153,10 +170,19 @@ async def arollout(
     out: Path,
     config: RunConfig,
     *,
+    agent_llm: LLM | None = None,
     parallel_questions: int = 2,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> Progress:
-    """Sample and execute the missing (question, plan) pairs of a run; returns the final counters."""
+    """Sample and execute the missing (question, plan) pairs of a run; returns the final counters.
+
+    `llm` writes the plans; `agent_llm` (default: `llm`) runs the sub-agents. Both are checked to answer
+    before the run folder is touched, so an unreachable model is one error and nothing written.
+    """
+    agents = agent_llm or llm
+    await ensure_reachable(llm, "orchestrator")
+    if agents is not llm:
+        await ensure_reachable(agents, "agent")
     prepare_run_dir(out, config)
     traces_path = out / TRACES_FILE
     existing = read_traces(traces_path, repair=True)
@@ -186,7 +212,7 @@ async def arollout(
                 # Each plan executes as soon as it is sampled, so one long plan does not hold up the others.
                 async def plan_and_run(index: int) -> None:
                     sample = await orchestrator.sample_one(q.question, index)
-                    trace = await build_trace(sample, q, task, llm, config, execute=config.execute == "all")
+                    trace = await build_trace(sample, q, task, agents, config, execute=config.execute == "all")
                     writer.write(trace)
                     progress.add(trace)
                     if on_progress:
@@ -201,14 +227,18 @@ async def arollout(
     return progress
 
 
-async def replay(trace: Trace, task: Task, llm: LLM, config: RunConfig | None = None) -> Trace:
-    """Re-execute a trace's plan (with fresh sub-agent calls unless the response cache has them)."""
+async def replay(
+    trace: Trace, task: Task, llm: LLM, config: RunConfig | None = None, *, agent_llm: LLM | None = None
+) -> Trace:
+    """Re-execute a trace's plan, its sub-agents on `agent_llm` (default `llm`), with fresh calls unless the
+    response cache has them; the plan itself is not sampled again."""
     if trace.plan is None:
         raise ConfigError(f"trace {trace.question_id}#{trace.plan_index} has no valid plan to execute")
     cfg = config or RunConfig(task=trace.task)
-    question = Question(id=trace.question_id, question=trace.question, answer=trace.gold or "")
+    kind = {"kind": trace.question_kind} if trace.question_kind else {}
+    question = Question(id=trace.question_id, question=trace.question, answer=trace.gold or "", metadata=kind)
     sample = PlanSample(trace.plan_index, trace.plan_text, trace.plan_call, plan=trace.plan, info=trace.orchestrator)
     start = time.perf_counter()
-    new = await build_trace(sample, question, task, llm, cfg, execute=True)
+    new = await build_trace(sample, question, task, agent_llm or llm, cfg, execute=True)
     new.wall_s = new.wall_s or time.perf_counter() - start
     return new

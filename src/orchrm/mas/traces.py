@@ -95,6 +95,7 @@ class Trace(BaseModel):
     question_id: str
     question: str
     gold: str | None = None
+    question_kind: str | None = None  # the task's kind for the question (metadata["kind"]), for breakdowns
     plan_index: int
     plan_text: str
     plan: Plan | None = None
@@ -109,6 +110,10 @@ class Trace(BaseModel):
     final_answer: str | None = None
     score: ScoreRecord | None = None
     tokens: dict[str, TokenCount] = Field(default_factory=dict)
+    # The model the sub-agents ran on (the plan's is in `orchestrator`); None in traces written before agents
+    # could run on a model of their own, when it was always the orchestrator's.
+    agent_backend: str | None = None
+    agent_model_id: str | None = None
     wall_s: float = 0.0
     llm_busy_s: float = Field(0.0, description="Execution time with at least one sub-agent LLM call in flight.")
 
@@ -119,6 +124,11 @@ class Trace(BaseModel):
     @property
     def valid(self) -> bool:
         return self.plan is not None and self.plan_error is None
+
+    @property
+    def agent_model(self) -> str:
+        """The sub-agents' model id (the orchestrator's for a trace that does not record its own)."""
+        return self.agent_model_id if self.agent_model_id is not None else self.orchestrator.model_id
 
     def agent_types(self) -> list[str]:
         return [a.type for a in self.plan.agents] if self.plan else []

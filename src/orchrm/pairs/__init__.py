@@ -2,7 +2,16 @@
 
 from .builder import PairConfig, PairSet, PairStats, build_pairs
 from .render import RENDER_VERSION, render_plan, render_question
-from .rows import SOURCES, PairFileError, PairRow, as_dataset, read_pairs_dir, read_rows, write_rows
+from .rows import (
+    SOURCES,
+    PairFileError,
+    PairRow,
+    as_dataset,
+    read_pairs_dir,
+    read_rows,
+    write_pairs_dir,
+    write_rows,
+)
 
 __all__ = [
     "RENDER_VERSION",
@@ -18,5 +27,6 @@ __all__ = [
     "read_rows",
     "render_plan",
     "render_question",
+    "write_pairs_dir",
     "write_rows",
 ]

@@ -72,6 +72,8 @@ class PairStats(BaseModel):
     train_questions: int = 0
     val_questions: int = 0
     per_source: dict[str, SourceCount] = Field(default_factory=dict)
+    orchestrator_models: dict[str, int] = Field(default_factory=dict, description="Traces per model that wrote the plan.")
+    agent_models: dict[str, int] = Field(default_factory=dict, description="Executed traces per model that ran the sub-agents.")
 
     @property
     def total(self) -> int:
@@ -140,13 +142,19 @@ def build_pairs(traces: list[Trace], cfg: PairConfig | None = None) -> PairSet:
     cfg = cfg or PairConfig()
     stats = PairStats(traces=len(traces))
     by_question: dict[tuple[str, str], list[Trace]] = defaultdict(list)
+    plan_models: Counter[str] = Counter()
+    agent_models: Counter[str] = Counter()
     for t in traces:
         by_question[(t.task, t.question_id)].append(t)
+        plan_models[t.orchestrator.model_id] += 1
+        if t.executed:
+            agent_models[t.agent_model] += 1
         if t.executed and t.score is None:
             stats.unscored_executions += 1
         if t.score is not None and t.score.error is not None:
             stats.scorer_errors += 1
     stats.questions = len(by_question)
+    stats.orchestrator_models, stats.agent_models = dict(sorted(plan_models.items())), dict(sorted(agent_models.items()))
     rng = random.Random(cfg.seed)
     rows: list[PairRow] = []
     no_pair: Counter[str] = Counter()

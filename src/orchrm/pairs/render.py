@@ -8,9 +8,8 @@ so the RM can score anything an orchestrator emits.
 from __future__ import annotations
 
 import json
-from collections import deque
 
-from ..mas.plans import Plan, PlanError, parse_plan
+from ..mas.plans import AgentSpec, Plan, PlanError, parse_plan, topological_order
 
 #: Bumped whenever the rendering changes: a model card records it, and loading checks it.
 RENDER_VERSION = 1
@@ -25,29 +24,10 @@ def render_question(question: str) -> str:
     return f"question: {_squash(question)}"
 
 
-def _topological(plan: Plan) -> list[str]:
-    ids = [a.id for a in plan.agents]
-    indegree = {i: 0 for i in ids}
-    children: dict[str, list[str]] = {i: [] for i in ids}
-    for e in plan.edges:
-        if e.src in indegree and e.dst in indegree:
-            indegree[e.dst] += 1
-            children[e.src].append(e.dst)
-    ready = deque(i for i in ids if indegree[i] == 0)
-    order: list[str] = []
-    while ready:
-        node = ready.popleft()
-        order.append(node)
-        for child in sorted(children[node], key=ids.index):
-            indegree[child] -= 1
-            if indegree[child] == 0:
-                ready.append(child)
-    # A cycle leaves agents unplaced; they follow in the plan's own order.
-    return order + [i for i in ids if i not in order]
-
-
 def render_plan(plan: Plan | str) -> str:
-    """Canonical text of a plan (a `Plan`, or raw orchestrator text that may not parse)."""
+    """Canonical text of a plan (a `Plan`, or raw orchestrator text that may not parse).
+
+    Linear in the plan: an unvalidated plan sent to `orchrm serve` may hold thousands of agents."""
     if isinstance(plan, str):
         try:
             plan = parse_plan(plan)
@@ -55,15 +35,20 @@ def render_plan(plan: Plan | str) -> str:
             return f"plan (unparsed): {_squash(plan)[:_MAX_RAW]}"
     if not plan.agents:
         return f"plan: direct answer: {_squash(plan.answer or '')}"
+    by_id: dict[str, AgentSpec] = {}
+    for a in plan.agents:
+        by_id.setdefault(a.id, a)
+    upstream: dict[str, list[str]] = {}
+    for e in plan.edges:
+        upstream.setdefault(e.dst, []).append(e.src)
     lines = []
-    for agent_id in _topological(plan):
-        agent = plan.agent(agent_id)
+    # A plan that never validated may have a cycle: its agents follow in the plan's own order.
+    for agent_id in topological_order(plan, cycles="append"):
+        agent = by_id[agent_id]
         opts = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}" for k, v in sorted(agent.options.items()))
         head = f"- {agent.id} [{agent.type}{' ' + opts if opts else ''}]"
-        upstream = plan.upstream(agent.id)
-        if upstream:
-            head += " <- " + ", ".join(upstream)
+        if upstream.get(agent.id):
+            head += " <- " + ", ".join(upstream[agent.id])
         lines.append(f"{head}: {_squash(agent.input)}")
-    sinks = [a.id for a in plan.agents if a.id not in {e.src for e in plan.edges}]
-    header = f"plan: {len(plan.agents)} agents, final: {','.join(sinks)}"
+    header = f"plan: {len(plan.agents)} agents, final: {','.join(plan.sinks())}"
     return "\n".join([header, *lines])

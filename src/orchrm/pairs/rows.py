@@ -1,20 +1,27 @@
-"""Pair rows on disk: TRL's preference format (`prompt`, `chosen`, `rejected`) plus orchrm's provenance."""
+"""Pair rows on disk: TRL's preference format (`prompt`, `chosen`, `rejected`) plus orchrm's provenance.
+
+A pairs folder is one unit: train.jsonl, val.jsonl and stats.json from one build, tied together by
+manifest.json (each file's sha256 and row count) and swapped in whole, so a folder never mixes the
+training rows of one build with the validation rows of another.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..atomic import open_atomic, recover, replacing_dir
 from ..errors import OrchrmError
+from ..hashing import sha256_file
 
 Source = Literal["correct-over-incorrect", "specialized-over-base", "artifact", "consensus"]
 SOURCES: tuple[str, ...] = ("correct-over-incorrect", "specialized-over-base", "artifact", "consensus")
 
-TRAIN_FILE, VAL_FILE, STATS_FILE = "train.jsonl", "val.jsonl", "stats.json"
+TRAIN_FILE, VAL_FILE, STATS_FILE, MANIFEST_FILE = "train.jsonl", "val.jsonl", "stats.json", "manifest.json"
+PAIRS_FORMAT = "orchrm-pairs"
 
 
 class PairFileError(OrchrmError):
@@ -33,16 +40,35 @@ class PairRow(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class ManifestEntry(BaseModel):
+    sha256: str
+    rows: int | None = Field(None, description="Pair rows in a .jsonl file; None for other files.")
+
+
+class PairsManifest(BaseModel):
+    """What a pairs folder holds, written last inside the new folder before it is swapped in."""
+
+    format: Literal["orchrm-pairs"] = PAIRS_FORMAT
+    version: Literal[1] = 1
+    files: dict[str, ManifestEntry]
+
+
 def write_rows(path: Path, rows: list[PairRow]) -> None:
     """Write atomically: a killed write leaves the previous file (or none), never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
+    with open_atomic(path) as f:
         for row in rows:
             f.write(row.model_dump_json() + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+
+
+def write_pairs_dir(folder: Path, train: list[PairRow], val: list[PairRow], stats: BaseModel) -> None:
+    """Write a whole pairs folder and its manifest beside `folder`, then swap it in at once."""
+    with replacing_dir(folder) as tmp:
+        write_rows(tmp / TRAIN_FILE, train)
+        write_rows(tmp / VAL_FILE, val)
+        (tmp / STATS_FILE).write_text(stats.model_dump_json(indent=2) + "\n")
+        counts = {TRAIN_FILE: len(train), VAL_FILE: len(val), STATS_FILE: None}
+        manifest = PairsManifest(files={n: ManifestEntry(sha256=sha256_file(tmp / n), rows=c) for n, c in counts.items()})
+        (tmp / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n")
 
 
 def read_rows(path: Path) -> list[PairRow]:
@@ -66,10 +92,39 @@ def read_rows(path: Path) -> list[PairRow]:
 
 def read_pairs_dir(folder: Path) -> tuple[list[PairRow], list[PairRow]]:
     """(train, val) rows of a pairs folder made by `orchrm pairs`."""
+    manifest = verify_pairs_dir(folder)
+    train, val = read_rows(folder / TRAIN_FILE), read_rows(folder / VAL_FILE)
+    for name, rows in ((TRAIN_FILE, train), (VAL_FILE, val)):
+        if manifest.files[name].rows != len(rows):
+            raise PairFileError(f"{folder / name} has {len(rows)} rows, its manifest says {manifest.files[name].rows}")
+    return train, val
+
+
+def verify_pairs_dir(folder: Path) -> PairsManifest:
+    """Refuse a pairs folder whose files are not exactly the ones its manifest.json names."""
+    recover(folder)
     if not folder.is_dir():
         raise PairFileError(f"{folder} is not a pairs folder", hint="pass the --out folder of `orchrm pairs`")
-    val = folder / VAL_FILE
-    return read_rows(folder / TRAIN_FILE), (read_rows(val) if val.exists() else [])
+    rebuild = "rebuild it with `orchrm pairs`"
+    try:
+        manifest = PairsManifest.model_validate_json((folder / MANIFEST_FILE).read_text())
+    except FileNotFoundError:
+        raise PairFileError(f"{folder} has no {MANIFEST_FILE} (made by hand or by an older orchrm)", hint=rebuild) from None
+    except (ValidationError, ValueError, OSError) as exc:
+        raise PairFileError(f"{folder / MANIFEST_FILE} is not a pairs manifest: {str(exc).splitlines()[0]}", hint=rebuild) from None
+    for name in (TRAIN_FILE, VAL_FILE, STATS_FILE):
+        entry = manifest.files.get(name)
+        if entry is None:
+            raise PairFileError(f"{folder / MANIFEST_FILE} does not list {name}", hint=rebuild)
+        path = folder / name
+        if not path.is_file():
+            raise PairFileError(f"{path} is missing but listed in its {MANIFEST_FILE}", hint=rebuild)
+        if sha256_file(path) != entry.sha256:
+            raise PairFileError(
+                f"{path} does not match its {MANIFEST_FILE} (sha256 differs): the folder mixes files of different builds",
+                hint=rebuild,
+            )
+    return manifest
 
 
 def as_dataset(rows: list[PairRow]) -> Any:

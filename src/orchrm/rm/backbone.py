@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from ..errors import ChecksumMismatch, ConfigError, ModelError
-from ..llm.models import sha256_file
+from ..errors import ConfigError, ModelError
+from ..hashing import sha256_file, verify_pinned
 
 DEFAULT_BACKBONE = "all-minilm-l6-v2"
 
@@ -65,10 +65,8 @@ def resolve_backbone(name_or_path: str) -> Backbone:
     weights = path / "model.safetensors"
     if not weights.is_file():
         raise ModelError(f"{path} has no model.safetensors (orchrm never loads pickled weights)")
-    digest = sha256_file(weights)
-    if expected is not None and digest != expected:
-        raise ChecksumMismatch(
-            f"{weights} has sha256 {digest[:16]}…, expected {expected[:16]}…; refusing to load it",
-            hint=f"reinstall the backbone package with --force-reinstall",
-        )
+    if expected is None:
+        digest = sha256_file(weights)  # a local folder: recorded in the card, nothing to check it against
+    else:
+        digest = verify_pinned(weights, expected, hint="reinstall the backbone package with --force-reinstall")
     return Backbone(name=name_or_path if expected else str(path.resolve()), path=path, sha256=digest)

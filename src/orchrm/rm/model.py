@@ -1,40 +1,45 @@
 """A trained reward model on disk and in memory: save, verified load, batched scoring.
 
 A model folder holds safetensors weights, the tokenizer, and `orchrm.json` (the card): backbone, tasks,
-training-data hash, pair stats, metrics, the rendering version, the weights' sha256. Loading refuses a
-folder whose card is missing or foreign, whose weights were changed, or whose backbone is not the one asked
-for.
+training-data hash, pair stats, metrics, the rendering version, and the sha256 of every other file in the
+folder. Loading refuses a folder whose card is missing, foreign or outdated, in which any file was changed,
+removed or added (the tokenizer changes scores as surely as the weights do), or whose backbone is not the
+one asked for. Saving builds the folder beside its target and swaps it in whole.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .. import __version__
-from ..errors import ChecksumMismatch, ModelError
-from ..llm.models import sha256_file
+from ..atomic import recover, replacing_dir
+from ..errors import ChecksumMismatch, ModelError, OutdatedModel
+from ..hashing import sha256_file
 from ..mas.plans import Plan
 from ..pairs.render import RENDER_VERSION, render_plan, render_question
+from ..version import __version__
 from .config import RMConfig
 from .encoding import encode
 
+if TYPE_CHECKING:
+    from ..tasks.base import Task
+
 CARD_FILE = "orchrm.json"
 CARD_FORMAT = "orchrm-reward-model"
+# v2: the card hashes every file of the folder (v1 hashed only the weights, so a swapped tokenizer loaded).
+CARD_VERSION = 2
 WEIGHTS_FILE = "model.safetensors"
 
 
 class ModelCard(BaseModel):
     format: str = CARD_FORMAT
-    card_version: int = 1
+    card_version: int = CARD_VERSION
     orchrm_version: str = __version__
     created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     backbone: str
@@ -45,9 +50,41 @@ class ModelCard(BaseModel):
     tasks: list[str] = Field(default_factory=list)
     training_data_sha256: str
     pair_stats: dict[str, Any] = Field(default_factory=dict)
+    orchestrator_models: list[str] = Field(default_factory=list, description="Models that wrote the training traces' plans.")
+    agent_models: list[str] = Field(default_factory=list, description="Models that ran the training traces' sub-agents.")
     metrics: dict[str, Any] = Field(default_factory=dict)
     config: RMConfig
-    weights_sha256: str
+    files: dict[str, str] = Field(default_factory=dict, description="sha256 of every file in the folder but the card.")
+
+    @property
+    def weights_sha256(self) -> str:
+        return self.files.get(WEIGHTS_FILE, "")
+
+
+def _folder_files(folder: Path) -> dict[str, str]:
+    """sha256 of every file under `folder` except the card, by path relative to it."""
+    return {
+        p.relative_to(folder).as_posix(): sha256_file(p)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.relative_to(folder).as_posix() != CARD_FILE
+    }
+
+
+def _verify_files(folder: Path, card: ModelCard) -> None:
+    """Refuse a folder holding anything its card does not vouch for, or missing anything it does."""
+    retrain = "the folder changed after training; restore it or retrain with `orchrm train-rm`"
+    present = _folder_files(folder)
+    for name, expected in card.files.items():
+        digest = present.pop(name, None)
+        if digest is None:
+            raise ChecksumMismatch(f"{folder / name} is listed in its card but missing; refusing to load it", hint=retrain)
+        if digest != expected:
+            raise ChecksumMismatch(
+                f"{folder / name} has sha256 {digest[:16]}…, but its card says {expected[:16]}…; refusing to load it",
+                hint=retrain,
+            )
+    if present:
+        raise ChecksumMismatch(f"{folder / min(present)} is not covered by its card; refusing to load it", hint=retrain)
 
 
 @contextmanager
@@ -84,30 +121,39 @@ class RewardModel:
     @classmethod
     def load(cls, folder: str | Path, *, expect_backbone: str | None = None) -> RewardModel:
         folder = Path(folder)
+        recover(folder)  # a save killed halfway through its fallback swap
         card_path = folder / CARD_FILE
         if not card_path.is_file():
             raise ModelError(f"{folder} is not an orchrm reward model (no {CARD_FILE})", hint="train one with `orchrm train-rm`")
         try:
-            card = ModelCard.model_validate_json(card_path.read_text())
-        except (ValidationError, ValueError) as exc:
-            raise ModelError(f"{card_path} is not a valid model card: {str(exc).splitlines()[0]}") from None
-        if card.format != CARD_FORMAT:
-            raise ModelError(f"{card_path} has format {card.format!r}, expected {CARD_FORMAT!r}")
+            raw = json.loads(card_path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{card_path} is not a valid model card: {exc}") from None
+        if not isinstance(raw, dict) or raw.get("format") != CARD_FORMAT:
+            got = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
+            raise ModelError(f"{card_path} has format {got!r}, expected {CARD_FORMAT!r}")
+        if raw.get("card_version") != CARD_VERSION:
+            raise OutdatedModel(
+                f"{folder} has a v{raw.get('card_version')} model card, which does not vouch for all its files; "
+                f"this orchrm reads v{CARD_VERSION}",
+                hint="retrain it with `orchrm train-rm`",
+            )
+        try:
+            card = ModelCard.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "(card)"
+            raise ModelError(f"{card_path} is not a valid model card: {where}: {err['msg']}") from None
         if card.render_version != RENDER_VERSION:
-            raise ModelError(
+            raise OutdatedModel(
                 f"{folder} was trained on plan rendering v{card.render_version}; this orchrm renders v{RENDER_VERSION}",
                 hint="retrain the reward model",
             )
         if expect_backbone is not None and card.backbone != expect_backbone:
             raise ModelError(f"{folder} was trained on backbone {card.backbone!r}, not {expect_backbone!r}")
-        weights = folder / WEIGHTS_FILE
-        if not weights.is_file():
-            raise ModelError(f"{folder} has no {WEIGHTS_FILE}")
-        digest = sha256_file(weights)
-        if digest != card.weights_sha256:
-            raise ChecksumMismatch(
-                f"{weights} has sha256 {digest[:16]}…, but its card says {card.weights_sha256[:16]}…; refusing to load it"
-            )
+        if WEIGHTS_FILE not in card.files:
+            raise ModelError(f"{card_path} lists no {WEIGHTS_FILE}")
+        _verify_files(folder, card)
         try:
             config = json.loads((folder / "config.json").read_text())
         except (OSError, json.JSONDecodeError) as exc:
@@ -125,18 +171,14 @@ class RewardModel:
         return cls(model, tokenizer, card, folder)
 
     def save(self, folder: str | Path) -> Path:
-        """Write the folder atomically (a temporary sibling renamed into place)."""
+        """Build the folder beside `folder` and swap it in: a kill at any point leaves the old model or the new."""
         folder = Path(folder)
-        tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        with quiet_transformers():
-            self.model.save_pretrained(tmp, safe_serialization=True)
-            self.tokenizer.save_pretrained(tmp)
-        card = self.card.model_copy(update={"weights_sha256": sha256_file(tmp / WEIGHTS_FILE)})
-        (tmp / CARD_FILE).write_text(card.model_dump_json(indent=2) + "\n")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
+        with replacing_dir(folder) as tmp:
+            with quiet_transformers():
+                self.model.save_pretrained(tmp, safe_serialization=True)
+                self.tokenizer.save_pretrained(tmp)
+            card = self.card.model_copy(update={"files": _folder_files(tmp)})
+            (tmp / CARD_FILE).write_text(card.model_dump_json(indent=2) + "\n")
         self.card, self.path = card, folder
         return folder
 
@@ -163,3 +205,11 @@ class RewardModel:
                 logits = self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1)
                 out.extend(float(x) for x in logits.tolist())
         return out
+
+
+def rm_warnings(rm: RewardModel, task: Task, spec: str) -> list[str]:
+    """What the RM's card says that makes its scores on this task (named `spec` on the command line) suspect."""
+    tasks = rm.card.tasks
+    if tasks and not {task.name, spec} & set(tasks):
+        return [f"the reward model was trained on {', '.join(tasks)}, not {spec}: its scores may not transfer"]
+    return []

@@ -6,8 +6,10 @@
                   <- {"scores": [float, ...]}   (one per item, same order; higher is a better plan)
 
 A plan is a plan object (`{"agents": [...], "edges": [...]}`) or the orchestrator's raw text. Requests
-larger than `max_body_bytes` or with more than `max_items` items get 413; malformed bodies 422; with a
-token configured, requests without `Authorization: Bearer <token>` get 401.
+larger than `max_body_bytes` (counted as the body streams in, chunked or not), with more than `max_items`
+items or with an item over `max_item_chars` get 413; bodies that are not JSON, or JSON that safejson refuses
+(nested past its depth, huge numbers, lone surrogates, NaN, bytes that are not UTF-8), or of the wrong shape
+get 422; with a token configured, requests without `Authorization: Bearer <token>` get 401. No body gives 500.
 """
 
 from __future__ import annotations
@@ -19,9 +21,14 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
 
+from .. import safejson
 from .model import RewardModel
+
+#: Request bodies: a plan nests a handful of levels, so 32 is generous; the size is bounded by max_body_bytes.
+BODY_LIMITS = safejson.Limits(max_chars=None, max_depth=32, max_number_chars=100)
 
 
 class ScoreItem(BaseModel):
@@ -43,6 +50,7 @@ def create_app(
     token: str | None = None,
     max_items: int = 256,
     max_body_bytes: int = 2_000_000,
+    max_item_chars: int = 100_000,
     batch_size: int = 64,
 ) -> FastAPI:
     app = FastAPI(title="orchrm reward model", version=model.card.orchrm_version)
@@ -72,21 +80,57 @@ def create_app(
     def info() -> dict[str, Any]:
         card = model.card.model_dump(mode="json")
         card["metrics"] = {k: v for k, v in card["metrics"].items() if k != "history"}
-        return {"card": card, "limits": {"max_items": max_items, "max_body_bytes": max_body_bytes}}
+        limits = {"max_items": max_items, "max_body_bytes": max_body_bytes, "max_item_chars": max_item_chars}
+        return {"card": card, "limits": limits}
 
-    @app.post("/score", response_model=ScoreResponse, dependencies=[Depends(authorize)])
-    def score(body: ScoreRequest) -> ScoreResponse:
-        if len(body.items) > max_items:
-            raise HTTPException(413, f"{len(body.items)} items exceed the limit of {max_items} per request")
+    async def read_body(request: Request) -> bytes:
+        # Counted chunk by chunk: a chunked body declares no Content-Length for the middleware to check.
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_body_bytes:
+                raise HTTPException(413, f"request body exceeds the limit of {max_body_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def parse(body: bytes) -> ScoreRequest:
+        try:
+            raw = safejson.loads(body, BODY_LIMITS)
+        except safejson.UnsafeJSONError as exc:
+            raise HTTPException(422, f"request body refused: {exc.reason} (json {exc.rule})") from None
+        try:
+            request = ScoreRequest.model_validate(raw)
+        except ValidationError as exc:
+            detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()[:20]]
+            raise HTTPException(422, detail) from None
+        if len(request.items) > max_items:
+            raise HTTPException(413, f"{len(request.items)} items exceed the limit of {max_items} per request")
+        return request
+
+    def plan_text(item: ScoreItem, index: int) -> str:
+        text = item.plan if isinstance(item.plan, str) else json.dumps(item.plan)
+        if len(item.question) + len(text) > max_item_chars:
+            raise HTTPException(413, f"item {index} has {len(item.question) + len(text)} characters, at most {max_item_chars}")
+        return text
+
+    def score_items(request: ScoreRequest) -> ScoreResponse:
         from ..pairs.render import render_plan, render_question
 
-        rendered = [
-            (render_question(it.question), render_plan(it.plan if isinstance(it.plan, str) else json.dumps(it.plan)))
-            for it in body.items
-        ]
+        texts = [plan_text(it, i) for i, it in enumerate(request.items)]  # every item checked before any work
+        rendered = [(render_question(it.question), render_plan(text)) for it, text in zip(request.items, texts)]
         with lock:
             scores = model.score_rendered(rendered, batch_size=batch_size)
         return ScoreResponse(scores=scores)
+
+    # The body is read here, not by FastAPI: its parser recurses on nested JSON (400 on deep bodies) and
+    # accepts what safejson refuses.
+    @app.post(
+        "/score", response_model=ScoreResponse, dependencies=[Depends(authorize)],
+        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": ScoreRequest.model_json_schema()}}}},
+    )
+    async def score(request: Request) -> ScoreResponse:
+        body = await read_body(request)
+        return await run_in_threadpool(lambda: score_items(parse(body)))
 
     return app
 

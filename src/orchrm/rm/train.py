@@ -1,28 +1,31 @@
-"""Bradley–Terry training of the orchestration reward model through TRL's `RewardTrainer`.
+"""Bradley–Terry training of the orchestration reward model: TRL's `RewardTrainer`, configured.
 
-Rows are tokenised here with `encoding.encode` (the same function scoring uses), so TRL neither drops long
-pairs nor tokenises differently. After every epoch the held-out pairwise accuracy is measured overall and
-per source; training stops early when it stops improving, and the best epoch's weights are kept.
+Rows are tokenised with `encoding.encode` (the same function scoring uses), so TRL neither drops long pairs
+nor tokenises differently. TRL's evaluation loop measures held-out pairwise accuracy overall and per source
+after every epoch; transformers' early stopping ends training when it stops improving, and the best epoch's
+weights are loaded back at the end. LoRA is TRL's `peft_config`. The TRL side lives in `trl_setup.py`.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import logging
 import os
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import ConfigError
+from ..pairs.builder import PairStats
 from ..pairs.rows import PairRow
-from .backbone import resolve_backbone
+from .backbone import Backbone, resolve_backbone
 from .config import RMConfig
-from .encoding import encode
 from .model import ModelCard, RewardModel, quiet_transformers
 
 
@@ -50,35 +53,41 @@ def data_hash(rows: list[PairRow]) -> str:
     return h.hexdigest()
 
 
-def pairwise_accuracy(model: RewardModel, rows: list[PairRow], batch_size: int = 64) -> tuple[float | None, dict[str, float]]:
+def accuracy_by_source(
+    sources: Sequence[str], chosen: Sequence[float], rejected: Sequence[float]
+) -> tuple[float, dict[str, float]]:
     """Share of pairs whose chosen plan outscores the rejected one, overall and per source (ties count as wrong)."""
-    if not rows:
-        return None, {}
-    chosen = model.score_rendered([(r.prompt, r.chosen) for r in rows], batch_size=batch_size)
-    rejected = model.score_rendered([(r.prompt, r.rejected) for r in rows], batch_size=batch_size)
     wins: dict[str, list[bool]] = defaultdict(list)
-    for r, c, j in zip(rows, chosen, rejected, strict=True):
-        wins[r.source].append(c > j)
+    for source, c, r in zip(sources, chosen, rejected, strict=True):
+        wins[source].append(bool(c > r))
     every = [w for ws in wins.values() for w in ws]
     return sum(every) / len(every), {s: sum(ws) / len(ws) for s, ws in sorted(wins.items())}
 
 
-def train_reward_model(
-    train: list[PairRow],
-    val: list[PairRow],
-    config: RMConfig | None = None,
-    *,
-    pair_stats: dict[str, Any] | None = None,
-    progress: bool = True,
-) -> TrainResult:
-    """Train on `train`, evaluate on `val` each epoch; returns the best epoch's model (not yet saved)."""
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, TrainerCallback
-    from trl import RewardConfig, RewardTrainer
+def pairwise_accuracy(model: RewardModel, rows: list[PairRow], batch_size: int = 64) -> tuple[float | None, dict[str, float]]:
+    """A trained model's pairwise accuracy on `rows`, overall and per source (None without rows)."""
+    if not rows:
+        return None, {}
+    chosen = model.score_rendered([(r.prompt, r.chosen) for r in rows], batch_size=batch_size)
+    rejected = model.score_rendered([(r.prompt, r.rejected) for r in rows], batch_size=batch_size)
+    return accuracy_by_source([r.source for r in rows], chosen, rejected)
 
-    config = config or RMConfig()
-    if not train:
-        raise ConfigError("no training pairs", hint="build pairs from more rollouts (see `orchrm pairs` stats)")
+
+def data_models(pair_stats: dict[str, Any] | None) -> dict[str, list[str]]:
+    """The card's record of which models made the training data, read from the pairs' stats (empty for
+    stats written before they counted models, or for pairs that came without stats)."""
+    try:
+        stats = PairStats.model_validate(pair_stats or {})
+    except ValidationError:
+        return {}
+    return {"orchestrator_models": sorted(stats.orchestrator_models), "agent_models": sorted(stats.agent_models)}
+
+
+def _load_backbone(config: RMConfig) -> tuple[Backbone, Any, Any]:
+    """Backbone, tokenizer and a fresh one-output classifier; seeded first, so its new head is reproducible."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
     if config.threads:
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
@@ -90,29 +99,11 @@ def train_reward_model(
         net = AutoModelForSequenceClassification.from_pretrained(
             backbone.path, num_labels=1, use_safetensors=True, local_files_only=True
         )
-    if config.lora:
-        try:
-            from peft import LoraConfig, TaskType, get_peft_model
-        except ImportError:
-            raise ConfigError("LoRA training needs peft", hint="pip install 'orchrm[lora]'") from None
+    return backbone, tokenizer, net
 
-        net = get_peft_model(net, LoraConfig(task_type=TaskType.SEQ_CLS, r=config.lora_r, lora_alpha=2 * config.lora_r))
 
-    from datasets import Dataset
-
-    def rows_to_ds(rows: list[PairRow]) -> Dataset:
-        return Dataset.from_list(
-            [
-                {
-                    "chosen_ids": encode(tokenizer, r.prompt, r.chosen, config.max_length),
-                    "rejected_ids": encode(tokenizer, r.prompt, r.rejected, config.max_length),
-                    "margin": float(config.margins.get(r.source, 0.0)),
-                }
-                for r in rows
-            ]
-        )
-
-    card = ModelCard(
+def _card(backbone: Backbone, net: Any, train: list[PairRow], config: RMConfig, pair_stats: dict[str, Any] | None) -> ModelCard:
+    return ModelCard(
         backbone=backbone.name,
         backbone_sha256=backbone.sha256,
         model_type=net.config.model_type,
@@ -120,101 +111,79 @@ def train_reward_model(
         tasks=sorted({r.task for r in train if r.task}),
         training_data_sha256=data_hash(train),
         pair_stats=pair_stats or {},
+        **data_models(pair_stats),
         config=config,
-        weights_sha256="",
     )
-    rm = RewardModel(net, tokenizer, card)
-    history: list[EpochMetrics] = []
-    best: dict[str, Any] = {"accuracy": None, "state": None, "epoch": 0}
 
-    class HeldOut(TrainerCallback):  # type: ignore[misc]
-        def __init__(self) -> None:
-            self.stale = 0
-            self.losses: list[float] = []
 
-        def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kw: Any) -> None:
-            if logs and "loss" in logs:
-                self.losses.append(float(logs["loss"]))
+def train_reward_model(
+    train: list[PairRow],
+    val: list[PairRow],
+    config: RMConfig | None = None,
+    *,
+    pair_stats: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train on `train`, evaluate on `val` each epoch; returns the best epoch's model (not yet saved)."""
+    from transformers import EarlyStoppingCallback
+    from transformers.trainer_callback import PrinterCallback
+    from trl import RewardTrainer
 
-        def on_epoch_end(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
-            was_training = model.training
-            acc, per_source = pairwise_accuracy(rm, val)
-            model.train(was_training)
-            loss = sum(self.losses) / len(self.losses) if self.losses else None
-            self.losses = []
-            epoch = round(state.epoch or len(history) + 1)
-            history.append(EpochMetrics(epoch, acc, per_source, loss))
-            if progress:
-                shown = f"{acc:.3f}" if acc is not None else "n/a (no validation pairs)"
-                print(f"epoch {epoch}: held-out pairwise accuracy {shown} {per_source or ''}", flush=True)
-            if acc is None:
-                best.update(state=None, epoch=epoch)
-                return
-            if best["accuracy"] is None or acc > best["accuracy"]:
-                best.update(accuracy=acc, state=copy.deepcopy(model.state_dict()), epoch=epoch)
-                self.stale = 0
-            else:
-                self.stale += 1
-                if self.stale >= config.early_stopping_patience:
-                    control.should_training_stop = True
+    from . import trl_setup as setup
 
+    config = config or RMConfig()
+    if not train:
+        raise ConfigError("no training pairs", hint="build pairs from more rollouts (see `orchrm pairs` stats)")
+    peft_config = setup.lora_config(config)
+    backbone, tokenizer, net = _load_backbone(config)
+    epochs = setup.EpochHistory(progress)
     with tempfile.TemporaryDirectory() as tmp:
-        args = RewardConfig(
-            output_dir=tmp,
-            num_train_epochs=config.epochs,
-            per_device_train_batch_size=config.batch_size,
-            learning_rate=config.learning_rate,
-            weight_decay=config.weight_decay,
-            warmup_steps=config.warmup_ratio,  # a float in [0, 1) is a ratio of total steps
-            center_rewards_coefficient=config.center_rewards_coefficient,
-            max_length=None,  # already truncated by `encode`; TRL would otherwise drop long pairs
-            disable_dropout=True,
-            save_strategy="no",
-            eval_strategy="no",
-            logging_steps=max(1, len(train) // (config.batch_size * 4)),
-            report_to=[],
-            use_cpu=True,
-            bf16=config.bf16,
-            seed=config.seed,
-            disable_tqdm=not progress,
-            dataloader_num_workers=0,
-        )
         trainer = RewardTrainer(
-            model=net, args=args, train_dataset=rows_to_ds(train), processing_class=tokenizer, callbacks=[HeldOut()]
+            model=net,
+            args=setup.reward_config(config, tmp, len(train), validate=bool(val), progress=progress),
+            train_dataset=setup.preference_dataset(train, tokenizer, config),
+            eval_dataset=setup.preference_dataset(val, tokenizer, config) if val else None,
+            processing_class=tokenizer,
+            compute_metrics=setup.PairwiseAccuracy([r.source for r in val]),
+            preprocess_logits_for_metrics=setup.paired_rewards,
+            callbacks=[epochs, *([EarlyStoppingCallback(config.early_stopping_patience)] if val else [])],
+            peft_config=peft_config,
         )
         if not progress:
-            from transformers.trainer_callback import PrinterCallback
-
             trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every log dict
         start = time.perf_counter()
-        trainer.train()
+        with quiet_transformers():  # no "Writing model shards" bar for each best-epoch checkpoint
+            trainer.train()
         seconds = time.perf_counter() - start
-        # Accelerate wraps forward() in autocast under bf16; scoring must run the plain fp32 forward.
-        net = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
-        rm.model = net
-    if best["state"] is not None:
-        net.load_state_dict(best["state"])
-    if config.lora:
+    # Accelerate wraps forward() in autocast under bf16; scoring must run the plain fp32 forward.
+    net = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
+    if peft_config is not None:
         net = net.merge_and_unload()
-        rm.model = net.eval()
-    epochs_run = len(history) or config.epochs
-    final = next((h for h in history if h.epoch == best["epoch"]), history[-1] if history else None)
+    rm = RewardModel(net, tokenizer, _card(backbone, net, train, config, pair_stats))
+    return _result(rm, epochs.history, len(train), len(val), seconds)
+
+
+def _result(rm: RewardModel, history: list[EpochMetrics], n_train: int, n_val: int, seconds: float) -> TrainResult:
+    """Write the run's metrics into the card. The best epoch is the first with the highest accuracy (the one
+    `load_best_model_at_end` restored), or the last when nothing was validated."""
+    scored = [h for h in history if h.accuracy is not None]
+    best = max(scored, key=lambda h: h.accuracy or 0.0) if scored else (history[-1] if history else None)
+    epochs_run = len(history) or rm.card.config.epochs
     rm.card.metrics = {
-        "val_accuracy": final.accuracy if final else None,
-        "val_accuracy_per_source": final.per_source if final else {},
-        "best_epoch": best["epoch"],
+        "val_accuracy": best.accuracy if best else None,
+        "val_accuracy_per_source": best.per_source if best else {},
+        "best_epoch": best.epoch if best else 0,
         "epochs_run": epochs_run,
-        "train_pairs": len(train),
-        "val_pairs": len(val),
+        "train_pairs": n_train,
+        "val_pairs": n_val,
         "history": [h.__dict__ for h in history],
     }
-    rm.model.eval()
     return TrainResult(
         model=rm,
         history=history,
-        best_epoch=best["epoch"],
+        best_epoch=best.epoch if best else 0,
         train_seconds=seconds,
-        pairs_per_second=len(train) * epochs_run / seconds if seconds else 0.0,
+        pairs_per_second=n_train * epochs_run / seconds if seconds else 0.0,
     )
 
 

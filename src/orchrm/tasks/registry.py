@@ -8,17 +8,25 @@ from ..errors import ConfigError
 from .base import Task
 
 TASK_HELP = (
-    "search_qa, champ, fanoutqa, any reasoning-gym generator (gsm_symbolic, basic_arithmetic, chain_sum, "
-    "family_relationships, ...), jsonl:PATH, or hf:NAME_OR_FILE[#SPLIT]"
+    "search_qa, world_qa, champ, fanoutqa, any reasoning-gym generator (gsm_symbolic, basic_arithmetic, chain_sum, "
+    "family_relationships, ...), jsonl:PATH, hf:NAME_OR_FILE[#SPLIT], or mix:A,B,... (their questions interleaved in one pool)"
 )
 
 
 def load_task(spec: str) -> Task:
-    """`search_qa`, `champ`, `fanoutqa`, a reasoning-gym generator name, `jsonl:PATH` or `hf:SOURCE[#SPLIT]`."""
+    """`search_qa`, `world_qa`, `mix:A,B,...`, `champ`, `fanoutqa`, a reasoning-gym generator name, `jsonl:PATH` or `hf:SOURCE[#SPLIT]`."""
     if spec == "search_qa":
         from .search_qa import SearchQATask
 
         return SearchQATask()
+    if spec.startswith("mix:"):
+        from .mix import parse_mix
+
+        return parse_mix(spec, load_task)
+    if spec == "world_qa":
+        from .world_qa import WorldQATask
+
+        return WorldQATask()
     if spec == "champ":
         from .external import ChampTask
 

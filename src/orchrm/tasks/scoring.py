@@ -55,8 +55,10 @@ def normalize_text(s: str) -> str:
 
 
 def answer_key(answer: str | None) -> str | None:
-    """A key under which equal answers collide (for voting and agreement): a canonical number, else the
-    normalised text; None for no answer."""
+    """The one key under which equal answers collide, for every vote and agreement in orchrm (a
+    self-consistency vote, best-of-N agreement, pair building): a number to 9 significant digits (inside the
+    scorers' numeric tolerance), else the normalised text; None for no answer. It never decides correctness:
+    the task scorers do."""
     if answer is None or not answer.strip():
         return None
     number = parse_number(answer)

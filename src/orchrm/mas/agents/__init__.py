@@ -1,16 +1,20 @@
 """Sub-agent types, each a small class with one job; `AGENTS` maps a plan's type name to its class."""
 
-from .base import Agent, AgentResult, AgentRun, AgentSettings, Retriever, majority, vote_key
+from .base import Agent, AgentResult, AgentRun, AgentSettings, Retriever, majority
 from .cot import CoT
 from .debate import Debate
+from .python import ProgramFailed, Python
 from .reflexion import Reflexion, accepted
 from .search import NoCorpus, Search
 from .self_consistency import SelfConsistency
 
-AGENTS: dict[str, type[Agent]] = {cls.type: cls for cls in (CoT, SelfConsistency, Reflexion, Debate, Search)}
+AGENTS: dict[str, type[Agent]] = {cls.type: cls for cls in (CoT, SelfConsistency, Reflexion, Debate, Search, Python)}
+#: Every type a plan may name, in this order (the constrained-decoding schema lists its branches in it).
+AGENT_TYPES: tuple[str, ...] = tuple(AGENTS)
 
 __all__ = [
     "AGENTS",
+    "AGENT_TYPES",
     "Agent",
     "AgentResult",
     "AgentRun",
@@ -18,11 +22,12 @@ __all__ = [
     "CoT",
     "Debate",
     "NoCorpus",
+    "ProgramFailed",
+    "Python",
     "Reflexion",
     "Retriever",
     "Search",
     "SelfConsistency",
     "accepted",
     "majority",
-    "vote_key",
 ]

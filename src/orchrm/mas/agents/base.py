@@ -6,12 +6,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ...llm import LLM, Completion, Message
 from ...tasks.base import Retriever
-from ...tasks.scoring import extract_answer, normalize_text, parse_number
-from ..plans import AgentSpec
+from ...tasks.scoring import answer_key, extract_answer
+from ..plans import AgentSpec, OptionBound
 from ..traces import LLMCall
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
@@ -40,6 +40,11 @@ class AgentSettings:
     # Budgets over what a plan may ask for: a plan's `samples` or `rounds` above them are clipped.
     max_samples: int | None = None
     max_rounds: int | None = None
+    # Who sees the original question. A small agent shown the question beside its sub-task answers the
+    # question instead (a hop-1 "find the company X works for" answered with a year); so by default only the
+    # final agent, which must answer it, sees it, and the plan writes into each earlier agent's input what
+    # it needs. `all` is the old behaviour, kept to measure one against the other.
+    question_context: Literal["final", "all", "none"] = "final"
 
 
 @dataclass
@@ -51,6 +56,7 @@ class AgentRun:
     task_input: str
     settings: AgentSettings
     retriever: Retriever | None = None
+    is_final: bool = True
     t0: float = field(default_factory=time.perf_counter)
     calls: list[LLMCall] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -105,9 +111,14 @@ class AgentResult:
 
 
 class Agent:
-    """A sub-agent type. Subclasses set `type` and implement `run`; options come validated from the plan."""
+    """A sub-agent type. Subclasses set `type` and implement `run`; options come validated from the plan.
+
+    `option_bounds` is what a plan may set for this type: the validator checks a plan against it, parsing
+    drops (and notes) any other option, and the constrained-decoding schema is built from it. `defaults`
+    fills what the plan leaves out."""
 
     type: ClassVar[str]
+    option_bounds: ClassVar[dict[str, OptionBound]] = {}
     defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, spec: AgentSpec) -> None:
@@ -124,25 +135,28 @@ class Agent:
         return value if cap is None else min(value, cap)
 
 
+def shows_question(run: AgentRun) -> bool:
+    mode = run.settings.question_context
+    return mode == "all" or (mode == "final" and run.is_final)
+
+
+def context_block(run: AgentRun) -> str:
+    """The original question as a prompt section, or nothing when this agent works on its sub-task alone."""
+    return f"Original question:\n{run.question}\n\n" if shows_question(run) else ""
+
+
 def task_prompt(run: AgentRun) -> str:
-    return render(prompt("agent_task.txt"), question=run.question, task=run.task_input)
+    return render(prompt("agent_task.txt"), context=context_block(run), task=run.task_input)
 
 
 def system_prompt() -> str:
     return prompt("agent_system.txt")
 
 
-def vote_key(answer: str) -> str:
-    """Answers that mean the same count as one vote: numbers by value, text by normalised form."""
-    number = parse_number(answer)
-    if number is not None:
-        return str(int(number)) if number == int(number) else repr(number)
-    return normalize_text(answer)
-
-
 def majority(answers: list[str | None]) -> tuple[str | None, dict[str, int]]:
-    """The most common answer (first seen wins ties) and the vote counts; None if nobody answered."""
-    keyed = [(vote_key(a), a) for a in answers if a]
+    """The most common answer (first seen wins ties) and the vote counts by `answer_key`, the key every
+    vote in orchrm uses; None if nobody answered (an answer with no key, like "the", is no vote)."""
+    keyed = [(k, a) for a in answers if a and (k := answer_key(a)) is not None]
     if not keyed:
         return None, {}
     counts = Counter(k for k, _ in keyed)

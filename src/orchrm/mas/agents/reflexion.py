@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .base import Agent, AgentResult, AgentRun, answer_of, prompt, render, system_prompt, task_prompt
+from ..plans import IntOption
+from .base import Agent, AgentResult, AgentRun, answer_of, context_block, prompt, render, system_prompt, task_prompt
 
 _VERDICT = re.compile(r"verdict\s*[:=]?\s*\**\s*(correct|wrong|incorrect)", re.IGNORECASE)
 
@@ -17,20 +18,21 @@ def accepted(critique: str) -> bool:
 
 class Reflexion(Agent):
     type = "reflexion"
+    option_bounds = {"rounds": IntOption(1, 5)}
     defaults = {"rounds": 1}
 
     async def run(self, run: AgentRun) -> AgentResult:
         [c] = await run.generate(task_prompt(run), system=system_prompt())
         attempt = c.text
         for r in range(self.count(run, "rounds")):
-            critic_prompt = render(prompt("critic.txt"), question=run.question, task=run.task_input, attempt=attempt)
+            critic_prompt = render(prompt("critic.txt"), context=context_block(run), task=run.task_input, attempt=attempt)
             [critique] = await run.generate(critic_prompt, max_tokens=min(256, run.settings.max_tokens))
             ok = accepted(critique.text)
             run.steps.append({"round": r + 1, "accepted": ok, "answer": answer_of(attempt)})
             if ok:
                 break
             revise = render(
-                prompt("revise.txt"), question=run.question, task=run.task_input, attempt=attempt, critique=critique.text
+                prompt("revise.txt"), context=context_block(run), task=run.task_input, attempt=attempt, critique=critique.text
             )
             [c] = await run.generate(revise, system=system_prompt())
             attempt = c.text

@@ -1,6 +1,7 @@
 """`search`: iterative retrieval over the task's local corpus (BM25): read top-k, search again or answer.
 
-The first search uses the agent's input as the query. Each step the model reads what it has found and
+The agent first writes its own keywords for its sub-task (falling back to the sub-task text when it writes
+none). Each step the model reads what it has found and
 replies either `SEARCH: <query>` or `Answer: <answer>`; after `steps` steps it must answer. A search returns
 the best k documents not found yet, so a repeated query brings new evidence instead of the same page again.
 """
@@ -10,10 +11,14 @@ from __future__ import annotations
 import re
 
 from ...errors import OrchrmError
-from .base import Agent, AgentResult, AgentRun, answer_of, prompt, render, system_prompt
+from ..plans import IntOption
+from .base import Agent, AgentResult, AgentRun, answer_of, context_block, prompt, render, system_prompt
 
 _SEARCH = re.compile(r"^\s*\**SEARCH\**\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _ANSWER = re.compile(r"^\s*\**(?:final\s+)?answer\**\s*:", re.IGNORECASE | re.MULTILINE)
+
+
+QUERY_TOKENS = 32
 
 
 class NoCorpus(OrchrmError):
@@ -22,6 +27,7 @@ class NoCorpus(OrchrmError):
 
 class Search(Agent):
     type = "search"
+    option_bounds = {"steps": IntOption(1, 5), "top_k": IntOption(1, 5)}
     defaults = {"steps": 3, "top_k": 2}
 
     async def run(self, run: AgentRun) -> AgentResult:
@@ -36,14 +42,14 @@ class Search(Agent):
             run.steps.append({"query": query, "hits": [doc_id for doc_id, _ in hits]})
             found.update(hits)
 
-        retrieve(run.task_input)
+        retrieve(await self._first_query(run))
         steps = int(self.options["steps"])
         text = ""
         for step in range(steps):
             last = step == steps - 1
             notes = "\n".join(f"[{doc_id}] {body}" for doc_id, body in found.items())
             template = prompt("search_final.txt" if last else "search_step.txt")
-            user = render(template, question=run.question, task=run.task_input, notes=notes)
+            user = render(template, context=context_block(run), task=run.task_input, notes=notes)
             [c] = await run.generate(user, system=system_prompt())
             text = c.text
             query, answer = _SEARCH.search(text), _ANSWER.search(text)
@@ -52,3 +58,14 @@ class Search(Agent):
                 break
             retrieve(query.group(1).strip().strip('"'))
         return AgentResult(output=text, answer=answer_of(text))
+
+    async def _first_query(self, run: AgentRun) -> str:
+        """The agent's own keywords for its sub-task: the sub-task sentence verbatim ranks documents that
+        share its function words ("works", "city") above the entity it names."""
+        [c] = await run.generate(render(prompt("search_query.txt"), task=run.task_input), max_tokens=QUERY_TOKENS)
+        m = _SEARCH.search(c.text)
+        query = m.group(1).strip().strip('"') if m else ""
+        if not query:
+            run.steps.append({"query_fallback": "no SEARCH line; searching the sub-task text"})
+            return run.task_input
+        return query

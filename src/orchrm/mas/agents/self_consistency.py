@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from .base import Agent, AgentResult, AgentRun, answer_of, majority, system_prompt, task_prompt, vote_key
+from ..plans import IntOption
+from ...tasks.scoring import answer_key
+from .base import Agent, AgentResult, AgentRun, answer_of, majority, system_prompt, task_prompt
 
 
 class SelfConsistency(Agent):
     type = "self_consistency"
+    option_bounds = {"samples": IntOption(2, 9)}
     defaults = {"samples": 3}
 
     async def run(self, run: AgentRun) -> AgentResult:
@@ -19,6 +22,8 @@ class SelfConsistency(Agent):
         run.steps.append({"answers": answers, "votes": votes})
         if winner is None:
             return AgentResult(output=samples[0].text, answer=None)
-        chosen = next(c.text for c, a in zip(samples, answers, strict=True) if a and vote_key(a) == vote_key(winner))
-        tally = ", ".join(f"{key} ({n})" for key, n in sorted(votes.items(), key=lambda kv: -kv[1]))
+        won = answer_key(winner)
+        chosen = next(c.text for c, a in zip(samples, answers, strict=True) if a and answer_key(a) == won)
+        # Numbers are keyed `#5`; the tally shows them as the plain number it has always written.
+        tally = ", ".join(f"{key.removeprefix('#')} ({n})" for key, n in sorted(votes.items(), key=lambda kv: -kv[1]))
         return AgentResult(output=f"{chosen}\n\nVotes over {k} samples: {tally}\nAnswer: {winner}", answer=winner)

@@ -1,0 +1,280 @@
+"""Orchestration that decides the outcome: best-of-N on a mixed task pool with DAG plans, held to trivial priors.
+
+    python bench/orchestration.py                          # mix:world_qa,chain_sum, to 150 held-out questions
+    python bench/orchestration.py --until 17:10            # stop starting new steps after 17:10 (resume later)
+    python bench/orchestration.py --tables-only            # rewrite the summary from what is committed
+
+One run of orchrm's whole loop (`orchrm.loop`) into bench/results/orchestration/<task>/: training rollouts
+(N plans per question, all executed), pairs, an RM, then best-of-N on held-out questions, growing `--step`
+questions at a time. Every trace is appended as it finishes, so a stopped run resumes where it stopped; after
+every step the results, the report and bench/results/orchestration.md are rewritten. Besides the loop's own
+results, the summary holds what issue #13 asks for:
+
+- the plan-shape table: accuracy and execution tokens of each plan shape (topological levels of agent types,
+  `search | python` is one search feeding a python agent) per question kind, over all held-out plans;
+- decode throughput during each step (non-cached completion tokens / wall time) against the same sitting's
+  reference (4 concurrent 128-token completions on each model, as `bench/llm_throughput.py` measures).
+
+The RM folder is not committed (retrained with the same seed from the committed traces when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+from orchrm.bon.report import write_reports
+from orchrm.bon.config import BonConfig
+from orchrm.llm import DEFAULT_MODEL, open_llm
+from orchrm.loop import LoopConfig, arun_loop
+from orchrm.mas.plans import plan_shape
+from orchrm.mas.traces import read_traces
+from orchrm.rm.config import RMConfig
+from orchrm.tasks import load_task
+
+HERE = Path(__file__).parent
+ROOT = HERE / "results" / "orchestration"
+TABLES = HERE / "results" / "orchestration.md"
+TASK = "mix:world_qa,chain_sum"
+
+
+def slug(task: str) -> str:
+    return task.replace(":", "_").replace(",", "+")
+
+
+def config_for(args: argparse.Namespace, test_questions: int) -> LoopConfig:
+    return LoopConfig(
+        task=args.task, train_questions=args.train_questions, test_questions=test_questions, n=args.n,
+        seed=args.seed, degree="dag", constrained=True, temperature=0.9, plan_max_tokens=args.plan_max_tokens,
+        agent_max_tokens=args.agent_max_tokens, agent_max_samples=3, agent_max_rounds=1, parallel_questions=2,
+        rm=RMConfig(epochs=args.epochs),
+        bon=BonConfig(n=args.n, judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
+    )  # fmt: skip
+
+
+def kinds_of(task_spec: str, n: int, seed: int) -> dict[str, str]:
+    task = load_task(task_spec)
+    return {q.id: str(q.metadata.get("kind", task.name)) for q in task.questions(n, split="test", seed=seed)}
+
+
+def shape_table(out: Path, kinds: dict[str, str]) -> dict:
+    """Per (shape, kind): plans, accuracy, execution tokens per plan, over all held-out plans."""
+    cells: dict[tuple[str, str], list[tuple[bool, int]]] = defaultdict(list)
+    for t in read_traces(out / "bon" / "heldout" / "traces.jsonl"):
+        if t.question_id not in kinds:
+            continue
+        kind = getattr(t, "question_kind", None) or kinds[t.question_id]
+        exe = t.tokens.get("execute")
+        ok = bool(t.score and t.score.correct)
+        for k in (kind, "all"):
+            cells[(plan_shape(t.plan if t.valid else None), k)].append((ok, exe.total_tokens if exe else 0))
+    rows = [
+        {"shape": s, "kind": k, "plans": len(v), "accuracy": sum(o for o, _ in v) / len(v),
+         "execute_tokens": statistics.fmean(x for _, x in v)}
+        for (s, k), v in cells.items()
+    ]  # fmt: skip
+    rows.sort(key=lambda r: (r["kind"], -r["plans"]))
+    return {"rows": rows}
+
+
+async def reference_decode(llm, tag: str) -> float:  # noqa: ANN001
+    """Aggregate decode tok/s at 4 concurrent 128-token requests, unique prompts (no cache), as llm_throughput."""
+    prompts = [f"[{uuid.uuid4().hex[:12]}] Count from 1 to 300, separated by single spaces." for _ in range(4)]
+    start = time.perf_counter()
+    outs = await asyncio.gather(*(llm.agenerate(p, category="execute", max_tokens=128, use_cache=False) for p in prompts))
+    wall = time.perf_counter() - start
+    rate = sum(o[0].usage.completion_tokens for o in outs) / wall
+    print(f"[{time.strftime('%H:%M:%S')}] reference decode {tag}: {rate:.1f} tok/s (4 concurrent)", flush=True)
+    return rate
+
+
+def spent(llm) -> int:  # noqa: ANN001
+    return sum(t.spent_completion_tokens for t in llm.ledger.totals().values())
+
+
+class RolloutWindows:
+    """Decode tokens and wall time while rollouts run (RM training and scoring excluded): the loop's events
+    open a window at the first rollout progress report and close it at the next event of another stage."""
+
+    def __init__(self, llm) -> None:  # noqa: ANN001
+        self.llm, self.open, self.tokens, self.seconds = llm, None, 0, 0.0
+
+    def __call__(self, e) -> None:  # noqa: ANN001 (a LoopEvent)
+        rolling = e.rollout is not None or (e.bon is not None and e.bon.stage == "rollout")
+        now = (time.perf_counter(), spent(self.llm))
+        if rolling and self.open is None:
+            self.open = now
+        elif not rolling and self.open is not None:
+            self.close(now)
+
+    def close(self, now: tuple[float, int] | None = None) -> None:
+        if self.open is not None:
+            t, k = now or (time.perf_counter(), spent(self.llm))
+            self.seconds += t - self.open[0]
+            self.tokens += k - self.open[1]
+            self.open = None
+
+
+def summarize(args: argparse.Namespace) -> str:
+    out = ROOT / slug(args.task)
+    path = out / "bon" / "results.json"
+    if not path.exists():
+        return "(no results yet)"
+    r = json.loads(path.read_text())
+    kinds = kinds_of(args.task, r["questions"], args.seed)
+    shapes = shape_table(out, kinds)
+    log_path = out / "throughput.json"
+    steps = json.loads(log_path.read_text()) if log_path.exists() else []
+    (out / "shapes.json").write_text(json.dumps(shapes, indent=1) + "\n")
+    text = markdown(r, shapes, steps)
+    TABLES.write_text(text)
+    return text
+
+
+def _iv(d: dict | None, scale: float = 100, digits: int = 1) -> str:
+    if not d or d.get("value") is None:
+        return "n/a"
+    f = lambda x: f"{x * scale:.{digits}f}"  # noqa: E731
+    return f(d["value"]) if d.get("low") is None else f"{f(d['value'])} [{f(d['low'])}, {f(d['high'])}]"
+
+
+def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
+    m, methods = r["marks"], r["methods"]
+    lines = [
+        f"## {r['task']}: {r['questions']} held-out questions, N = {r['n']}, degree dag\n",
+        f"Orchestrator `{r.get('model')}`; valid plans per question {r['valid_plans_per_question']} of {r['n']}.\n",
+        "| method | accuracy % [95% CI] | tokens/q (plan / execute / verify) | plans run |",
+        "|---|---|---|---|",
+    ]
+    for name, v in methods.items():
+        t = v["tokens"]
+        lines.append(f"| {name} | {_iv(v['accuracy'])} | {t['total']:,.0f} ({t['plan']:,.0f} / {t['execute']:,.0f} / "
+                     f"{t['verify']:,.0f}) | {v['executed_plans']:.2f} |")  # fmt: skip
+    acc = {k: v["accuracy"]["value"] for k, v in methods.items()}
+    lines += ["", "| mark (issue #13) | target | measured [95% CI] |", "|---|---|---|"]
+    lines.append(f"| oracle@N − random, points | ≥ 30 | {100 * (acc.get('oracle', 0) - acc.get('random', 0)):.1f} |")
+    big = [row for row in shapes["rows"] if row["kind"] == "all" and row["plans"] >= 20 and row["shape"] != "invalid"]
+    if len(big) >= 2:
+        best, worst = max(big, key=lambda x: x["accuracy"]), min(big, key=lambda x: x["accuracy"])
+        ratio = "inf" if worst["accuracy"] == 0 else f"{best['accuracy'] / worst['accuracy']:.1f}×"
+        lines.append(f"| best shape / worst shape accuracy (shapes with ≥ 20 plans) | ≥ 3× | {ratio} "
+                     f"(`{best['shape']}` {100 * best['accuracy']:.1f}% vs `{worst['shape']}` {100 * worst['accuracy']:.1f}%) |")  # fmt: skip
+    lines.append(f"| rm − random, points | ≥ +15 | {_iv(m.get('rm_minus_random'))} |")
+    trivial = m.get("rm_minus_best_trivial")
+    which = f" (vs `{m.get('best_trivial')}`)" if m.get("best_trivial") else ""
+    lines.append(f"| rm − best of shortest and prior, points | ≥ +5, excluding 0 | {_iv(trivial)}{which} |")
+    lines.append(f"| share of random→oracle gap rm closes, % | ≥ 60 | {_iv(m.get('gap_closed_random_to_oracle'), 100, 0)} |")
+    lines.append(f"| rm's tokens / majority's | ≤ 0.3 | {_iv(m.get('rm_tokens_over_majority'), 1, 2)} |")
+    auc = (r.get("auc") or {}).get("rm")
+    lines.append(f"| RM within-question AUC | ≥ 0.75 | {_iv(auc, 1, 3)} |")
+    if steps:
+        ratios = [s["decode_tok_s"] / s["reference_tok_s"] for s in steps if s.get("reference_tok_s") and s.get("decode_tok_s")]
+        if ratios:
+            lines.append(f"| decode tok/s during the run / reference | ≥ 0.8 | {statistics.fmean(ratios):.2f} "
+                         f"(per step: {', '.join(f'{x:.2f}' for x in ratios)}) |")  # fmt: skip
+    if r.get("auc"):
+        lines += ["", "Within-question AUC on questions with mixed outcomes:", "", "| scorer | AUC [95% CI] |", "|---|---|"]
+        lines += [f"| {k} | {_iv(v, 1, 3)} |" for k, v in r["auc"].items() if isinstance(v, dict)]
+    per_kind = r.get("per_kind") or {}  # {kind: {method: accuracy, ..., "n": questions}}
+    if per_kind:
+        kinds = sorted(per_kind)
+        lines += ["", "Accuracy per question kind (%, n = held-out questions of the kind):", "",
+                  "| method | " + " | ".join(f"{k} (n={per_kind[k]['n']})" for k in kinds) + " |",
+                  "|---|" + "---|" * len(kinds)]  # fmt: skip
+        for meth in methods:
+            cells = [f"{100 * per_kind[k][meth]:.1f}" if meth in per_kind[k] else "" for k in kinds]
+            lines.append(f"| {meth} | " + " | ".join(cells) + " |")
+    lines += ["", "Plan shapes over all held-out plans (accuracy %, execution tokens per plan, plans):", "",
+              "| kind | shape | plans | accuracy % | execute tok |", "|---|---|---|---|---|"]  # fmt: skip
+    for row in shapes["rows"]:
+        if row["plans"] >= 5:
+            lines.append(f"| {row['kind']} | `{row['shape']}` | {row['plans']} | {100 * row['accuracy']:.1f} | "
+                         f"{row['execute_tokens']:,.0f} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def deadline_of(args: argparse.Namespace) -> float | None:
+    if args.until is None:
+        return None
+    hh, mm = (int(x) for x in args.until.split(":"))
+    now = time.localtime()
+    until = time.mktime((now.tm_year, now.tm_mon, now.tm_mday, hh, mm, 0, 0, 0, -1))
+    return until + (86400 if until < time.time() else 0)
+
+
+def open_models(args: argparse.Namespace):  # noqa: ANN201
+    orch = open_llm("local", model=args.orchestrator_model)
+    if args.agent_model in (None, args.orchestrator_model):
+        return orch, None
+    return orch, open_llm("local", model=args.agent_model, ledger=orch.ledger)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", default=TASK)
+    ap.add_argument("--train-questions", type=int, default=40)
+    ap.add_argument("--test-questions", type=int, default=150)
+    ap.add_argument("--step", type=int, default=10)
+    ap.add_argument("--n", type=int, default=8)
+    ap.add_argument("--plan-max-tokens", type=int, default=320)
+    ap.add_argument("--agent-max-tokens", type=int, default=192)
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--orchestrator-model", default=DEFAULT_MODEL)
+    ap.add_argument("--agent-model", default=None, help="default: the orchestrator's model")
+    ap.add_argument("--judge", action=argparse.BooleanOptionalAction, default=False, help="run the listwise judge")
+    ap.add_argument("--until", default=None, help="stop starting new steps after this local time (HH:MM)")
+    ap.add_argument("--tables-only", action="store_true")
+    args = ap.parse_args()
+    if args.tables_only:
+        print(summarize(args))
+        return
+    out = ROOT / slug(args.task)
+    out.mkdir(parents=True, exist_ok=True)
+    done_path = out / "bon" / "results.json"
+    reached = json.loads(done_path.read_text())["questions"] if done_path.exists() else 0
+    deadline = deadline_of(args)
+    log_path = out / "throughput.json"
+    steps = json.loads(log_path.read_text()) if log_path.exists() else []
+    orch, agents = open_models(args)
+    try:
+        ref = asyncio.run(reference_decode(orch, args.orchestrator_model))
+        if agents is not None:
+            ref += asyncio.run(reference_decode(agents, args.agent_model))
+        while reached < args.test_questions:
+            if deadline is not None and time.time() > deadline:
+                print("time limit reached; re-run the same command to continue", flush=True)
+                break
+            target = min(args.test_questions, reached + args.step)
+            windows, start = RolloutWindows(orch), time.perf_counter()
+            extra = {"agent_llm": agents} if agents is not None else {}
+            task = load_task(args.task)
+            result = asyncio.run(arun_loop(task, orch, out, config_for(args, target), on_event=windows, **extra))
+            windows.close()
+            wall = time.perf_counter() - start
+            write_reports(result.bon.results, out / "bon")
+            rate = windows.tokens / windows.seconds if windows.seconds > 1 else None
+            steps.append({"questions": target, "wall_s": round(wall, 1), "rollout_s": round(windows.seconds, 1),
+                          "decoded_tokens": windows.tokens, "decode_tok_s": rate and round(rate, 2),
+                          "reference_tok_s": round(ref, 2)})  # fmt: skip
+            log_path.write_text(json.dumps(steps, indent=1) + "\n")
+            acc = {m: round(100 * (v.accuracy.value or 0), 1) for m, v in result.bon.results.methods.items()}
+            print(f"[{time.strftime('%H:%M:%S')}] {target} held-out questions in {wall:.0f}s "
+                  f"(rollouts {windows.seconds:.0f}s at {rate or 0:.1f} decode tok/s): {acc}", flush=True)  # fmt: skip
+            reached = target
+            summarize(args)
+    finally:
+        orch.close()
+        if agents is not None:
+            agents.close()
+    print(summarize(args))
+
+
+if __name__ == "__main__":
+    main()

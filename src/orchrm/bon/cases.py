@@ -1,0 +1,55 @@
+"""From held-out traces to selection's `Case`s: which traces belong to a question's first N plans, each
+plan's length and costs, its RM reward and its shape prior."""
+
+from __future__ import annotations
+
+from ..mas.traces import Trace
+from ..tasks.scoring import answer_key
+from .prior import ShapePrior
+from .selection import Candidate, Case
+
+
+def group_traces(traces: list[Trace], question_ids: list[str], n: int) -> dict[str, list[Trace]]:
+    """The first n plans of each wanted question, in plan-index order (one trace per index)."""
+    by_q: dict[str, dict[int, Trace]] = {q: {} for q in question_ids}
+    for t in traces:
+        if t.question_id in by_q and t.plan_index < n:
+            by_q[t.question_id].setdefault(t.plan_index, t)
+    return {q: [plans[i] for i in sorted(plans)] for q, plans in by_q.items()}
+
+
+def _tokens(t: Trace, category: str) -> int:
+    c = t.tokens.get(category)
+    return c.total_tokens if c else 0
+
+
+def plan_lengths(plans: list[Trace]) -> list[int]:
+    """Each plan's length for `shortest`: the completion tokens of its plan call, or, when any plan of the
+    question lacks a counted call (a plan written by hand, an old trace), the characters of every plan's
+    text, so lengths within one question are always in one unit."""
+    calls = [t.plan_call for t in plans]
+    if all(c is not None and c.usage.completion_tokens > 0 for c in calls):
+        return [c.usage.completion_tokens for c in calls]  # type: ignore[union-attr]
+    return [len(t.plan_text) for t in plans]
+
+
+def build_cases(
+    grouped: dict[str, list[Trace]],
+    rewards: dict[str, list[float]],
+    rm_s: dict[str, float],
+    prior: ShapePrior | None = None,
+) -> list[Case]:
+    """Selection's view of each question's plans; `prior`, when given, scores every valid plan's shape."""
+    cases = []
+    for q, plans in grouped.items():
+        cands = [
+            Candidate(
+                index=t.plan_index, valid=t.valid and t.executed, reward=r, answer_key=answer_key(t.final_answer),
+                correct=bool(t.score and t.score.correct), plan_tokens=_tokens(t, "plan"),
+                exec_tokens=_tokens(t, "execute"), plan_s=t.plan_call.latency_s if t.plan_call else 0.0, exec_s=t.wall_s,
+                length=length, prior=prior.score(t.plan) if prior and t.plan is not None and t.valid else None,
+            )
+            for t, r, length in zip(plans, rewards[q], plan_lengths(plans), strict=True)
+        ]
+        cases.append(Case(q, cands, rm_s=rm_s.get(q, 0.0), kind=plans[0].question_kind if plans else None))
+    return cases

@@ -1,0 +1,166 @@
+"""Every selection method's results from the cases and the judgments: accuracy with bootstrap intervals,
+tokens per category, curves over N, the rm-adaptive sweep, within-question AUC, per-kind accuracy and the
+marks that hold `rm` to its baselines. Pure: no model, no file."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from ..errors import ConfigError
+from .auc import within_question_auc
+from .config import BonConfig
+from .judge import JudgeRecord
+from .results import Auc, BonResults, CurvePoint, MethodSummary, RunInfo, SweepPoint
+from .selection import CATEGORIES, METHODS, TRIVIAL, Case, Context, Outcome, select_adaptive
+from .stats import Bootstrap, Interval
+
+CURVE_NS = (1, 2, 4, 8, 16)
+Judgments = dict[tuple[str, int], JudgeRecord]
+
+
+def _with_judge(case: Case, n: int, judgments: Judgments) -> Case:
+    sub = case.prefix(n)
+    j = judgments.get((case.question_id, n))
+    if j is not None:
+        sub.judge_best, sub.judge_tokens, sub.judge_s = j.best, j.prompt_tokens + j.completion_tokens, j.wall_s
+        sub.judged = True
+    return sub
+
+
+def outcomes_at(cases: list[Case], n: int, config: BonConfig, scale: float, judgments: Judgments) -> dict[str, list[Outcome]]:
+    """Every applicable method's outcome per question when only the first n plans exist."""
+    subs = [_with_judge(c, n, judgments) for c in cases]
+    ctx = Context(tau=config.tau * scale, judge=config.judge and n in config.judged_ns())
+    return {name: [m.select(c, ctx) for c in subs] for name, m in METHODS.items() if m.available(subs, ctx)}
+
+
+def per_kind(cases: list[Case], acc: dict[str, list[float]]) -> dict[str, dict[str, int | float]]:
+    """Accuracy of every method per question kind ("unknown" for questions without one)."""
+    groups: dict[str, list[int]] = {}
+    for i, c in enumerate(cases):
+        groups.setdefault(c.kind or "unknown", []).append(i)
+    return {
+        kind: {**{m: statistics.fmean(xs[i] for i in idx) for m, xs in acc.items()}, "n": len(idx)}
+        for kind, idx in sorted(groups.items())
+    }
+
+
+def trivial_marks(boot: Bootstrap, acc: dict[str, list[float]]) -> dict[str, Interval | str]:
+    """`rm` against each trivial selector it has results for, and against the better of them by mean accuracy."""
+    present = [m for m in TRIVIAL if m in acc]
+    marks: dict[str, Interval | str] = {f"rm_minus_{m}": boot.diff(acc["rm"], acc[m]) for m in present}
+    if present:
+        best = max(present, key=lambda m: statistics.fmean(acc[m]))  # ties go to the first, `shortest`
+        marks["best_trivial"] = best
+        marks["rm_minus_best_trivial"] = boot.diff(acc["rm"], acc[best])
+    return marks
+
+
+def marks(boot: Bootstrap, full: dict[str, list[Outcome]]) -> dict[str, Interval | str]:
+    """rm against random, majority, the oracle gap, the judge and the trivial selectors; rm-adaptive against random."""
+    acc = {m: [o.correct for o in full[m]] for m in full}
+    tok = {m: [o.total_tokens for o in full[m]] for m in full}
+    out: dict[str, Interval | str] = {
+        "rm_minus_random": boot.diff(acc["rm"], acc["random"]),
+        "rm_minus_majority": boot.diff(acc["rm"], acc["majority"]),
+        "rm_tokens_over_majority": boot.ratio(tok["rm"], tok["majority"]),
+        "gap_closed_random_to_oracle": boot.gap_closed(acc["rm"], acc["random"], acc["oracle"]),
+        "rm_adaptive_minus_random": boot.diff(acc["rm-adaptive"], acc["random"]),
+    }
+    if "judge" in full:
+        out["judge_tokens_over_rm"] = boot.ratio(tok["judge"], tok["rm"])
+        out["rm_minus_judge"] = boot.diff(acc["rm"], acc["judge"])
+    return {**out, **trivial_marks(boot, acc)}
+
+
+def summarize(outcomes: list[Outcome], boot: Bootstrap) -> MethodSummary:
+    tokens = {k: statistics.fmean(o.tokens[k] for o in outcomes) for k in CATEGORIES}
+    return MethodSummary.model_validate({
+        "accuracy": boot.mean([o.correct for o in outcomes]),
+        "tokens": {**{k: round(v, 1) for k, v in tokens.items()}, "total": round(sum(tokens.values()), 1)},
+        "executed_plans": round(statistics.fmean(o.executed for o in outcomes), 3),
+        "wall_s": round(statistics.fmean(o.wall_s for o in outcomes), 2),
+    })  # fmt: skip
+
+
+def reward_scale(cases: list[Case]) -> float:
+    """The rewards' spread: rm-adaptive's margin is in its units, so one tau fits every RM."""
+    rewards = [c.reward for case in cases for c in case.valid]
+    return (statistics.pstdev(rewards) if len(rewards) > 1 else 1.0) or 1.0
+
+
+def full_outcomes(cases: list[Case], config: BonConfig, judgments: list[JudgeRecord]) -> tuple[Judgments, float, dict[str, list[Outcome]]]:
+    """Every method's outcome per question at N, with the judgment map and the reward scale they used."""
+    jmap = {(j.question_id, j.n): j for j in judgments}
+    scale = reward_scale(cases)
+    return jmap, scale, outcomes_at(cases, config.n, config, scale, jmap)
+
+
+def adaptive_sweep(cases: list[Case], config: BonConfig, scale: float, jmap: Judgments, boot: Bootstrap) -> list[SweepPoint]:
+    """rm-adaptive at every margin of `config.taus`, then with no margin at all (execute every valid plan)."""
+    sweep = []
+    for tau in [*config.taus, math.inf]:
+        outs = [select_adaptive(_with_judge(c, config.n, jmap), tau * scale) for c in cases]
+        s = summarize(outs, boot)
+        sweep.append(SweepPoint(tau=None if math.isinf(tau) else tau, **dict(s)))
+    return sweep
+
+
+def curves(cases: list[Case], config: BonConfig, scale: float, jmap: Judgments, boot: Bootstrap) -> dict[str, dict[str, CurvePoint]]:
+    """Every method's accuracy and tokens at each N of `CURVE_NS` below N, and at N."""
+    out: dict[str, dict[str, CurvePoint]] = {}
+    for n in sorted({k for k in CURVE_NS if k < config.n} | {config.n}):
+        for m, outs in outcomes_at(cases, n, config, scale, jmap).items():
+            s = summarize(outs, boot)
+            out.setdefault(m, {})[str(n)] = CurvePoint(accuracy=s.accuracy, tokens=s.tokens.total)
+    return out
+
+
+def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeRecord], *, meta: RunInfo) -> BonResults:
+    """Accuracy with bootstrap intervals, tokens per category, curves over N, the adaptive sweep, the marks."""
+    if not cases:
+        raise ConfigError("no held-out question has traces yet", hint="let the rollout stage finish at least one question")
+    jmap, scale, full = full_outcomes(cases, config, judgments)
+    boot = Bootstrap(len(cases), config.resamples, config.seed)
+    auc = {
+        m: Auc.model_validate(within_question_auc(cases, METHODS[m].score, resamples=config.resamples, seed=config.seed))
+        for m in full if METHODS[m].score is not None
+    }  # fmt: skip
+    notes = [] if "prior" in full else ["prior: absent (no training traces given to fit it: --prior-traces)"]
+    valid = [len(c.valid) for c in cases]
+    return BonResults(
+        **{k: getattr(meta, k) for k in meta.model_fields_set},  # only what the caller said about the run
+        n=config.n,
+        questions=len(cases),
+        plans=sum(len(c.candidates) for c in cases),
+        valid_plans_per_question=round(statistics.fmean(valid), 2),
+        questions_without_valid_plan=sum(1 for v in valid if v == 0),
+        reward_std=scale,
+        config=config,
+        methods={m: summarize(full[m], boot) for m in METHODS if m in full},
+        marks=marks(boot, full),
+        auc=auc,
+        per_kind=per_kind(cases, {m: [o.correct for o in full[m]] for m in full}),
+        notes=notes,
+        adaptive_sweep=adaptive_sweep(cases, config, scale, jmap, boot),
+        curves=curves(cases, config, scale, jmap, boot),
+    )
+
+
+def per_question_rows(cases: list[Case], config: BonConfig, judgments: list[JudgeRecord]) -> list[dict[str, Any]]:
+    """One row per question for `per_question.jsonl`: every method's pick, the rewards, lengths and priors."""
+    _, _, full = full_outcomes(cases, config, judgments)
+    rows = []
+    for i, case in enumerate(cases):
+        row: dict[str, Any] = {"question_id": case.question_id, "valid": len(case.valid)}
+        for m, outs in full.items():
+            o = outs[i]
+            row[m] = {"correct": o.correct, "chosen": o.chosen, "tokens": round(o.total_tokens, 1), "executed": o.executed}
+        row["rewards"] = {str(c.index): round(c.reward, 4) for c in case.candidates}
+        row["lengths"] = {str(c.index): c.length for c in case.candidates}
+        if any(c.prior is not None for c in case.candidates):
+            row["priors"] = {str(c.index): None if c.prior is None else round(c.prior, 4) for c in case.candidates}
+        rows.append(row)
+    return rows

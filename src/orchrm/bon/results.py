@@ -1,0 +1,125 @@
+"""The typed results of a best-of-N run: what `results.json` holds, and what the report and the CLI read.
+
+`BonResults.dump()` is exactly the JSON the run writes (its keys and their order are a contract: benchmarks
+read the file by key), and `read_results` reads one back, so a report can be redrawn from the file alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..atomic import write_text_atomic
+from .config import BonConfig
+from .stats import Interval
+
+RESULTS_FILE = "results.json"
+PER_QUESTION_FILE = "per_question.jsonl"
+
+
+class Tokens(BaseModel):
+    """Mean tokens per question by category, and their sum."""
+
+    plan: float
+    execute: float
+    verify: float
+    total: float
+
+
+class MethodSummary(BaseModel):
+    """One method over every question: accuracy with its interval, mean tokens, plans run, wall time."""
+
+    accuracy: Interval
+    tokens: Tokens
+    executed_plans: float
+    wall_s: float
+
+
+class SweepPoint(BaseModel):
+    """rm-adaptive at one margin; `tau` None is the execute-all end of the sweep."""
+
+    tau: float | None
+    accuracy: Interval
+    tokens: Tokens
+    executed_plans: float
+    wall_s: float
+
+
+class CurvePoint(BaseModel):
+    """A method's accuracy and total tokens per question at one N."""
+
+    accuracy: Interval
+    tokens: float
+
+
+class Auc(Interval):
+    """Within-question AUC of a method's score, over the `n_questions` questions with mixed outcomes."""
+
+    n_questions: int
+
+
+class RMInfo(BaseModel):
+    """The reward model the run scored plans with."""
+
+    path: str
+    backbone: str
+    tasks: list[str]
+    weights_sha256: str | None = None
+
+
+class RunInfo(BaseModel):
+    """What the run was: task, models, RM, rollout settings. Only the fields given are written."""
+
+    task: str
+    model: str | None = None
+    agent_model: str | None = None
+    rm: RMInfo | None = None
+    rollout: dict[str, Any] | None = None
+    warnings: list[str] = Field(default_factory=list)
+    prior: dict[str, Any] | None = None
+
+
+class BonResults(RunInfo):
+    """Every method's results at N, the marks, AUCs, per-kind accuracy, the adaptive sweep and the curves."""
+
+    n: int
+    questions: int
+    plans: int
+    valid_plans_per_question: float
+    questions_without_valid_plan: int
+    reward_std: float
+    config: BonConfig
+    methods: dict[str, MethodSummary]
+    marks: dict[str, Interval | str]  # intervals, and `best_trivial`: the name of a method
+    auc: dict[str, Auc]
+    per_kind: dict[str, dict[str, int | float]]  # kind -> method -> accuracy, and "n": the kind's questions
+    notes: list[str] = Field(default_factory=list)
+    adaptive_sweep: list[SweepPoint]
+    curves: dict[str, dict[str, CurvePoint]]  # method -> N (as a string) -> point
+
+    def mark(self, key: str) -> Interval | None:
+        m = self.marks.get(key)
+        return m if isinstance(m, Interval) else None
+
+    @property
+    def best_trivial(self) -> str | None:
+        b = self.marks.get("best_trivial")
+        return b if isinstance(b, str) else None
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON form: the run fields that were never given are left out, as they always were."""
+        unset = {k for k in RunInfo.model_fields if k not in self.model_fields_set}
+        return self.model_dump(exclude=unset)
+
+
+def write_results(folder: Path, results: BonResults, rows: list[dict[str, Any]]) -> None:
+    """`results.json` and `per_question.jsonl` (one row per question), each written atomically."""
+    write_text_atomic(folder / RESULTS_FILE, json.dumps(results.dump(), indent=2) + "\n")
+    write_text_atomic(folder / PER_QUESTION_FILE, "".join(json.dumps(r) + "\n" for r in rows))
+
+
+def read_results(path: Path) -> BonResults:
+    return BonResults.model_validate_json(path.read_text())

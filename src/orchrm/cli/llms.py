@@ -1,0 +1,27 @@
+"""The orchestrator and agent LLMs of a verb that runs plans: opened together, checked before any work."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..llm import LLM, close_llms, ensure_reachable, open_llms
+
+
+@contextmanager
+def run_llms(backend: str, model: str | None, base_url: str | None, **options: object) -> Iterator[tuple[LLM, LLM]]:
+    """(orchestrator, agent) LLMs, both answering, closed on exit. A model that cannot answer is one line
+    naming its role, raised before the caller reads a model id or writes anything."""
+    orchestrator, agent = open_llms(backend, model=model, base_url=base_url, **options)  # type: ignore[arg-type]
+    try:
+        asyncio.run(_ping(orchestrator, agent))
+        yield orchestrator, agent
+    finally:
+        close_llms(orchestrator, agent)
+
+
+async def _ping(orchestrator: LLM, agent: LLM) -> None:
+    await ensure_reachable(orchestrator, "orchestrator")
+    if agent is not orchestrator:
+        await ensure_reachable(agent, "agent")

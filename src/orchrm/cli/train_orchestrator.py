@@ -1,0 +1,102 @@
+"""`orchrm train-orchestrator`: GRPO on the orchestrator with LoRA, rewarded by the RM or by execution."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import ConfigError
+from ..grpo.config import GRPORunConfig
+from ..llm.models import DEFAULT_MODEL
+from .options import AgentBackend, AgentBaseUrl, AgentMaxTokens, AgentModel, ApiKeyEnv, Concurrency, Degree, Seed, TaskName, Temperature
+
+DEFAULTS = GRPORunConfig(task="", policy="")
+
+
+def train_orchestrator(
+    task: TaskName,
+    out: Annotated[Path, typer.Option(help="Run folder (created, or resumed from its last checkpoint).")],
+    reward: Annotated[Literal["rm", "execute"], typer.Option(help="rm: the reward model scores each plan; execute: sub-agents run it, the task grades it.")] = "rm",
+    rm: Annotated[Path | None, typer.Option(help="Reward-model folder from `orchrm train-rm` (--reward rm).")] = None,
+    policy: Annotated[str, typer.Option(help="The orchestrator to train: embedded model name, .gguf path, or transformers folder.")] = DEFAULT_MODEL,
+    penalty: Annotated[float, typer.Option(help="Reward of a plan the parser or validator rejects.")] = DEFAULTS.invalid_penalty,
+    group_size: Annotated[int, typer.Option(help="Plans sampled per question (GRPO group).")] = DEFAULTS.group_size,
+    questions_per_step: Annotated[int, typer.Option(help="Questions per optimiser step.")] = DEFAULTS.questions_per_step,
+    n_questions: Annotated[int, typer.Option(help="Train-split questions to sample from.")] = DEFAULTS.n_questions,
+    steps: Annotated[int, typer.Option(help="Optimiser steps in all (a resumed run may raise it).")] = DEFAULTS.max_steps,
+    save_steps: Annotated[int, typer.Option(help="A checkpoint every K steps.")] = DEFAULTS.save_steps,
+    lr: Annotated[float, typer.Option(help="Learning rate.")] = DEFAULTS.learning_rate,
+    lora_r: Annotated[int, typer.Option(help="LoRA rank (alpha is twice it).")] = DEFAULTS.lora_r,
+    beta: Annotated[float, typer.Option(help="KL coefficient against the base policy.")] = DEFAULTS.beta,
+    degree: Degree = "dag",
+    temperature: Temperature = DEFAULTS.temperature,
+    plan_max_tokens: Annotated[int, typer.Option(help="Token limit of one sampled plan.")] = DEFAULTS.plan_max_tokens,
+    bf16: Annotated[bool, typer.Option(help="Train in bf16 (GPUs; converted weights are bf16 too).")] = False,
+    seed: Seed = 0,
+    agent_backend: AgentBackend = None,
+    agent_model: AgentModel = None,
+    agent_base_url: AgentBaseUrl = None,
+    agent_max_tokens: AgentMaxTokens = 384,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    concurrency: Concurrency = None,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.")] = 600.0,
+) -> None:
+    """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter."""
+    from ..grpo import ExecuteScorer, RMScorer, open_run, policy_weights
+    from ..grpo import train_orchestrator as train
+    from ..llm import ensure_reachable, open_llm
+    from ..mas.executor import ExecutorConfig
+    from ..mas.agents import AgentSettings
+    from ..rm.model import RewardModel, rm_warnings
+    from ..tasks import load_task
+
+    if reward == "rm" and rm is None:
+        raise ConfigError("--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute")
+    if reward == "execute" and rm is not None:
+        raise ConfigError("--rm is for --reward rm; --reward execute grades plans by running them")
+    console = Console(highlight=False)
+    the_task = load_task(task)
+    reward_model = RewardModel.load(rm) if rm is not None else None
+    weights = policy_weights(policy, dtype="bfloat16" if bf16 else "float32")
+    agent_llm = None
+    if reward == "execute":
+        agent_llm = open_llm(agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
+                             concurrency=concurrency, timeout_s=timeout)  # fmt: skip
+    config = GRPORunConfig(
+        task=task, policy=policy, policy_sha256=weights.sha256, reward=reward,
+        rm_sha256=reward_model.card.weights_sha256 if reward_model else "",
+        agent_model_id=agent_llm.backend.model_id if agent_llm else "", invalid_penalty=penalty, group_size=group_size,
+        questions_per_step=questions_per_step, n_questions=n_questions, max_steps=steps, save_steps=save_steps,
+        learning_rate=lr, lora_r=lora_r, lora_alpha=2 * lora_r, beta=beta, degree=degree, temperature=temperature,
+        plan_max_tokens=plan_max_tokens, seed=seed, bf16=bf16,
+    )  # fmt: skip
+    ledger = open_run(out, config)
+    try:
+        if reward_model is not None:
+            for w in rm_warnings(reward_model, the_task, task):
+                console.print(f"[yellow]warning:[/] {w}")
+            scorer = RMScorer(reward_model)
+        else:
+            assert agent_llm is not None
+            agent_llm.ledger = ledger  # sub-agent tokens land in the run's ledger under `execute`
+            asyncio.run(ensure_reachable(agent_llm, "agent"))
+            settings = AgentSettings(max_tokens=agent_max_tokens, seed=seed)
+            scorer = ExecuteScorer(the_task, agent_llm, ExecutorConfig(settings=settings))
+        result = train(config, the_task, weights, out, ledger=ledger, scorer=scorer, progress=True)
+    finally:
+        ledger.close()
+        if agent_llm is not None:
+            agent_llm.close()
+    table = Table(title=f"orchestrator training: {result.steps} steps" + (f" (resumed from {result.resumed_from.name})" if result.resumed_from else ""),
+                  title_justify="left")  # fmt: skip
+    for col in ("category", "calls", "prompt tokens", "completion tokens"):
+        table.add_column(col, justify="left" if col == "category" else "right")
+    for name, t in result.tokens["categories"].items():
+        table.add_row(name, f"{t['calls']:,}", f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}")
+    console.print(table)
+    console.print(f"adapter: {result.adapter} · tokens: {out / 'tokens.json'} · samples: {out / 'samples.jsonl'}")

@@ -1,0 +1,23 @@
+"""Reward-guided orchestrator training: GRPO on the plan-writing model, rewarded by the RM or by execution."""
+
+from .accounting import LedgerLog
+from .config import GRPORunConfig
+from .rewards import ExecuteScorer, PlanReward, RMScorer, SampleRecord, Scored
+from .train import TrainOutcome, open_run, train_orchestrator
+from .weights import PolicyWeights, convert_gguf, policy_weights
+
+__all__ = [
+    "ExecuteScorer",
+    "GRPORunConfig",
+    "LedgerLog",
+    "PlanReward",
+    "PolicyWeights",
+    "RMScorer",
+    "SampleRecord",
+    "Scored",
+    "TrainOutcome",
+    "convert_gguf",
+    "open_run",
+    "policy_weights",
+    "train_orchestrator",
+]

@@ -1,0 +1,84 @@
+"""Checkpoints of a training run, and which one a resumed run continues from.
+
+TRL writes `checkpoint-N/` (the LoRA adapter as safetensors, the optimizer, scheduler and RNG state a
+resume needs, and `trainer_state.json`), but not atomically: a kill -9 during a save leaves a folder that
+looks like a checkpoint. So after TRL's save, `CheckpointSeal` writes a seal (`orchrm-checkpoint.json`,
+atomically) holding the sha256 of every file; only a sealed checkpoint whose files still match is resumed
+from, and unsealed ones after it (a save cut short) are removed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..atomic import write_text_atomic
+from ..errors import ChecksumMismatch
+from ..llm.accounting import TokenLedger
+from .accounting import TOKENS_FILE, totals_json, write_totals
+from .weights import file_digests, mismatch
+
+SEAL_FILE = "orchrm-checkpoint.json"
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+class Seal(BaseModel):
+    step: int
+    files: dict[str, str]
+    tokens: dict[str, Any]
+
+
+def seal(folder: Path, step: int, ledger: TokenLedger) -> None:
+    tokens = json.loads(totals_json(ledger))
+    write_text_atomic(folder / SEAL_FILE, Seal(step=step, files=file_digests(folder, SEAL_FILE), tokens=tokens).model_dump_json(indent=2) + "\n")
+
+
+def _read_seal(folder: Path) -> Seal | None:
+    try:
+        return Seal.model_validate(json.loads((folder / SEAL_FILE).read_text()))
+    except (OSError, json.JSONDecodeError, ValidationError):
+        return None
+
+
+def checkpoints(folder: Path) -> list[tuple[int, Path]]:
+    """`checkpoint-N` folders by step."""
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if p.is_dir() and (m := _CHECKPOINT.match(p.name))]
+    return sorted(found)
+
+
+def last_checkpoint(folder: Path) -> Path | None:
+    """The newest sealed checkpoint (its files checked against the seal); unsealed newer ones are removed."""
+    for step, path in reversed(checkpoints(folder)):
+        s = _read_seal(path)
+        if s is None:
+            shutil.rmtree(path)  # a save cut short by a kill: TRL would otherwise resume from it
+            continue
+        bad = mismatch(file_digests(path, SEAL_FILE), s.files)
+        if bad is not None:
+            raise ChecksumMismatch(
+                f"{path / bad} changed after the checkpoint was sealed; refusing to resume from it",
+                hint="restore it, or delete the checkpoint to resume from an earlier one",
+            )
+        return path
+    return None
+
+
+def make_seal_callback(run_dir: Path, ledger: TokenLedger) -> Any:
+    """A TrainerCallback that seals each checkpoint TRL saves and rewrites `tokens.json`."""
+    from transformers import TrainerCallback
+
+    class CheckpointSeal(TrainerCallback):  # type: ignore[misc]
+        def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if folder.is_dir():
+                seal(folder, state.global_step, ledger)
+            write_totals(ledger, run_dir / TOKENS_FILE)
+
+    return CheckpointSeal()

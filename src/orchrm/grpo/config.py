@@ -1,0 +1,46 @@
+"""Settings of one orchestrator-training run: what GRPO on plans needs, nothing more.
+
+Saved as `run.json` in the run folder; a resumed run must bring the same settings (only `max_steps` may
+grow), because a checkpoint continues one optimisation, not another.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RewardKind = Literal["rm", "execute", "custom"]
+
+
+class GRPORunConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(description="The task spec whose train split supplies the questions.")
+    policy: str = Field(description="Embedded model name, GGUF path or transformers folder being trained.")
+    policy_sha256: str = Field("", description="sha256 of the GGUF (or weights) the policy started from.")
+    reward: RewardKind = "rm"
+    rm_sha256: str = Field("", description="The reward model's weights, for --reward rm.")
+    agent_model_id: str = Field("", description="The sub-agents' model, for --reward execute.")
+    invalid_penalty: float = Field(-1.0, description="Reward of a plan the parser or validator rejects.")
+    group_size: int = Field(4, ge=2, description="Plans sampled per question (GRPO's group).")
+    questions_per_step: int = Field(1, ge=1)
+    n_questions: int = Field(64, ge=1, description="Train-split questions in the prompt set.")
+    max_steps: int = Field(100, ge=1)
+    save_steps: int = Field(10, ge=1, description="A checkpoint every K optimiser steps.")
+    learning_rate: float = Field(2e-5, gt=0)
+    lora_r: int = Field(16, ge=1)
+    lora_alpha: int = Field(32, ge=1)
+    beta: float = Field(0.0, ge=0, description="KL coefficient against the base policy (0: no reference model).")
+    num_iterations: int = Field(1, ge=1, description="Optimisation passes per generated batch.")
+    degree: str = "dag"
+    temperature: float = Field(0.8, gt=0)
+    top_p: float = Field(0.95, gt=0, le=1)
+    plan_max_tokens: int = Field(400, ge=8)
+    seed: int = 0
+    bf16: bool = False
+
+    def differences(self, old: GRPORunConfig) -> list[str]:
+        """Settings that differ from a run being resumed (a larger `max_steps` extends it)."""
+        mine, theirs = self.model_dump(), old.model_dump()
+        return [f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in mine if k != "max_steps" and mine[k] != theirs[k]]

@@ -1,0 +1,152 @@
+"""Rewards for sampled plans, as plain TRL reward functions.
+
+`PlanReward` is what GRPO calls: it parses and validates each sampled plan the way the orchestrator does
+at rollout, gives a rejected plan the fixed penalty (recorded with the rule it broke, never raised), and
+hands the valid ones to a scorer: `RMScorer` (the orchestration RM reads (question, plan), no sub-agent
+runs) or `ExecuteScorer` (the sub-agents run the plan and the task's scorer grades the answer). Every
+sample is appended to `samples.jsonl` with its reward, so a run can be read back plan by plan.
+A scorer that fails on a plan records `error` and returns no reward (TRL's None), never a zero.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from .. import jsonl
+from ..errors import OrchrmError
+from ..llm import LLM
+from ..mas.executor import ExecutorConfig, execute_plan
+from ..mas.orchestrator import check_plan
+from ..mas.plans import Plan, PlanError
+from ..tasks.base import Question, Task
+
+SAMPLES_FILE = "samples.jsonl"
+
+
+@dataclass
+class Scored:
+    """A scorer's verdict on one valid plan: the reward, or the error that prevented one."""
+
+    reward: float | None
+    detail: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+class PlanScorer(Protocol):
+    name: str
+
+    async def score(self, question: Question, plans: list[Plan]) -> list[Scored]: ...
+
+
+class SampleRecord(BaseModel):
+    """One sampled plan as training saw it."""
+
+    step: int
+    question_id: str
+    completion: str
+    valid: bool
+    rule: str | None = Field(None, description="The plan rule broken, for an invalid plan.")
+    reason: str | None = None
+    reward: float | None
+    detail: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+
+def _text(completion: Any) -> str:
+    """A TRL completion: plain text, or the assistant message list of a conversational prompt."""
+    if isinstance(completion, str):
+        return completion
+    return "".join(m.get("content") or "" for m in completion if m.get("role") == "assistant")
+
+
+class PlanReward:
+    """The TRL reward function: fixed penalty for invalid plans, the scorer's reward for valid ones."""
+
+    def __init__(
+        self,
+        scorer: PlanScorer,
+        questions: dict[str, Question],
+        *,
+        degree: str,
+        agent_types: tuple[str, ...],
+        penalty: float = -1.0,
+        samples_path: Path | None = None,
+    ) -> None:
+        self.scorer = scorer
+        self.questions = questions
+        self.degree = degree
+        self.agent_types = agent_types
+        self.penalty = penalty
+        self.samples_path = samples_path
+        self.__name__ = scorer.name
+
+    async def __call__(self, prompts: list, completions: list, question_id: list[str], trainer_state: Any = None, **_: Any) -> list[float | None]:
+        step = int(getattr(trainer_state, "global_step", 0) or 0)
+        texts = [_text(c) for c in completions]
+        records: list[SampleRecord] = []
+        valid: dict[str, list[tuple[int, Plan]]] = defaultdict(list)
+        for i, (text, qid) in enumerate(zip(texts, question_id, strict=True)):
+            try:
+                plan = check_plan(text, degree=self.degree, agent_types=self.agent_types)
+            except PlanError as exc:
+                records.append(SampleRecord(step=step, question_id=qid, completion=text, valid=False, rule=exc.rule,
+                                            reason=exc.reason, reward=self.penalty))  # fmt: skip
+                continue
+            records.append(SampleRecord(step=step, question_id=qid, completion=text, valid=True, reward=None))
+            valid[qid].append((i, plan))
+        verdicts = await asyncio.gather(*(self.scorer.score(self.questions[q], [p for _, p in ps]) for q, ps in valid.items()))
+        for (q, ps), scored in zip(valid.items(), verdicts, strict=True):
+            for (i, _), s in zip(ps, scored, strict=True):
+                records[i].reward, records[i].detail, records[i].error = s.reward, s.detail, s.error
+        if self.samples_path is not None:
+            with jsonl.JsonlWriter(self.samples_path) as writer:
+                for r in records:
+                    writer.write(r)
+        return [r.reward for r in records]
+
+
+class RMScorer:
+    """The orchestration RM's opinion of each plan, squashed by a sigmoid into (0, 1).
+
+    The squash keeps the RM's order within a question and puts every valid plan above a negative penalty,
+    which a raw score (any real number) would not; the raw score is kept in the sample's detail."""
+
+    name = "rm"
+
+    def __init__(self, rm: Any) -> None:
+        self.rm = rm
+
+    async def score(self, question: Question, plans: list[Plan]) -> list[Scored]:
+        raw = self.rm.score(question.question, plans)
+        # tanh form of the sigmoid: no overflow for any score
+        return [Scored(reward=0.5 * (1.0 + math.tanh(r / 2)), detail={"rm_score": r}) for r in raw]
+
+
+class ExecuteScorer:
+    """Each plan run by the sub-agents and graded by the task's scorer (its score in [0, 1])."""
+
+    name = "execute"
+
+    def __init__(self, task: Task, agent_llm: LLM, config: ExecutorConfig | None = None) -> None:
+        self.task = task
+        self.llm = agent_llm
+        self.config = config
+
+    async def score(self, question: Question, plans: list[Plan]) -> list[Scored]:
+        return list(await asyncio.gather(*(self._one(question, p) for p in plans)))
+
+    async def _one(self, question: Question, plan: Plan) -> Scored:
+        ex = await execute_plan(plan, question.question, self.llm, retriever=self.task.corpus, config=self.config)
+        detail = {"final_answer": ex.final_answer, "agent_errors": ex.errors}
+        try:
+            value, ok = await asyncio.to_thread(self.task.correct, ex.final_answer, question)
+        except OrchrmError as exc:
+            return Scored(reward=None, detail=detail, error=f"{type(exc).__name__}: {exc}")
+        return Scored(reward=float(value), detail={**detail, "correct": ok})

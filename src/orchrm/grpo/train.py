@@ -1,0 +1,180 @@
+"""GRPO on the orchestrator through TRL's `GRPOTrainer`, with LoRA adapters through peft.
+
+A run folder holds `run.json` (the settings; a resume must match them), `checkpoints/checkpoint-N/`
+(sealed, see checkpoints.py), `tokens.jsonl` and `tokens.json` (every token, see accounting.py),
+`samples.jsonl` (every sampled plan with its reward) and, once training ends, `adapter/`: the LoRA adapter
+(safetensors), the tokenizer and a card naming the base weights, the reward and the task. Running the same
+command again after a kill continues from the last sealed checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from .. import __version__
+from ..atomic import replacing_dir, write_text_atomic
+from ..errors import ConfigError, RunFileError
+from ..mas.rollout import agent_types_for
+from ..tasks.base import Task
+from .accounting import TOKENS_FILE, TOKENS_LOG, Accounted, LedgerLog, write_totals
+from .checkpoints import last_checkpoint, make_seal_callback
+from .config import GRPORunConfig
+from .data import prompt_dataset
+from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
+from .weights import PolicyWeights, file_digests
+
+RUN_FILE = "run.json"
+CHECKPOINTS_DIR = "checkpoints"
+ADAPTER_DIR = "adapter"
+ADAPTER_CARD = "orchrm-adapter.json"
+
+
+class AdapterCard(BaseModel):
+    format: str = "orchrm-orchestrator-adapter"
+    card_version: int = 1
+    orchrm_version: str = __version__
+    created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    base: str
+    base_sha256: str
+    steps: int
+    config: GRPORunConfig
+    files: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass
+class TrainOutcome:
+    steps: int
+    adapter: Path
+    resumed_from: Path | None
+    tokens: dict[str, Any]
+    log_history: list[dict[str, Any]] = field(default_factory=list)
+
+
+def open_run(out: Path, config: GRPORunConfig) -> LedgerLog:
+    """Create the run folder, or check that an existing one has the same settings; the run's ledger."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / RUN_FILE
+    if path.exists():
+        try:
+            old = GRPORunConfig.model_validate(json.loads(path.read_text()))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint="use a new --out folder") from None
+        diff = config.differences(old)
+        if diff:
+            raise ConfigError(f"{out} holds a training run with other settings ({', '.join(diff)})", hint="use a new --out folder")
+    write_text_atomic(path, config.model_dump_json(indent=2) + "\n")
+    return LedgerLog(out / TOKENS_LOG)
+
+
+def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool) -> Any:
+    import torch
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(out / CHECKPOINTS_DIR),
+        per_device_train_batch_size=config.group_size * config.questions_per_step,
+        num_generations=config.group_size,
+        max_completion_length=config.plan_max_tokens,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        beta=config.beta,
+        num_iterations=config.num_iterations,
+        learning_rate=config.learning_rate,
+        max_steps=config.max_steps,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        logging_steps=1,
+        report_to=[],
+        use_cpu=not torch.cuda.is_available(),
+        bf16=config.bf16,
+        seed=config.seed,
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+    )
+
+
+def lora_config(config: GRPORunConfig) -> Any:
+    try:
+        from peft import LoraConfig
+    except ImportError:
+        raise ConfigError("training the orchestrator needs peft", hint="pip install 'orchrm[lora]'") from None
+    return LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM")
+
+
+def load_policy(weights: PolicyWeights, bf16: bool) -> tuple[Any, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ..rm.model import quiet_transformers
+
+    with quiet_transformers():
+        model = AutoModelForCausalLM.from_pretrained(
+            weights.path, dtype=torch.bfloat16 if bf16 else torch.float32, use_safetensors=True, local_files_only=True
+        )
+        tokenizer = AutoTokenizer.from_pretrained(weights.path, local_files_only=True)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def train_orchestrator(
+    config: GRPORunConfig,
+    task: Task,
+    weights: PolicyWeights,
+    out: Path,
+    *,
+    ledger: LedgerLog,
+    scorer: PlanScorer | None = None,
+    reward: Any = None,
+    callbacks: list[Any] | None = None,
+    progress: bool = False,
+) -> TrainOutcome:
+    """Train LoRA adapters on the orchestrator with GRPO; resumes from the last sealed checkpoint in `out`.
+
+    The reward is `PlanReward` over `scorer` (penalty for invalid plans), or any TRL reward function
+    given as `reward`. Either way each sample's tokens are counted in `ledger` (from `open_run`)."""
+    from transformers.trainer_callback import PrinterCallback
+    from trl import GRPOTrainer
+
+    if (scorer is None) == (reward is None):
+        raise ConfigError("train_orchestrator needs exactly one of scorer and reward")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    model, tokenizer = load_policy(weights, config.bf16)
+    dataset, questions = prompt_dataset(task, tokenizer, n_questions=config.n_questions, degree=config.degree, seed=config.seed)
+    if reward is None:
+        reward = PlanReward(scorer, questions, degree=config.degree, agent_types=agent_types_for(task),  # type: ignore[arg-type]
+                            penalty=config.invalid_penalty, samples_path=out / SAMPLES_FILE)  # fmt: skip
+    accounted = Accounted(reward, ledger, weights.name, config.num_iterations)
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=accounted, args=grpo_args(config, out, progress=progress), train_dataset=dataset,
+        processing_class=tokenizer, peft_config=lora_config(config),
+        callbacks=[make_seal_callback(out, ledger), *(callbacks or [])],
+    )  # fmt: skip
+    if not progress:
+        trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every log dict
+    resume = last_checkpoint(out / CHECKPOINTS_DIR)
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    steps = trainer.state.global_step
+    adapter = save_adapter(trainer.model, tokenizer, out / ADAPTER_DIR, weights, config, steps)
+    write_totals(ledger, out / TOKENS_FILE)
+    tokens = json.loads((out / TOKENS_FILE).read_text())
+    return TrainOutcome(steps=steps, adapter=adapter, resumed_from=resume, tokens=tokens, log_history=list(trainer.state.log_history))
+
+
+def save_adapter(model: Any, tokenizer: Any, folder: Path, weights: PolicyWeights, config: GRPORunConfig, steps: int) -> Path:
+    """The trained adapter (safetensors), the tokenizer and a card with every file's sha256, swapped in whole."""
+    from ..rm.model import quiet_transformers
+
+    with replacing_dir(folder) as tmp, quiet_transformers():
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        card = AdapterCard(base=weights.name, base_sha256=weights.sha256, steps=steps, config=config, files=file_digests(tmp, ADAPTER_CARD))
+        (tmp / ADAPTER_CARD).write_text(card.model_dump_json(indent=2) + "\n")
+    return folder

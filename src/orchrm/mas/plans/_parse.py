@@ -1,0 +1,92 @@
+"""Raw orchestrator text to a `Plan`: the JSON object in it, read under safety bounds, shaped by pydantic."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from ... import safejson
+from ._model import Plan, PlanError, option_bounds
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+#: Orchestrator replies and plan strings sent to `orchrm serve` are read under these bounds (see safejson).
+PLAN_JSON_LIMITS = safejson.Limits(max_chars=4_000_000, max_depth=32, max_number_chars=100)
+
+
+def _json_objects(text: str) -> tuple[list[Any], safejson.UnsafeJSONError | None]:
+    """Every JSON object in `text`, fenced blocks first, and the first attempt refused for a rule other than
+    syntax (deep nesting, a huge number, a lone surrogate). Linear in the text: the whole text is tried as
+    one document at C speed, then fences, then one scan of the prose (`safejson.find_objects`)."""
+    found: list[Any] = []
+    refused: safejson.UnsafeJSONError | None = None
+    blocks = [text] if text.lstrip().startswith("{") else []
+    for block in blocks + _FENCE.findall(text):
+        try:
+            value = safejson.loads(block, PLAN_JSON_LIMITS)
+        except safejson.UnsafeJSONError as exc:
+            refused = refused or (exc if exc.rule != "syntax" else None)
+            continue
+        found.append(value)
+        if block is text:
+            return found, None
+    scan = safejson.find_objects(text, PLAN_JSON_LIMITS)
+    return found + scan.objects, refused or scan.refused
+
+
+def parse_plan(text: str) -> Plan:
+    """The plan in raw orchestrator output: JSON, possibly inside prose or a code fence.
+
+    Hostile JSON (nested past `PLAN_JSON_LIMITS`, a number of hundreds of digits, a lone surrogate, NaN, a
+    text over the size bound) is a `PlanError` with rule `json_<rule>`, never another exception."""
+    if not text or not text.strip():
+        raise PlanError("parse", "the orchestrator's output is empty")
+    try:
+        objects, refused = _json_objects(text)
+    except safejson.UnsafeJSONError as exc:
+        raise PlanError(f"json_{exc.rule}", exc.reason) from None
+    candidates = [v for v in objects if isinstance(v, dict) and ("agents" in v or "answer" in v)]
+    if not candidates:
+        if refused is not None:
+            raise PlanError(f"json_{refused.rule}", refused.reason)
+        raise PlanError("parse", "no JSON object with 'agents' or 'answer' found in the output")
+    value = candidates[0]
+    if "answer" in value and value.get("answer") is not None and not isinstance(value["answer"], str):
+        value = {**value, "answer": json.dumps(value["answer"]) if isinstance(value["answer"], (list, dict)) else str(value["answer"])}
+    if "dropped_options" in value:  # the parser's own note: an orchestrator may not write it
+        raise PlanError("schema", "dropped_options: Extra inputs are not permitted")
+    try:
+        plan = Plan.model_validate(value)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        agent = _agent_at(value, err["loc"])
+        raise PlanError("schema", f"{where}: {err['msg']}", agent=agent) from None
+    return drop_unknown_options(plan)
+
+
+def drop_unknown_options(plan: Plan) -> Plan:
+    """Options a type does not take (a `samples` on a `cot`, copied from an example) are dropped rather than
+    voiding the plan, and noted in `plan.dropped_options`; the raw text keeps them. Known options are checked
+    by the validator. Constrained decoding never writes an unknown option. Changes `plan` in place."""
+    for a in plan.agents:
+        allowed = option_bounds(a.type)
+        unknown = [k for k in a.options if allowed is not None and k not in allowed]
+        if unknown:
+            plan.dropped_options.setdefault(a.id, []).extend(unknown)
+            a.options = {k: v for k, v in a.options.items() if k not in unknown}
+    return plan
+
+
+def _agent_at(value: dict[str, Any], loc: tuple[Any, ...]) -> str | None:
+    if len(loc) >= 2 and loc[0] == "agents" and isinstance(loc[1], int):
+        try:
+            agent = value["agents"][loc[1]]
+            return str(agent.get("id")) if isinstance(agent, dict) and agent.get("id") else None
+        except (IndexError, TypeError):
+            return None
+    return None
+
+

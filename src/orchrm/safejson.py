@@ -1,0 +1,326 @@
+"""JSON from untrusted hands (model replies, HTTP bodies, user files) read in bounded, linear time.
+
+Python's `json` recurses once per nesting level (deep input raises `RecursionError`), turns a 5,000-digit
+integer into a `ValueError`, accepts `NaN`, `Infinity` and lone UTF-16 surrogates (`"\\ud800"`, which later
+fail to encode anywhere), and computes the line of every error from the start of the text, so retrying
+`raw_decode` from each brace of a long reply is quadratic. Every model-written or user-written JSON text in
+orchrm goes through here instead; whatever the input, the answer is a value or an `UnsafeJSONError` naming
+the rule broken:
+
+    size        the text is longer than `Limits.max_chars`
+    encoding    bytes that are not UTF-8
+    surrogate   a lone UTF-16 surrogate, raw or escaped, anywhere in a string
+    depth       more than `Limits.max_depth` nested arrays and objects
+    digits      a number written with more than `Limits.max_number_chars` characters
+    non_finite  NaN, Infinity, or a float that overflows to infinity (1e999)
+    syntax      not JSON
+
+`loads` reads one whole document at C speed after linear pre-checks; `find_objects` finds the JSON objects
+written inside prose (a model's reply) with one left-to-right scan.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
+
+from .errors import OrchrmError
+
+RULES = ("size", "encoding", "surrogate", "depth", "digits", "non_finite", "syntax")
+
+
+class UnsafeJSONError(OrchrmError):
+    """JSON text refused by one of the `RULES`; `position` is the character offset, where known."""
+
+    def __init__(self, rule: str, message: str, *, position: int | None = None) -> None:
+        super().__init__(f"{message} (json {rule})")
+        self.rule = rule
+        self.reason = message
+        self.position = position
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one JSON text. The defaults fit plans and HTTP bodies; trace files read larger lines."""
+
+    max_chars: int | None = 4_000_000
+    max_depth: int = 64
+    # 100 characters hold any float and any integer a plan or a trace can mean; 4,300 is where Python's
+    # int() starts refusing, and long before that a number is an attack, not data.
+    max_number_chars: int = 100
+
+
+DEFAULT = Limits()
+
+# A valid JSON string, unrolled so the regex engine never backtracks: plain runs between escapes.
+_STRING = re.compile(r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _long_number(limits: Limits) -> re.Pattern[str]:
+    return re.compile(r"[-+.eE0-9]{%d,}" % (limits.max_number_chars + 1))
+
+
+def _decode(data: str | bytes) -> str:
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsafeJSONError("encoding", f"byte {exc.start} is not UTF-8 ({exc.reason})", position=exc.start) from None
+
+
+def _check_size(text: str, limits: Limits) -> None:
+    if limits.max_chars is not None and len(text) > limits.max_chars:
+        raise UnsafeJSONError("size", f"{len(text)} characters, at most {limits.max_chars} allowed")
+
+
+def _check_text(s: str) -> None:
+    """A lone surrogate cannot be encoded as UTF-8, so it would fail at the first write, hash or request."""
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise UnsafeJSONError(
+                "surrogate", f"lone UTF-16 surrogate {s[exc.start]!r} in a string", position=exc.start
+            ) from None
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NonFinite(text)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def _walk_strings(value: Any) -> None:
+    """Every string in a decoded value (keys too), iteratively: depth is already bounded but cheap to keep."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            _check_text(v)
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                _check_text(k)
+                todo.append(item)
+        elif isinstance(v, list):
+            todo.extend(v)
+
+
+def loads(data: str | bytes, limits: Limits = DEFAULT) -> Any:
+    """One whole JSON document (surrounding whitespace allowed), or `UnsafeJSONError`."""
+    text = _decode(data)
+    _check_size(text, limits)
+    _check_text(text)  # raw surrogates; escaped ones are looked for after decoding
+    # The pre-checks read the text with strings blanked out. Where the text is not JSON they may misjudge
+    # what follows the first error, which only changes which rule is named for text json refuses anyway.
+    skeleton = _STRING.sub('""', text)
+    long = _long_number(limits).search(skeleton)
+    if long:
+        raise UnsafeJSONError(
+            "digits", f"a number of {len(long.group())}+ characters, at most {limits.max_number_chars}", position=None
+        )
+    brackets = _NOT_BRACKET.sub("", skeleton)
+    if len(brackets) > limits.max_depth:
+        depth = max(accumulate(map(_STEP.__getitem__, brackets)))
+        if depth > limits.max_depth:
+            raise UnsafeJSONError("depth", f"nesting depth {depth}, at most {limits.max_depth}")
+    try:
+        value = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+    except _NonFinite as exc:
+        raise UnsafeJSONError("non_finite", f"{exc} is not a finite number") from None
+    except json.JSONDecodeError as exc:
+        raise UnsafeJSONError("syntax", f"{exc.msg} at line {exc.lineno} column {exc.colno}", position=exc.pos) from None
+    except RecursionError:  # not reachable with the depth check; kept so no input can escape as a crash
+        raise UnsafeJSONError("depth", "nested too deeply") from None
+    if _ESCAPED_SURROGATE.search(text):
+        _walk_strings(value)
+    return value
+
+
+# ---- JSON objects inside prose -------------------------------------------------------------------------
+
+# Where an object may start: a brace, then its own closing brace or a key, a colon and the first character
+# of a value. Prose braces (`{x}`, `${a1}`, a run of `{`, `{"quoted" words}`) are skipped at regex speed.
+_START = re.compile(r'\{[ \t\n\r]*(?:\}|' + _STRING.pattern + r'[ \t\n\r]*:[ \t\n\r]*[-"{\[0-9tfnNI])')
+_TOKEN = re.compile(
+    r"[ \t\n\r]*(?:"
+    r"([{}\[\]:,])"  # 1 punctuation
+    r'|(")'  # 2 string start
+    r"|(-?[0-9][-+.eE0-9]*)"  # 3 number (checked below)
+    r"|(true|false|null)"  # 4 literal
+    r"|(NaN|-?Infinity)"  # 5 non-finite constant
+    r")"
+)
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+# Parser states: what the next token may be.
+_VALUE, _FIRST_VALUE, _KEY, _FIRST_KEY, _COLON, _AFTER = range(6)
+
+
+@dataclass
+class Found:
+    """What `find_objects` found: the objects, in order of their opening brace, and the first failed
+    attempt that broke a rule other than `syntax` (prose is full of syntax errors; a 5,000-digit number in
+    what looked like an object is worth reporting when nothing else is found)."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    refused: UnsafeJSONError | None = None
+
+
+# Failures are returned, not raised, and carry a (rule, message) pair, not an exception: prose can hold a
+# failed attempt every few characters, and raising costs more than the rest of an attempt.
+_Failure = tuple[str, str]
+
+
+def _string(text: str, at: int) -> tuple[str, int] | _Failure:
+    m = _STRING.match(text, at)
+    if m is None:
+        return ("syntax", "unterminated or invalid string")
+    raw = m.group()
+    value = json.loads(raw) if "\\" in raw else raw[1:-1]
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return ("surrogate", f"lone UTF-16 surrogate {value[exc.start]!r} in a string")
+    return value, m.end()
+
+
+def _number(token: str, limits: Limits) -> int | float | _Failure:
+    if len(token) > limits.max_number_chars:
+        return ("digits", f"a number of {len(token)} characters, at most {limits.max_number_chars}")
+    if not _NUMBER.fullmatch(token):
+        return ("syntax", "bad number")
+    if "." in token or "e" in token or "E" in token:
+        value = float(token)
+        return value if math.isfinite(value) else ("non_finite", f"{token} overflows to infinity")
+    return int(token)
+
+
+def _parse_object(
+    text: str, start: int, limits: Limits, inner: list[tuple[int, dict[str, Any]]]
+) -> tuple[dict[str, Any], int, None] | tuple[None, int, _Failure]:
+    """The object opening at `start`, parsed with an explicit stack (no recursion), and the offset after it;
+    or None, the offset of the offending token and why. Objects that close inside the attempt are added to
+    `inner` with their offset, so a broken wrapper still yields the whole objects it holds."""
+    match = _TOKEN.match
+    stack: list[list[Any]] = []  # [offset, container, pending key]
+    pos = start
+    state = _VALUE
+    while True:
+        m = match(text, pos)
+        if m is None:
+            return None, pos, ("syntax", "unexpected text")
+        kind = m.lastindex
+        at = m.start(kind)
+        pos = m.end()
+        tok = text[at] if kind <= 2 else m.group(kind)
+        value: Any
+        if state == _AFTER:
+            top = stack[-1]
+            if tok == ",":
+                state = _KEY if type(top[1]) is dict else _VALUE
+                continue
+            if tok != ("}" if type(top[1]) is dict else "]"):
+                return None, at, ("syntax", "expected ',' or a closing bracket")
+            stack.pop()
+            opened, value = top[0], top[1]
+        elif state == _KEY or state == _FIRST_KEY:
+            if kind == 2:
+                got = _string(text, at)
+                if type(got[1]) is not int:
+                    return None, at, got  # type: ignore[return-value]
+                stack[-1][2], pos = got
+                state = _COLON
+                continue
+            if tok != "}" or state != _FIRST_KEY:
+                return None, at, ("syntax", "expected a key")
+            top = stack.pop()
+            opened, value = top[0], top[1]
+        elif state == _COLON:
+            if tok != ":":
+                return None, at, ("syntax", "expected ':'")
+            state = _VALUE
+            continue
+        else:  # a value, or `]` right after `[`
+            opened = at
+            if tok == "{" or tok == "[":
+                if len(stack) >= limits.max_depth:
+                    return None, at, ("depth", f"nesting deeper than {limits.max_depth}")
+                stack.append([at, {} if tok == "{" else [], None])
+                state = _FIRST_KEY if tok == "{" else _FIRST_VALUE
+                continue
+            if kind == 2:
+                got = _string(text, at)
+                if type(got[1]) is not int:
+                    return None, at, got  # type: ignore[return-value]
+                value, pos = got
+            elif kind == 3:
+                value = _number(tok, limits)
+                if type(value) is tuple:
+                    return None, at, value
+            elif kind == 4:
+                value = _LITERALS[tok]
+            elif kind == 5:
+                return None, at, ("non_finite", f"{tok} is not a finite number")
+            elif tok == "]" and state == _FIRST_VALUE:
+                top = stack.pop()
+                opened, value = top[0], top[1]
+            else:
+                return None, at, ("syntax", "expected a value")
+        # `value` is complete: a scalar, or the container just closed.
+        if not stack:
+            return value, pos, None
+        if type(value) is dict:
+            inner.append((opened, value))
+        top = stack[-1]
+        if type(top[1]) is dict:
+            top[1][top[2]] = value
+        else:
+            top[1].append(value)
+        state = _AFTER
+
+
+def find_objects(text: str, limits: Limits = DEFAULT) -> Found:
+    """The JSON objects written in `text`, which may be prose, in order of their opening brace.
+
+    One scan: an attempt that succeeds resumes after the object; one that fails resumes at the token that
+    broke it, keeping whole objects completed inside the attempt. No character is read by two attempts, so
+    the time is linear in the text whatever it holds.
+    """
+    _check_size(text, limits)
+    found = Found()
+    search = _START.search
+    pos = 0
+    while True:
+        m = search(text, pos)
+        if m is None:
+            return found
+        start = m.start()
+        inner: list[tuple[int, dict[str, Any]]] = []
+        value, end, failure = _parse_object(text, start, limits, inner)
+        if failure is None:
+            found.objects.append(value)  # type: ignore[arg-type]
+            pos = end
+            continue
+        if inner:
+            found.objects.extend(obj for _, obj in sorted(inner, key=lambda pair: pair[0]))
+        if found.refused is None and failure[0] != "syntax":
+            found.refused = UnsafeJSONError(failure[0], failure[1], position=end)
+        pos = max(end, start + 1)

@@ -1,0 +1,255 @@
+"""world_qa: a pool of question kinds over the search_qa world, where the right plan depends on the question.
+
+Five kinds, each in `metadata["kind"]` so results can be broken down by kind:
+- `lookup`: one fact of one named entity (one search);
+- `bridge`: two hops, like search_qa's (a person's employer, then its founding year);
+- `fanout`: the same fact for 2-3 entities, then a sum (parallel searches, then arithmetic);
+- `compare`: which of two entities has the larger/earlier value (answer: an entity name, never a tie);
+- `arithmetic`: the difference of two retrieved numbers.
+The names are invented, so nothing is answerable closed-book. Every multi-hop question is checked to need
+more than one document: no single document it names or needs holds its answer. The candidate questions
+are fixed by the world seed; the pool's order (kinds interleaved) by the question seed.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator
+
+from .base import Question, Task, short_hash, split_of
+from .corpus import Corpus, Document
+from .scoring import exact_match, normalize_text, numeric_match
+from .search_qa import World, build_world, world_documents
+
+KINDS = ("lookup", "bridge", "fanout", "compare", "arithmetic")
+#: Candidates per kind: about a fifth of each kind's 300 (by question hash) is held out, so the test split
+#: holds about 60 of each kind and its first 250 questions are balanced.
+PER_KIND = 300
+
+# The compare templates, recognised from the question text alone so a replayed trace (which keeps no
+# metadata) is still scored as a comparison.
+_COMPARE = re.compile(
+    r"^Which (?:was founded first|city has the larger population|company employs more people), (.+) or (.+)\?$"
+)
+# A number followed by its unit ("12 years") is still that number.
+_UNITS = re.compile(r"\s+(?:years?|people|persons|employees|residents|inhabitants)\.?$", re.IGNORECASE)
+_NUMBER_IN_TEXT = re.compile(r"\d[\d,]*")
+
+Item = dict  # kind, template, question, answer, entities, docs
+
+
+def _join(names: list[str]) -> str:
+    return " and ".join(names) if len(names) == 2 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def _lookups(w: World) -> list[Item]:
+    out = []
+    for name, p in w.people.items():
+        doc = [f"person:{name}"]
+        out.append(_item("lookup", "employer", f"Which company does {name} work for?", p["employer"], [name], doc))
+        out.append(_item("lookup", "birth_city", f"In which city was {name} born?", p["born"], [name], doc))
+    for name, c in w.companies.items():
+        doc = [f"company:{name}"]
+        out.append(_item("lookup", "founded", f"In what year was {name} founded?", c["founded"], [name], doc))
+        out.append(_item("lookup", "employees", f"How many people does {name} employ?", c["employees"], [name], doc))
+    for name, c in w.cities.items():
+        q = f"What is the population of {name}?"
+        out.append(_item("lookup", "population", q, c["population"], [name], [f"city:{name}"]))
+    return out
+
+
+def _bridges(w: World) -> list[Item]:
+    # search_qa's four two-hop templates, with the documents each needs.
+    out = []
+    for name, p in w.people.items():
+        born, employer = p["born"], p["employer"]
+        company = w.companies[employer]
+        via_city, via_company = [f"person:{name}", f"city:{born}"], [f"person:{name}", f"company:{employer}"]
+        for template, question, answer, docs in (
+            ("birth_country", f"In which country was {name} born?", w.cities[born]["country"], via_city),
+            ("employer_founded", f"In what year was the company that {name} works for founded?",
+             company["founded"], via_company),
+            ("employer_city", f"In which city is the headquarters of the company {name} works for?",
+             company["city"], via_company),
+        ):
+            out.append(_item("bridge", template, question, answer, [name], docs))
+    for name, c in w.companies.items():
+        q = f"What is the population of the city where {name} is headquartered?"
+        docs = [f"company:{name}", f"city:{c['city']}"]
+        out.append(_item("bridge", "hq_population", q, w.cities[c["city"]]["population"], [name], docs))
+    return out
+
+
+def _fanout(w: World, rng: random.Random) -> Item:
+    template = rng.choice(["birth_population", "employees", "population"])
+    k = rng.choice([2, 3])
+    if template == "birth_population":
+        # Distinct birth cities: "the cities where A and B were born" must not double-count one city.
+        people = rng.sample(sorted(w.people), k)
+        cities = [w.people[p]["born"] for p in people]
+        if len(set(cities)) < k:
+            return {}
+        total = sum(w.cities[c]["population"] for c in cities)
+        q = f"What is the total population of the cities where {_join(people)} were born?"
+        docs = [f"person:{p}" for p in people] + [f"city:{c}" for c in cities]
+        return _item("fanout", template, q, total, people, docs)
+    if template == "employees":
+        names = rng.sample(sorted(w.companies), k)
+        total = sum(w.companies[n]["employees"] for n in names)
+        q = f"How many people do {_join(names)} employ together?"
+        return _item("fanout", template, q, total, names, [f"company:{n}" for n in names])
+    names = rng.sample(sorted(w.cities), k)
+    total = sum(w.cities[n]["population"] for n in names)
+    q = f"What is the total population of {_join(names)}?"
+    return _item("fanout", template, q, total, names, [f"city:{n}" for n in names])
+
+
+def _pair(w: World, rng: random.Random, kind: str) -> Item:
+    template = rng.choice(["founded", "employees", "population"])
+    if template == "population":
+        a, b = rng.sample(sorted(w.cities), 2)
+        va, vb, prefix = w.cities[a]["population"], w.cities[b]["population"], "city"
+    else:
+        a, b = rng.sample(sorted(w.companies), 2)
+        va, vb, prefix = w.companies[a][template], w.companies[b][template], "company"
+    if va == vb:
+        return {}  # no ties: a comparison has one right entity, a difference is never zero
+    if kind == "compare":
+        first = a if va < vb else b  # the earlier founding, or (below) the larger count
+        larger = a if va > vb else b
+        question, answer = {
+            "founded": (f"Which was founded first, {a} or {b}?", first),
+            "employees": (f"Which company employs more people, {a} or {b}?", larger),
+            "population": (f"Which city has the larger population, {a} or {b}?", larger),
+        }[template]
+        return _item(kind, template, question, answer, [a, b], [f"{prefix}:{a}", f"{prefix}:{b}"])
+    # arithmetic: name the larger second (founding) or first (counts), so the answer is positive.
+    lo, hi = (a, b) if va < vb else (b, a)
+    if template == "founded":
+        question, entities = f"How many years after {lo} was {hi} founded?", [lo, hi]
+    elif template == "employees":
+        question, entities = f"How many more people does {hi} employ than {lo}?", [hi, lo]
+    else:
+        question, entities = f"How many more people live in {hi} than in {lo}?", [hi, lo]
+    docs = [f"{prefix}:{e}" for e in entities]
+    return _item(kind, f"{template}_gap", question, abs(va - vb), entities, docs)
+
+
+def _item(kind: str, template: str, question: str, answer: object, entities: list[str], docs: list[str]) -> Item:
+    return {
+        "kind": kind, "template": template, "question": question, "answer": str(answer), "entities": entities,
+        "docs": docs,
+    }
+
+
+def _sampled(make: Callable[[], Item], n: int, keep: Callable[[Item], bool]) -> list[Item]:
+    out: dict[str, Item] = {}
+    for _ in range(n * 50):
+        item = make()
+        if item and item["question"] not in out and keep(item):
+            out[item["question"]] = item
+            if len(out) == n:
+                break
+    return list(out.values())
+
+
+def candidates(
+    world: World, texts: dict[str, str], world_seed: int = 0, per_kind: int = PER_KIND
+) -> dict[str, list[Item]]:
+    """Each kind's candidate questions (at most `per_kind`), fixed by the world and its seed."""
+    rng = random.Random(f"world_qa-candidates-{world_seed}")
+
+    def keep(item: Item) -> bool:
+        return item["kind"] == "lookup" or not answer_in_one_document(item, texts)
+
+    lookups, bridges = _lookups(world), [b for b in _bridges(world) if keep(b)]
+    return {
+        "lookup": rng.sample(lookups, min(per_kind, len(lookups))),
+        "bridge": rng.sample(bridges, min(per_kind, len(bridges))),
+        "fanout": _sampled(lambda: _fanout(world, rng), per_kind, keep),
+        "compare": _sampled(lambda: _pair(world, rng, "compare"), per_kind, keep),
+        "arithmetic": _sampled(lambda: _pair(world, rng, "arithmetic"), per_kind, keep),
+    }
+
+
+def answer_in_one_document(item: Item, texts: dict[str, str]) -> bool:
+    """Whether one document holds the answer of a multi-hop question (a one-hop shortcut): for a bridge, a
+    document it names (its second hop holds the answer by design); for a sum or difference, any document
+    it names or needs. A comparison's answer is a name it states itself; what it needs is both values, so
+    it is one-hop only if both live in one document."""
+    if item["kind"] == "compare":
+        return len(set(item["docs"])) < 2
+    named = [f"{kind}:{name}" for name in item["entities"] for kind in ("person", "company", "city")]
+    ids = {i for i in [*named, *([] if item["kind"] == "bridge" else item["docs"])] if i in texts}
+    answer = item["answer"]
+    for i in ids:
+        if answer.isdigit():
+            # By value, not substring: "12" is in "1912" but no document states the number 12 there.
+            if any(int(m.replace(",", "")) == int(answer) for m in _NUMBER_IN_TEXT.findall(texts[i])):
+                return True
+        elif re.search(rf"\b{re.escape(answer)}\b", texts[i]):
+            return True
+    return False
+
+
+class WorldQATask(Task):
+    name = "world_qa"
+    domain = "retrieval QA over a document collection (lookups, bridges, fan-outs, comparisons, arithmetic)"
+
+    def __init__(self, world_seed: int = 0) -> None:
+        self.world = build_world(world_seed)
+        self.documents: list[Document] = world_documents(self.world)
+        self.corpus = Corpus(self.documents)
+        texts = {d.id: d.text for d in self.documents}
+        self.candidates = candidates(self.world, texts, world_seed)
+
+    def _pool(self, seed: int) -> Iterator[Question]:
+        rng = random.Random(f"world_qa-questions-{seed}")
+        lists = {kind: rng.sample(items, len(items)) for kind, items in self.candidates.items()}
+        # Stratified interleave within each split (one of each kind in turn), so the first n questions of
+        # either split are balanced by kind whatever each kind's share of the split; the two splits' turns
+        # are then merged in proportion.
+        turns = {
+            split: _round_robin([[i for i in lists[k] if split_of(i["question"]) == split] for k in KINDS])
+            for split in ("test", "train")
+        }
+        merged = sorted(
+            ((n / len(seq), split, item) for split, seq in turns.items() for n, item in enumerate(seq)),
+            key=lambda t: (t[0], t[1]),
+        )
+        for _, _, item in merged:
+            yield Question(
+                id=f"world_qa-{short_hash(item['question'])}",
+                question=item["question"],
+                answer=item["answer"],
+                metadata={k: item[k] for k in ("kind", "template", "entities", "docs")},
+            )
+
+    def score(self, prediction: str | None, question: Question) -> float:
+        if prediction is None or not prediction.strip():
+            return 0.0
+        options = compare_options(question.question)
+        if options is not None:
+            return 1.0 if names_only(prediction, question.answer, options) else 0.0
+        number = numeric_match(_UNITS.sub("", prediction.strip()), question.answer)
+        if number is not None:
+            return float(number)
+        return 1.0 if exact_match(prediction, question.answer) else 0.0
+
+
+def _round_robin(lists: list[list[Item]]) -> list[Item]:
+    return [lst[i] for i in range(max(map(len, lists))) for lst in lists if i < len(lst)]
+
+
+def compare_options(question: str) -> tuple[str, str] | None:
+    """The two entities a comparison question names, or None when it is not a comparison."""
+    m = _COMPARE.match(question)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def names_only(prediction: str, answer: str, options: tuple[str, str]) -> bool:
+    """The prediction names the right entity (as whole words, normalised) and not the other one."""
+    text = f" {normalize_text(prediction)} "
+    other = options[1] if normalize_text(options[0]) == normalize_text(answer) else options[0]
+    return f" {normalize_text(answer)} " in text and f" {normalize_text(other)} " not in text

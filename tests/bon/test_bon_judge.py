@@ -1,0 +1,53 @@
+"""The judge baseline's store: each judgment keeps the judge's reason, flags, errors and confidence beside
+its pick, so the baseline can be audited after the run; records from before those fields still load."""
+
+import asyncio
+
+from mas_fakes import GUESS, PLAN
+from synthetic_traces import trace
+
+from orchrm.bon.config import BonConfig
+from orchrm.bon.judge import JUDGMENTS_FILE, JudgeRecord, judge_missing, judgeable, read_judgments
+from orchrm.evidence import Judgment
+
+
+class FakeEvaluator:
+    """Stands in for SkillEvaluator.alistwise: picks the second response and says why, with a fallback flag."""
+
+    def __init__(self):
+        self.calls = 0
+
+    async def alistwise(self, question, responses, *, kind):
+        self.calls += 1
+        return Judgment(
+            mode="listwise", best=1, scores=[0.2, 0.9] + [0.1] * (len(responses) - 2), confidence=0.7,
+            reason="response 1 cites the sum", flags=["response0: forced_finalization"],
+            errors=["python: timeout"], prompt_tokens=50, completion_tokens=5,
+        )  # fmt: skip
+
+
+def grouped():
+    plans = [trace("q", 0, PLAN, correct=True), trace("q", 1, "{ not a plan", invalid=True),
+             trace("q", 2, GUESS, correct=False)]  # fmt: skip
+    return {"q": plans}
+
+
+def test_a_judgment_keeps_the_judges_reason_flags_errors_and_confidence(tmp_path):
+    path, ev = tmp_path / JUDGMENTS_FILE, FakeEvaluator()
+    got = asyncio.run(judge_missing(ev, grouped(), BonConfig(n=3), path))
+    assert [t.plan_index for t in judgeable(grouped()["q"])] == [0, 2]
+    (j,) = got
+    assert (j.best, j.scores) == (2, {"0": 0.2, "2": 0.9})  # response 1 is plan 2: the invalid plan was never shown
+    assert (j.reason, j.flags, j.errors, j.confidence) == (
+        "response 1 cites the sum", ["response0: forced_finalization"], ["python: timeout"], 0.7,
+    )  # fmt: skip
+    assert read_judgments(path) == got  # as written to disk, not only in memory
+    assert asyncio.run(judge_missing(ev, grouped(), BonConfig(n=3), path)) == got and ev.calls == 1  # resumed
+
+
+def test_a_judgment_written_before_reasons_were_kept_still_loads(tmp_path):
+    path = tmp_path / JUDGMENTS_FILE
+    path.write_text('{"question_id":"q","n":4,"key":"k","best":2,"scores":{"0":0.5,"2":0.9},"status":"ok"}\n')
+    (j,) = read_judgments(path)
+    assert j == JudgeRecord(question_id="q", n=4, key="k", best=2, scores={"0": 0.5, "2": 0.9})
+    assert (j.reason, j.flags, j.errors) == ("", [], [])

@@ -1,0 +1,111 @@
+"""The reward functions GRPO calls: penalty for rejected plans, RM scores, executed-and-graded plans."""
+
+import asyncio
+import json
+import math
+
+import pytest
+from mas_fakes import PLAN, make_task, replies, scripted_llm
+from tiny_policy import tiny_rm
+
+from orchrm.grpo.rewards import ExecuteScorer, PlanReward, RMScorer, SampleRecord
+from orchrm.llm.accounting import TokenLedger
+from orchrm.mas.rollout import agent_types_for
+from orchrm.rm import RewardModel
+
+DIRECT = json.dumps({"answer": "4"})
+
+
+def _msg(text):
+    return [{"role": "assistant", "content": text}]
+
+
+class Constant:
+    name = "constant"
+
+    def __init__(self):
+        self.seen = []
+
+    async def score(self, question, plans):
+        from orchrm.grpo.rewards import Scored
+
+        self.seen.append((question.id, plans))
+        return [Scored(reward=0.5) for _ in plans]
+
+
+def _call(reward, texts, qids):
+    return asyncio.run(reward(prompts=[[]] * len(texts), completions=[_msg(t) for t in texts], completion_ids=[[1]] * len(texts),
+                        question_id=qids, trainer_state=None))  # fmt: skip
+
+
+def test_invalid_plans_get_the_penalty_and_a_record_never_a_crash(tmp_path):
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(2)}
+    q1, q2 = list(qs)
+    scorer = Constant()
+    reward = PlanReward(scorer, qs, degree="dag", agent_types=agent_types_for(task), penalty=-2.5,
+                        samples_path=tmp_path / "samples.jsonl")  # fmt: skip
+    cyclic = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "${b}"}, {"id": "b", "type": "cot", "input": "${a}"}]})
+    out = _call(reward, [PLAN, "{ not json", cyclic, "", PLAN], [q1, q1, q1, q2, q2])
+    assert out == [0.5, -2.5, -2.5, -2.5, 0.5]
+    assert [(q, len(p)) for q, p in scorer.seen] == [(q1, 1), (q2, 1)]  # one batch per question, valid plans only
+    rows = [SampleRecord.model_validate_json(line) for line in (tmp_path / "samples.jsonl").read_text().splitlines()]
+    assert [r.valid for r in rows] == [True, False, False, False, True]
+    assert rows[1].rule == "parse" and rows[2].rule == "cycle" and rows[2].reward == -2.5
+
+
+def test_the_degree_decides_what_is_valid(tmp_path):
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(1)}
+    [q] = qs
+    direct = PlanReward(Constant(), qs, degree="direct", agent_types=agent_types_for(task))
+    dag = PlanReward(Constant(), qs, degree="dag", agent_types=agent_types_for(task))
+    assert _call(direct, [DIRECT, PLAN], [q, q]) == [0.5, -1.0]
+    assert _call(dag, [DIRECT, PLAN], [q, q]) == [-1.0, 0.5]
+
+
+def test_the_rm_reward_follows_the_rm_and_runs_no_agent(tmp_path):
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(1)}
+    [q] = qs
+    rm = RewardModel.load(tiny_rm(tmp_path / "rm", tasks=["jsonl"]))
+    other = json.dumps({"agents": [{"id": "x", "type": "python", "input": "Compute it."}]})
+    reward = PlanReward(RMScorer(rm), qs, degree="dag", agent_types=agent_types_for(task), samples_path=tmp_path / "s.jsonl")
+    out = _call(reward, [PLAN, other, "nope"], [q, q, q])
+    raw = rm.score(qs[q].question, [PLAN, other])
+    assert out[:2] == pytest.approx([1 / (1 + math.exp(-r)) for r in raw]) and out[2] == -1.0
+    assert all(0 < r < 1 for r in out[:2])  # every valid plan above the penalty, whatever the RM's scale
+    rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert rows[0]["detail"]["rm_score"] == pytest.approx(raw[0])
+
+
+def test_the_execute_reward_runs_the_agents_and_grades_the_answer(tmp_path):
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(1)}
+    [q] = qs
+    ledger = TokenLedger()
+    llm = scripted_llm(replies())
+    llm.ledger = ledger
+    reward = PlanReward(ExecuteScorer(task, llm), qs, degree="dag", agent_types=agent_types_for(task))
+    single = json.dumps({"agents": [{"id": "g", "type": "cot", "input": "Guess."}]})  # the final agent sees the question
+    out = _call(reward, [PLAN, "garbage", single], [q, q, q])
+    assert out == [1.0, -1.0, 1.0]
+    assert ledger.totals()["execute"].calls == len(llm.backend.calls) > 0  # every sub-agent call counted
+
+
+def test_a_scorer_that_fails_records_an_error_not_a_zero(tmp_path):
+    from orchrm.errors import ConfigError
+
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(1)}
+    [q] = qs
+
+    def broken(prediction, question):
+        raise ConfigError("scorer is down")
+
+    task.correct = broken
+    reward = PlanReward(ExecuteScorer(task, scripted_llm(replies())), qs, degree="dag", agent_types=agent_types_for(task),
+                        samples_path=tmp_path / "s.jsonl")  # fmt: skip
+    assert _call(reward, [PLAN], [q]) == [None]
+    [row] = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert row["reward"] is None and "scorer is down" in row["error"]

@@ -1,0 +1,117 @@
+"""A model folder is vouched for file by file, and a save killed at any step leaves the old model or the new."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from orchrm import atomic
+from orchrm.errors import ChecksumMismatch, ModelError, OutdatedModel
+from orchrm.loop import _rm_is_current
+from orchrm.rm import RewardModel
+
+
+@pytest.fixture
+def folder(rm_dir, tmp_path):
+    return shutil.copytree(rm_dir, tmp_path / "rm")
+
+
+def test_the_card_hashes_every_file_loading_reads(folder):
+    card = json.loads((folder / "orchrm.json").read_text())
+    assert card["card_version"] == 2
+    on_disk = {p.name for p in folder.iterdir()} - {"orchrm.json"}
+    assert set(card["files"]) == on_disk
+    assert {"model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"} <= on_disk
+
+
+def test_two_swapped_vocabulary_ids_are_refused(folder):
+    path = folder / "tokenizer.json"
+    tok = json.loads(path.read_text())
+    vocab = tok["model"]["vocab"]
+    vocab["good"], vocab["bad"] = vocab["bad"], vocab["good"]
+    path.write_text(json.dumps(tok))
+    with pytest.raises(ChecksumMismatch, match="tokenizer.json has sha256 .* refusing to load it"):
+        RewardModel.load(folder)
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (lambda f: (f / "tokenizer.json").unlink(), "tokenizer.json is listed in its card but missing"),
+        (lambda f: (f / "tokenizer.json").write_text("garbage{"), "tokenizer.json has sha256"),
+        (lambda f: (f / "added_tokens.json").write_text('{"good": 0}'), "added_tokens.json is not covered by its card"),
+        (lambda f: (f / "adapter_config.json").write_text("{}"), "adapter_config.json is not covered by its card"),
+    ],
+    ids=["deleted", "garbage", "extra-file", "adapter"],
+)
+def test_a_tokenizer_or_extra_file_changed_after_training_is_refused(folder, tamper, message):
+    tamper(folder)
+    with pytest.raises(ChecksumMismatch, match=message) as err:
+        RewardModel.load(folder)
+    assert "\n" not in str(err.value) and "train-rm" in str(err.value)
+
+
+def test_a_v1_card_is_refused_with_a_retrain_hint(folder):
+    card = json.loads((folder / "orchrm.json").read_text())
+    files = card.pop("files")
+    (folder / "orchrm.json").write_text(json.dumps({**card, "card_version": 1, "weights_sha256": files["model.safetensors"]}))
+    with pytest.raises(OutdatedModel, match="v1 model card") as err:
+        RewardModel.load(folder)
+    assert "retrain it with `orchrm train-rm`" in str(err.value)
+
+
+def test_the_loop_refuses_a_tampered_rm_and_keeps_it(folder):
+    model = RewardModel.load(folder)
+    assert _rm_is_current(folder, model.card.training_data_sha256, model.card.config) is not None
+    (folder / "vocab.txt").write_text("[PAD]\n")
+    with pytest.raises(ChecksumMismatch):
+        _rm_is_current(folder, model.card.training_data_sha256, model.card.config)
+    assert (folder / "vocab.txt").read_text() == "[PAD]\n"  # the evidence is still there
+    (folder / "orchrm.json").unlink()
+    with pytest.raises(ModelError, match="not an orchrm reward model"):
+        _rm_is_current(folder, model.card.training_data_sha256, model.card.config)
+    assert _rm_is_current(folder.parent / "absent", "x", model.card.config) is None
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL: not an Exception, so nothing on the way up handles it."""
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "fallback"])
+def test_save_killed_at_any_step_leaves_the_old_model_or_the_new(trained_rm, tmp_path, monkeypatch, exchange):
+    model = trained_rm.model
+    old_card = model.card.model_copy(update={"metrics": {**model.card.metrics, "which": "old"}})
+    new_card = model.card.model_copy(update={"metrics": {**model.card.metrics, "which": "new"}})
+    seen = set()
+    for k in range(1, 12):
+        out = tmp_path / f"k{k}" / "rm"
+        RewardModel(model.model, model.tokenizer, old_card).save(out)
+        calls = [0]
+
+        def dying(fn):
+            def wrapper(*a, **kw):
+                calls[0] += 1
+                if calls[0] == k:
+                    raise Killed
+                return fn(*a, **kw)
+
+            return wrapper
+
+        with monkeypatch.context() as m:
+            for owner, name in ((os, "rename"), (os, "replace"), (shutil, "rmtree")):
+                m.setattr(owner, name, dying(getattr(owner, name)))
+            m.setattr(atomic, "_exchange", dying(atomic._exchange if exchange else lambda a, b: False))
+            try:
+                RewardModel(model.model, model.tokenizer, new_card).save(out)
+                finished = True
+            except Killed:
+                finished = False
+        with monkeypatch.context() as m:
+            m.setattr(atomic, "_alive", lambda pid: False)  # the killed process is gone
+            seen.add(RewardModel.load(out).card.metrics["which"])
+        if finished:
+            break
+    else:
+        pytest.fail("the save never finished")
+    assert seen == {"old", "new"}
