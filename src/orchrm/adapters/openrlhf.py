@@ -19,16 +19,14 @@ log, one line per request. Every other reward is exactly `RewardModel.score(ques
 `scores` (OpenRLHF's dynamic-filtering value) repeats the rewards, as OpenRLHF's own reward server does.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from orchrm.errors import ConfigError
 from orchrm.adapters._core import Scorer, Verdict, cached_scorer, judge, plan_after_prompt, report
+from orchrm.errors import ConfigError
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
@@ -63,8 +61,10 @@ def openrlhf_rewards(scorer: Scorer, queries: Sequence[str], prompts: Sequence[s
     return {"rewards": rewards, "scores": list(rewards), "extra_logs": {"orchrm_unscored": [float(v.score is None) for v in verdicts]}}
 
 
-def router(context: ServerContext, *, penalty: float = DEFAULT_PENALTY) -> APIRouter:
-    """`POST /openrlhf` for `orchrm serve`, under the server's body limits and token."""
+def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "APIRouter":
+    """`POST /openrlhf` for `orchrm serve`, under the server's body limits and token.
+
+    (This file does not postpone annotations: FastAPI must see the `Request` imported here.)"""
     from fastapi import APIRouter, Depends, HTTPException, Request
     from starlette.concurrency import run_in_threadpool
 
