@@ -84,9 +84,11 @@ def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "AP
             raise HTTPException(422, f"{n} queries need as many prompts ({len(body.prompts)}) and at most as many labels ({len(body.labels)})")
         if n > context.max_items:
             raise HTTPException(413, f"{n} queries exceed the limit of {context.max_items} per request")
-        for i, q in enumerate(body.query):
-            if len(q) > context.max_item_chars:
-                raise HTTPException(413, f"query {i} has {len(q)} characters, at most {context.max_item_chars}")
+        for i, (q, label) in enumerate(zip(body.query, body.labels + [None] * n)):
+            question = _question(label)
+            size = len(q) + (len(question) if isinstance(question, str) else 0)
+            if size > context.max_item_chars:
+                raise HTTPException(413, f"sample {i} has {size} characters of query and question, at most {context.max_item_chars}")
         return await run_in_threadpool(lambda: openrlhf_rewards(context, body.query, body.prompts, body.labels, penalty=penalty))
 
     return routes
