@@ -80,10 +80,13 @@ def test_a_server_that_is_down_gives_none_never_zero(kind, caplog):
     assert "unreachable" in caplog.records[0].getMessage()
 
 
+@pytest.mark.parametrize("trainer_name", ["GRPO", "RLOO"])
 @pytest.mark.parametrize("kind", [TRLReward, AsyncTRLReward])
-def test_a_real_grpo_run_logs_the_orchrm_reward(kind, rm, policy_dir, tmp_path):
+def test_a_real_trl_run_logs_the_orchrm_reward(kind, trainer_name, rm, policy_dir, tmp_path):
+    import trl
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+
+    Config, Trainer = getattr(trl, f"{trainer_name}Config"), getattr(trl, f"{trainer_name}Trainer")
 
     rows = [{"prompt": [{"role": "user", "content": f"Write a plan for: {q}"}], "question": q} for q in QUESTIONS[:2]]
     seen = []
@@ -93,10 +96,10 @@ def test_a_real_grpo_run_logs_the_orchrm_reward(kind, rm, policy_dir, tmp_path):
             seen.append(verdicts)
             return super()._finish(verdicts, columns)
 
-    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=2, max_completion_length=8,
+    args = Config(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=2, max_completion_length=8,
                       max_steps=2, logging_steps=1, learning_rate=1e-3, beta=0.0, report_to=[], use_cpu=True, bf16=False,
                       save_strategy="no", disable_tqdm=True, dataloader_num_workers=0, seed=0)  # fmt: skip
-    trainer = GRPOTrainer(model=str(policy_dir), reward_funcs=[Spy(rm)], args=args, train_dataset=Dataset.from_list(rows))
+    trainer = Trainer(model=str(policy_dir), reward_funcs=[Spy(rm)], args=args, train_dataset=Dataset.from_list(rows))
     trainer.train()
     assert trainer.state.global_step == 2
     logged = [h for h in trainer.state.log_history if "rewards/orchrm/mean" in h]
