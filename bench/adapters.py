@@ -98,8 +98,10 @@ def main() -> None:
         "TRL async, in process": lambda: trl(AsyncTRLReward(rm)),
         "TRL sync, server": lambda: trl(TRLReward(url=url)),
         "TRL async, server": lambda: trl(AsyncTRLReward(url=url)),
-        "verl compute_score, server": lambda: [verl.compute_score("orchrm", s, None, i, url=url)["score"] for s, i in zip(ended, infos)],
-        "verl compute_score_batch, in process": lambda: [r["score"] for r in verl.compute_score_batch(["orchrm"] * len(items), ended, [None] * len(items), infos, rm=str(folder))],
+        "verl compute_score, server": lambda: [verl.compute_score("x", s, None, i, url=url)["score"] for s, i in zip(ended, infos)],
+        "verl compute_score_batch, in process": lambda: [
+            r["score"] for r in verl.compute_score_batch(["x"] * len(items), ended, [None] * len(items), infos, rm=str(folder))
+        ],
         "OpenRLHF POST /openrlhf, one sample a request": openrlhf_http,
         "OpenRLHF reward_func, in process": lambda: openrlhf_file(ORCHRM_RM=str(folder)),
         "OpenRLHF reward_func, server": lambda: openrlhf_file(ORCHRM_URL=url),

@@ -73,7 +73,7 @@ def test_unscorable_samples_get_the_penalty_and_a_log(server):
         (b'{"query": ["a", "b"], "prompts": ["a"]}', 422),
         (b'{"query": ["a"], "prompts": ["a"], "labels": ["q", "r"]}', 422),
         (b'{"query": [1], "prompts": ["a"]}', 422),
-        (b'{"query": ["a"], "prompts": ["a"], "labels": [{"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": {"q": 1}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}]}', 422),
+        (b'{"query": ["a"], "prompts": ["a"], "labels": [' + b'{"q": ' * 40 + b"1" + b"}" * 40 + b"]}", 422),  # too deep
         (b'{"query": ["a"], "prompts": ["a"], "labels": ["' + b"q" * 100_000 + b'"]}', 413),
         (b'{"query": ' + str(["a"] * 9).replace("'", '"').encode() + b', "prompts": ' + str(["a"] * 9).replace("'", '"').encode() + b"}", 413),
     ],

@@ -229,7 +229,9 @@ def judge(scorer: Scorer, questions: Sequence[Any], texts: Sequence[str], *, mis
     return _fill(verdicts, index, scores)
 
 
-async def ajudge(scorer: LocalScorer | RemoteScorer, questions: Sequence[Any], texts: Sequence[str], *, missing: str = "no question") -> list[Verdict]:
+async def ajudge(
+    scorer: LocalScorer | RemoteScorer, questions: Sequence[Any], texts: Sequence[str], *, missing: str = "no question"
+) -> list[Verdict]:
     """`judge` without blocking the event loop."""
     verdicts, index, items = _pending(questions, texts, missing)
     if not items:

@@ -49,7 +49,9 @@ def _question(label: Any) -> Any:
     return label.get("question") if isinstance(label, dict) else label
 
 
-def openrlhf_rewards(scorer: Scorer, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], *, penalty: float = DEFAULT_PENALTY) -> dict[str, Any]:
+def openrlhf_rewards(
+    scorer: Scorer, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], *, penalty: float = DEFAULT_PENALTY
+) -> dict[str, Any]:
     """OpenRLHF's reward answer for one request; `labels` may be shorter (OpenRLHF sends "" without a label key)."""
     labels = list(labels) + [None] * (len(queries) - len(labels))
     plans = [plan_after_prompt(q, p) for q, p in zip(queries, prompts, strict=True)]
@@ -81,7 +83,9 @@ def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "AP
             raise unprocessable(exc) from None
         n = len(body.query)
         if len(body.prompts) != n or len(body.labels) > n:
-            raise HTTPException(422, f"{n} queries need as many prompts ({len(body.prompts)}) and at most as many labels ({len(body.labels)})")
+            raise HTTPException(
+                422, f"{n} queries need as many prompts ({len(body.prompts)}) and at most as many labels ({len(body.labels)})"
+            )
         if n > context.max_items:
             raise HTTPException(413, f"{n} queries exceed the limit of {context.max_items} per request")
         for i, (q, label) in enumerate(zip(body.query, body.labels + [None] * n)):
@@ -96,7 +100,8 @@ def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "AP
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **_: Any) -> dict[str, Any]:
     """OpenRLHF's Python-file reward: the model from `ORCHRM_RM` or `ORCHRM_URL`."""
-    scorer = cached_scorer(os.environ.get("ORCHRM_RM") or None, os.environ.get("ORCHRM_URL") or None, os.environ.get("ORCHRM_TOKEN") or None)
+    env = {name: os.environ.get(f"ORCHRM_{name.upper()}") or None for name in ("rm", "url", "token")}
+    scorer = cached_scorer(env["rm"], env["url"], env["token"])
     try:
         penalty = float(os.environ.get("ORCHRM_PENALTY") or DEFAULT_PENALTY)
     except ValueError:
