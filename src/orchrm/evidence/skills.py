@@ -78,6 +78,7 @@ class Resource(BaseModel):
 
     @property
     def runnable(self) -> bool:
+        """A verifier or script: code that runs on a response (the other types are text to read)."""
         return self.type in ("verifier", "script")
 
 
@@ -231,7 +232,7 @@ def _resources(raw: Any, problems: list[str]) -> list[Resource]:
 
 def _resource_problems(root: Path, r: Resource) -> list[str]:
     out = []
-    if r.type in ("verifier", "script"):
+    if r.runnable:
         if r.entry is None:
             out.append(f"a {r.type} needs an 'entry' (builtin:<name> or a .py file)")
         elif r.entry.startswith("builtin:"):
