@@ -6,6 +6,10 @@ JSON schema that only admits the actions (and skill / resource names) available 
 a constrained server cannot emit an unknown tool; a server that does not enforce schemas is checked
 client-side. Every fallback — an invalid action, an LLM error, forced finalisation at the step limit, no
 final answer — is recorded in `AgentOutcome.flags`; none turns into a default score.
+
+Here: the loop, its error policy and the prompts. The tools are one table (`_agent_tools.py`); how the
+model is asked for an action, constrained JSON or native tool calls, is one of two adapters
+(`_agent_protocols.py`).
 """
 
 from __future__ import annotations
