@@ -89,3 +89,17 @@ def test_every_llm_call_is_recorded_under_verify():
     ev, _ = evaluator([final(score=0.9)])
     ev.pointwise(Q, BAD_NO_STEPS, kind="math")
     assert set(ev.llm.ledger.totals()) == {"verify"}
+
+
+def test_a_final_answer_without_a_score_is_flagged_not_read_as_a_default(monkeypatch):
+    from orchrm.evidence.agent import AgentOutcome, EvaluatorAgent
+
+    async def no_score(self, task):
+        return AgentOutcome({"reason": "looks fine", "confidence": 0.9}, {}, [], [], [])
+
+    monkeypatch.setattr(EvaluatorAgent, "run", no_score)
+    ev, backend = evaluator([final(score=1.0)])
+    j = ev.pointwise(Q, BAD_NO_STEPS, kind="math")
+    assert not j.llm_skipped and backend.calls == []
+    assert any(f.startswith("final_without_score") for f in j.flags)
+    assert "llm-judgment" not in j.used_resources  # no 0.5 stood in for the missing score

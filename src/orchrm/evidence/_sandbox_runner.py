@@ -125,19 +125,25 @@ def _processes_of(uid: int) -> int:
     return count
 
 
-def main() -> None:
-    spec = json.loads(sys.argv[1])
-    status_fd = int(sys.argv[2])
-    spec["caller_processes"] = _processes_of(os.getuid())  # counted now: /proc is gone after the chroot
-    status: dict = {"layers": {}, "notes": []}
+class _Status:
+    """Which layers are in place and why any is missing: sent to the caller as one JSON object."""
 
-    def layer(name: str, ok: bool, note: str | None = None) -> None:
-        status["layers"][name] = ok
+    def __init__(self) -> None:
+        self.layers: dict[str, bool] = {}
+        self.notes: list[str] = []
+
+    def layer(self, name: str, ok: bool, note: str | None = None) -> None:
+        self.layers[name] = ok
         if note:
-            status["notes"].append(f"{name}: {note}")
+            self.notes.append(f"{name}: {note}")
 
-    want = spec["isolation"]
-    is_root = os.geteuid() == 0
+    def send(self, fd: int) -> None:
+        os.write(fd, json.dumps({"layers": self.layers, "notes": self.notes}).encode())
+        os.close(fd)
+
+
+def _unshare(want: list[str], is_root: bool, status: _Status) -> bool:
+    """New pid/net/mount namespaces as asked (inside a user namespace when not root); True when done."""
     flags = 0
     if "pid" in want:
         flags |= CLONE_NEWPID
@@ -145,65 +151,72 @@ def main() -> None:
         flags |= CLONE_NEWNET
     if "fs" in want:
         flags |= CLONE_NEWNS
-    if flags and not is_root:
+    if not flags:
+        return False
+    if not is_root:
         flags |= CLONE_NEWUSER  # an unprivileged user may still create namespaces inside its own user namespace
-    ns_ok = False
-    if flags:
-        try:
-            _check(_libc.unshare(flags), "unshare")
-            ns_ok = True
-        except OSError as exc:
-            for name in ("pid", "net", "fs"):
-                if name in want:
-                    layer(name, False, f"namespaces unavailable ({exc.strerror}); not isolated")
-    if ns_ok and not is_root:
-        uid, gid = os.getuid(), os.getgid()
-        try:
-            with open("/proc/self/setgroups", "w") as f:
-                f.write("deny")
-            with open("/proc/self/uid_map", "w") as f:
-                f.write(f"0 {uid} 1")
-            with open("/proc/self/gid_map", "w") as f:
-                f.write(f"0 {gid} 1")
-        except OSError as exc:
-            status["notes"].append(f"user namespace id maps failed: {exc.strerror}")
-    if ns_ok:
-        layer("net", "net" in want)
-        if "pid" in want:
-            layer("pid", True)
-    if ns_ok and "fs" in want:
+    try:
+        _check(_libc.unshare(flags), "unshare")
+    except OSError as exc:
+        for name in ("pid", "net", "fs"):
+            if name in want:
+                status.layer(name, False, f"namespaces unavailable ({exc.strerror}); not isolated")
+        return False
+    if not is_root:
+        _map_ids(status)
+    status.layer("net", "net" in want)
+    if "pid" in want:
+        status.layer("pid", True)
+    return True
+
+
+def _map_ids(status: _Status) -> None:
+    """In a new user namespace: the caller's uid and gid are root inside it, and nothing else is mapped."""
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        with open("/proc/self/setgroups", "w") as f:
+            f.write("deny")
+        with open("/proc/self/uid_map", "w") as f:
+            f.write(f"0 {uid} 1")
+        with open("/proc/self/gid_map", "w") as f:
+            f.write(f"0 {gid} 1")
+    except OSError as exc:
+        status.notes.append(f"user namespace id maps failed: {exc.strerror}")
+
+
+def _enter_root(spec: dict, build: bool, status: _Status) -> str:
+    """Chroot into the minimal root when `build` (a mount namespace exists and fs was asked for), else stay
+    on the host filesystem; either way cd into the scratch directory. Returns its path as the script sees it."""
+    if build:
         try:
             _build_root(spec)
-            layer("fs", True)
+            status.layer("fs", True)
+            return "/scratch"
         except OSError as exc:
-            layer("fs", False, f"could not build the minimal root ({exc}); host files stay visible")
-            os.chdir(spec["scratch"])
-    else:
-        os.chdir(spec["scratch"])
-    scratch_in_child = "/scratch" if status["layers"].get("fs") else spec["scratch"]
+            status.layer("fs", False, f"could not build the minimal root ({exc}); host files stay visible")
+    os.chdir(spec["scratch"])
+    return spec["scratch"]
 
-    reachable = status["layers"].get("fs") or _world_reachable(spec["python"])
+
+def _drop_privileges(spec: dict, is_root: bool, status: _Status) -> None:
+    """Become the run's own unprivileged uid (started as root), unless the interpreter would be out of its reach."""
+    reachable = status.layers.get("fs") or _world_reachable(spec["python"])
     if is_root and spec.get("uid") is not None and not reachable:
-        layer("uid", False, "the interpreter sits under a private directory and no fs layer hides it; runs as root")
+        status.layer("uid", False, "the interpreter sits under a private directory and no fs layer hides it; runs as root")
     elif is_root and spec.get("uid") is not None:
         os.setgroups([])
         os.setgid(spec["gid"])
         os.setuid(spec["uid"])
-        layer("uid", True)
+        status.layer("uid", True)
     else:
-        layer("uid", False, "not started as root: the script runs as the caller's user")
-    try:
-        _limits(spec)
-        layer("rlimits", True)
-    except (ValueError, OSError) as exc:
-        layer("rlimits", False, str(exc))
+        status.layer("uid", False, "not started as root: the script runs as the caller's user")
 
-    os.write(status_fd, json.dumps(status).encode())
-    os.close(status_fd)
 
-    env = {"PATH": "/usr/bin:/bin", "HOME": scratch_in_child, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
-    argv = [spec["python"], "-I", "-B", spec["script"].replace(spec["scratch"], scratch_in_child, 1)]
-    if not (ns_ok and "pid" in want):
+def _exec_script(spec: dict, scratch: str, pid_namespace: bool) -> None:
+    """Exec the script; in a new pid namespace, as pid 1's child, ending the way the script ended."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+    argv = [spec["python"], "-I", "-B", spec["script"].replace(spec["scratch"], scratch, 1)]
+    if not pid_namespace:
         os.execve(argv[0], argv, env)
     # In a new pid namespace the first child is its pid 1; when it ends, the kernel kills the rest.
     pid = os.fork()
@@ -217,6 +230,25 @@ def main() -> None:
             signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)  # end the same way, so the caller sees the signal
     sys.exit(os.WEXITSTATUS(wait_status))
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    status_fd = int(sys.argv[2])
+    spec["caller_processes"] = _processes_of(os.getuid())  # counted now: /proc is gone after the chroot
+    status = _Status()
+    want = spec["isolation"]
+    is_root = os.geteuid() == 0
+    ns_ok = _unshare(want, is_root, status)
+    scratch_in_child = _enter_root(spec, ns_ok and "fs" in want, status)
+    _drop_privileges(spec, is_root, status)
+    try:
+        _limits(spec)  # after the uid change: RLIMIT_NPROC counts the uid the script runs as
+        status.layer("rlimits", True)
+    except (ValueError, OSError) as exc:
+        status.layer("rlimits", False, str(exc))
+    status.send(status_fd)
+    _exec_script(spec, scratch_in_child, ns_ok and "pid" in want)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,11 @@ class Aggregate:
     errors: list[str] = field(default_factory=list)
 
 
+def unit(x: float) -> float:
+    """`x` clamped to [0, 1]."""
+    return max(0.0, min(1.0, x))
+
+
 def _wmean(items: Sequence[Evidence]) -> float | None:
     weights = [e.weight * e.confidence for e in items]
     if not items or sum(weights) <= 0:
@@ -99,7 +104,7 @@ def aggregate(evidence: Sequence[Evidence], *, strong_weight: float = 0.85) -> A
         reason = "no usable evidence" + (f" ({len(errors)} error(s))" if errors else "")
     return Aggregate(
         score=None if score is None else round(score, 4),
-        confidence=round(max(0.0, min(1.0, confidence)), 4),
+        confidence=round(unit(confidence), 4),
         used=used,
         reason=reason,
         vetoed=bool(failed_vetoes),
@@ -130,6 +135,13 @@ class OrderedJudgment:
     verdict: PairVerdict
     confidence: float
 
+    @classmethod
+    def of_final(cls, final: dict, *, swapped: bool = False) -> OrderedJudgment:
+        """An agent's or judge's final answer (`verdict`, `confidence`; both required), mapped back to the
+        original labels when the responses were shown swapped."""
+        verdict = final["verdict"]
+        return cls(swap(verdict) if swapped else verdict, unit(float(final["confidence"])))
+
 
 def combine_orders(first: OrderedJudgment, second: OrderedJudgment) -> tuple[float, float, bool]:
     """Both orders' judgments into (P(A better), confidence, position_bias).
@@ -145,6 +157,18 @@ def combine_orders(first: OrderedJudgment, second: OrderedJudgment) -> tuple[flo
     elif first.verdict != second.verdict:
         conf *= 0.5
     return p, round(conf, 4), bias
+
+
+POSITION_BIAS = "position_bias: the two orders disagreed; counted as a tie"
+
+
+def orders_preference(judged: Sequence[OrderedJudgment]) -> tuple[float, float, list[str]]:
+    """One or both orders' judgments into (P(A better), confidence, flags): one order is taken as it is,
+    two are combined by `combine_orders`."""
+    if len(judged) == 1:
+        return preference(judged[0].verdict), judged[0].confidence, []
+    p, conf, bias = combine_orders(judged[0], judged[1])
+    return p, conf, [POSITION_BIAS] if bias else []
 
 
 def pairwise_from_aggregates(a: Aggregate, b: Aggregate, *, margin: float = 0.1) -> tuple[PairVerdict, float, bool]:

@@ -11,22 +11,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
-from ..llm import LLM
+from ..llm import LLM, TokenCount
+from ._usage import judgment_fields, summed
 from .agent import AgentConfig, AgentOutcome, EvaluatorAgent, JudgeTask
 from .aggregate import (
+    Aggregate,
     Evidence,
     OrderedJudgment,
+    PairVerdict,
     aggregate,
     best_index,
-    combine_orders,
     combine_pair_preferences,
+    orders_preference,
     pairwise_from_aggregates,
-    swap,
+    unit,
     verdict_of,
 )
 from .execute import as_evidence, run_resource
@@ -76,6 +80,10 @@ class Judgment(BaseModel):
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    @property
+    def usage(self) -> TokenCount:
+        return TokenCount(calls=self.llm_calls, prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
+
 
 class SkillEvaluator:
     """Judges responses with skills; `llm=None` means rule evidence only (a judgment the rules cannot
@@ -104,14 +112,11 @@ class SkillEvaluator:
         self, question: str, response: str, *, kind: str, mode: str, reference: str | None, entry: dict[str, Any] | None
     ) -> list[Evidence]:
         """Run the low-cost verifiers of the applicable skills on one response."""
-        tags = {kind, mode}
         ref = reference if self.config.use_references else None
         out = []
         for skill in self.applicable(kind, mode):
             for r in skill.resources:
-                if r.type != "verifier" or r.cost not in self.config.prerun_costs:
-                    continue
-                if not ("any" in r.applies_to or tags & set(r.applies_to)):
+                if r.type != "verifier" or r.cost not in self.config.prerun_costs or not r.applies({kind, mode}):
                     continue
                 if "reference" in r.requires and ref is None:
                     continue
@@ -127,24 +132,36 @@ class SkillEvaluator:
             raise ConfigError("this judgment needs an LLM: rule evidence alone did not decide it")
         return EvaluatorAgent(self.llm, self.skills, self.agent_config)
 
+    def _aggregate(self, evidence: Sequence[Evidence]) -> Aggregate:
+        return aggregate(evidence, strong_weight=self.config.strong_weight)
+
+    def _pair_rules(self, ev_a: Sequence[Evidence], ev_b: Sequence[Evidence]) -> _PairRules:
+        a, b = self._aggregate(ev_a), self._aggregate(ev_b)
+        return _PairRules(a, b, *pairwise_from_aggregates(a, b, margin=self.config.tie_margin))
+
     # --- modes -------------------------------------------------------------------------------------
 
     async def apointwise(
         self, question: str, response: str, *, kind: str = "any", reference: str | None = None, entry: dict[str, Any] | None = None
     ) -> Judgment:
         ev = await self.cheap_evidence(question, response, kind=kind, mode="pointwise", reference=reference, entry=entry)
-        agg = aggregate(ev, strong_weight=self.config.strong_weight)
+        agg = self._aggregate(ev)
         if agg.decisive and self.config.skip_llm_when_decisive or self.llm is None:
             return self._pointwise_result(agg, llm_skipped=True, flags=[] if self.llm else ["no_llm"])
         task = JudgeTask("pointwise", question, [response], kind, reference if self.config.use_references else None, entry, {"response": ev})
         outcome = await self._agent().run(task)
-        evidence = list(outcome.evidence.get("response", []))
+        evidence, flags = list(outcome.evidence.get("response", [])), []
         if outcome.final is not None:
-            evidence.append(_llm_evidence(outcome.final, float(outcome.final.get("score", 0.5))))
-        agg = aggregate(evidence, strong_weight=self.config.strong_weight)
-        return self._pointwise_result(agg, outcome=outcome)
+            judged = _llm_evidence(outcome.final)
+            if judged is None:
+                flags.append("final_without_score: the agent's final answer has no score; not used")
+            else:
+                evidence.append(judged)
+        return self._pointwise_result(self._aggregate(evidence), outcome=outcome, flags=flags)
 
-    def _pointwise_result(self, agg: Any, *, outcome: AgentOutcome | None = None, llm_skipped: bool = False, flags: list[str] | None = None) -> Judgment:
+    def _pointwise_result(
+        self, agg: Aggregate, *, outcome: AgentOutcome | None = None, llm_skipped: bool = False, flags: list[str] | None = None
+    ) -> Judgment:
         used = list(dict.fromkeys([*agg.used, *(outcome.used_resources if outcome else [])]))
         reason = agg.reason
         if outcome is not None and outcome.final is not None:
@@ -157,9 +174,9 @@ class SkillEvaluator:
             used_resources=used,
             reason=reason,
             llm_skipped=llm_skipped,
-            flags=[*(flags or []), *(outcome.flags if outcome else [])],
+            flags=[*(outcome.flags if outcome else []), *(flags or [])],
             errors=agg.errors,
-            **_tokens([outcome] if outcome else []),
+            **judgment_fields(outcome.tokens if outcome else TokenCount()),
         )
 
     async def apairwise(
@@ -167,57 +184,44 @@ class SkillEvaluator:
     ) -> Judgment:
         kw = {"kind": kind, "mode": "pairwise", "reference": reference, "entry": entry}
         ev_a, ev_b = await asyncio.gather(self.cheap_evidence(question, a, **kw), self.cheap_evidence(question, b, **kw))
-        agg_a, agg_b = aggregate(ev_a, strong_weight=self.config.strong_weight), aggregate(ev_b, strong_weight=self.config.strong_weight)
-        rule_v, rule_conf, decisive = pairwise_from_aggregates(agg_a, agg_b, margin=self.config.tie_margin)
-        used = list(dict.fromkeys([*agg_a.used, *agg_b.used]))
-        errors = [*agg_a.errors, *agg_b.errors]
-        if (decisive and self.config.skip_llm_when_decisive) or self.llm is None:
-            status = "ok" if agg_a.score is not None and agg_b.score is not None else "error"
+        rules = self._pair_rules(ev_a, ev_b)
+        if (rules.decisive and self.config.skip_llm_when_decisive) or self.llm is None:
+            status = "ok" if None not in rules.scores else "error"
             return Judgment(
-                mode="pairwise", status=status, verdict=rule_v if status == "ok" else None, scores=[agg_a.score, agg_b.score],
-                confidence=rule_conf, used_resources=used, reason=f"A: {agg_a.reason} | B: {agg_b.reason}",
-                llm_skipped=True, flags=[] if self.llm else ["no_llm"], errors=errors,
+                mode="pairwise", status=status, verdict=rules.verdict if status == "ok" else None, scores=rules.scores,
+                confidence=rules.confidence, used_resources=rules.used, reason=f"A: {rules.a.reason} | B: {rules.b.reason}",
+                llm_skipped=True, flags=[] if self.llm else ["no_llm"], errors=rules.errors,
             )  # fmt: skip
         ref = reference if self.config.use_references else None
         agent = self._agent()
         runs = [agent.run(JudgeTask("pairwise", question, [a, b], kind, ref, entry, {"A": ev_a, "B": ev_b}))]
         if self.config.both_orders:
             runs.append(agent.run(JudgeTask("pairwise", question, [b, a], kind, ref, entry, {"A": ev_b, "B": ev_a})))
-        outcomes = list(await asyncio.gather(*runs))
+        return self._pairwise_result(rules, ev_a, ev_b, list(await asyncio.gather(*runs)))
+
+    def _pairwise_result(
+        self, before: _PairRules, ev_a: list[Evidence], ev_b: list[Evidence], outcomes: list[AgentOutcome]
+    ) -> Judgment:
+        """The rule evidence, what the agent runs added to it, and their verdicts, into one judgment."""
         flags = [f"order{i + 1}: {f}" for i, o in enumerate(outcomes) for f in o.flags]
-        # Evidence the agents gathered, mapped back to the original labels.
-        more_a = [*outcomes[0].evidence.get("A", [])[len(ev_a):], *(outcomes[1].evidence.get("B", [])[len(ev_a):] if len(outcomes) > 1 else [])]
-        more_b = [*outcomes[0].evidence.get("B", [])[len(ev_b):], *(outcomes[1].evidence.get("A", [])[len(ev_b):] if len(outcomes) > 1 else [])]
-        agg_a = aggregate([*ev_a, *more_a], strong_weight=self.config.strong_weight)
-        agg_b = aggregate([*ev_b, *more_b], strong_weight=self.config.strong_weight)
-        rule_v, rule_conf, decisive = pairwise_from_aggregates(agg_a, agg_b, margin=self.config.tie_margin)
-        rule_p = None if agg_a.score is None or agg_b.score is None else 0.5 + (agg_a.score - agg_b.score) / 2
-        finals = [o.final for o in outcomes]
-        llm_p, llm_conf = None, 0.0
-        if all(f is not None for f in finals):
-            judged = [OrderedJudgment(finals[0]["verdict"], _conf(finals[0]))]  # type: ignore[index]
-            if len(finals) > 1:
-                judged.append(OrderedJudgment(swap(finals[1]["verdict"]), _conf(finals[1])))  # type: ignore[index]
-                llm_p, llm_conf, bias = combine_orders(judged[0], judged[1])
-                if bias:
-                    flags.append("position_bias: the two orders disagreed; counted as a tie")
-            else:
-                llm_p, llm_conf = (1.0 if judged[0].verdict == "A" else 0.0 if judged[0].verdict == "B" else 0.5), judged[0].confidence
-        elif any(f is not None for f in finals):
-            flags.append("one_order_only: the other order gave no final answer; its judgment is not used")
-        p = combine_pair_preferences(rule_p, decisive, llm_p, llm_conf)
-        reasons = [f"order{i + 1}: {f['reason']}" for i, f in enumerate(finals) if f]
+        more_a, more_b = _gathered(outcomes, len(ev_a), len(ev_b))
+        rules = self._pair_rules([*ev_a, *more_a], [*ev_b, *more_b])
+        llm_p, llm_conf, llm_flags = _llm_preference([o.final for o in outcomes])
+        flags += llm_flags
+        p = combine_pair_preferences(rules.preference, rules.decisive, llm_p, llm_conf)
+        tokens = judgment_fields(summed(o.tokens for o in outcomes))
         if p is None:
             return Judgment(
-                mode="pairwise", status="error", scores=[agg_a.score, agg_b.score], used_resources=used,
-                reason="no usable evidence and no LLM verdict", flags=flags, errors=errors, **_tokens(outcomes),
+                mode="pairwise", status="error", scores=rules.scores, used_resources=before.used,
+                reason="no usable evidence and no LLM verdict", flags=flags, errors=before.errors, **tokens,
             )  # fmt: skip
-        confidence = rule_conf if decisive else (llm_conf if llm_p is not None else rule_conf)
-        used = list(dict.fromkeys([*used, *agg_a.used, *agg_b.used, *(r for o in outcomes for r in o.used_resources)]))
+        confidence = rules.confidence if rules.decisive else (llm_conf if llm_p is not None else rules.confidence)
+        used = list(dict.fromkeys([*before.used, *rules.used, *(r for o in outcomes for r in o.used_resources)]))
+        reasons = [f"order{i + 1}: {o.final['reason']}" for i, o in enumerate(outcomes) if o.final]
         return Judgment(
-            mode="pairwise", verdict=verdict_of(p, self.config.tie_margin), scores=[agg_a.score, agg_b.score],
-            confidence=round(confidence, 4), used_resources=used, reason=" | ".join([*reasons, f"rules: {rule_v}"]),
-            flags=flags, errors=[*agg_a.errors, *agg_b.errors], **_tokens(outcomes),
+            mode="pairwise", verdict=verdict_of(p, self.config.tie_margin), scores=rules.scores,
+            confidence=round(confidence, 4), used_resources=used, reason=" | ".join([*reasons, f"rules: {rules.verdict}"]),
+            flags=flags, errors=rules.errors, **tokens,
         )  # fmt: skip
 
     async def alistwise(
@@ -235,8 +239,7 @@ class SkillEvaluator:
             used_resources=list(dict.fromkeys(r for j in each for r in j.used_resources)),
             reason=f"best score {scores[best] if best is not None else None}", llm_skipped=all(j.llm_skipped for j in each),
             flags=flags, errors=[e for j in each for e in j.errors],
-            prompt_tokens=sum(j.prompt_tokens for j in each), completion_tokens=sum(j.completion_tokens for j in each),
-            llm_calls=sum(j.llm_calls for j in each),
+            **judgment_fields(summed(j.usage for j in each)),
         )  # fmt: skip
 
     # --- sync forms ----------------------------------------------------------------------------------
@@ -260,20 +263,60 @@ class SkillEvaluator:
             self._loop.close()
 
 
-def _conf(final: dict[str, Any]) -> float:
-    return max(0.0, min(1.0, float(final.get("confidence", 0.5))))
+@dataclass(frozen=True)
+class _PairRules:
+    """Two responses' aggregated rule evidence and the verdict it gives."""
+
+    a: Aggregate
+    b: Aggregate
+    verdict: PairVerdict
+    confidence: float
+    decisive: bool
+
+    @property
+    def scores(self) -> list[float | None]:
+        return [self.a.score, self.b.score]
+
+    @property
+    def used(self) -> list[str]:
+        return list(dict.fromkeys([*self.a.used, *self.b.used]))
+
+    @property
+    def errors(self) -> list[str]:
+        return [*self.a.errors, *self.b.errors]
+
+    @property
+    def preference(self) -> float | None:
+        """P(A better) from the scores alone."""
+        return None if self.a.score is None or self.b.score is None else 0.5 + (self.a.score - self.b.score) / 2
 
 
-def _llm_evidence(final: dict[str, Any], score: float) -> Evidence:
+def _gathered(outcomes: list[AgentOutcome], given_a: int, given_b: int) -> tuple[list[Evidence], list[Evidence]]:
+    """The evidence the agent runs added to what they were given, under the original labels (the second
+    run was shown the responses swapped)."""
+    first = outcomes[0].evidence
+    second = outcomes[1].evidence if len(outcomes) > 1 else {}
+    more_a = [*first.get("A", [])[given_a:], *second.get("B", [])[given_a:]]
+    more_b = [*first.get("B", [])[given_b:], *second.get("A", [])[given_b:]]
+    return more_a, more_b
+
+
+def _llm_preference(finals: list[dict[str, Any] | None]) -> tuple[float | None, float, list[str]]:
+    """The agent runs' verdicts into (P(A better), confidence, flags); a run without a final answer voids
+    the other order's verdict too (one order alone carries the position bias both orders cancel)."""
+    if all(f is not None for f in finals):
+        return orders_preference([OrderedJudgment.of_final(f, swapped=i == 1) for i, f in enumerate(finals)])  # type: ignore[arg-type]
+    if any(f is not None for f in finals):
+        return None, 0.0, ["one_order_only: the other order gave no final answer; its judgment is not used"]
+    return None, 0.0, []
+
+
+def _llm_evidence(final: dict[str, Any]) -> Evidence | None:
+    """A pointwise final answer as evidence; None when it has no score (never a default)."""
+    score = final.get("score")
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        return None
     return Evidence(
-        source="llm-judgment", impact="evidence", score=max(0.0, min(1.0, score)), verdict="judged",
-        reason=str(final.get("reason", ""))[:300], confidence=max(_conf(final), 0.05),
+        source="llm-judgment", impact="evidence", score=unit(float(score)), verdict="judged",
+        reason=str(final.get("reason", ""))[:300], confidence=max(unit(float(final["confidence"])), 0.05),
     )  # fmt: skip
-
-
-def _tokens(outcomes: Sequence[AgentOutcome]) -> dict[str, int]:
-    return {
-        "prompt_tokens": sum(o.prompt_tokens for o in outcomes),
-        "completion_tokens": sum(o.completion_tokens for o in outcomes),
-        "llm_calls": sum(o.calls for o in outcomes),
-    }

@@ -35,7 +35,7 @@ def run_resource(
     """Run one verifier resource on one response. Missing inputs abstain; crashes and sandbox failures are
     verdict `error`."""
     name = f"{skill.name}/{resource.id}"
-    if resource.type not in ("verifier", "script") or resource.entry is None:
+    if not resource.runnable or resource.entry is None:
         return VerifierResult(name, "error", None, "not runnable", error=f"{resource.id} is a {resource.type}, not a verifier")
     inputs = {"reference": reference, "question": question, "entry": entry}
     missing = [r for r in resource.requires if inputs.get(r) is None]

@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -105,6 +105,25 @@ async def arun_python(code: str, **kwargs: object) -> SandboxResult:
 
 
 def _run(code: str, limits: SandboxLimits, files: dict[str, str], isolation: tuple[str, ...], work: Path) -> SandboxResult:
+    script, uid = _prepare(work, code, files)
+    spec = _spec(script, work, isolation, uid, limits)
+    status_r, status_w = os.pipe()
+    start = time.monotonic()
+    try:
+        proc, timed_out = _start_and_wait(spec, work, status_w, limits.wall_s)
+    except OSError as exc:
+        os.close(status_r)
+        return SandboxResult(outcome="sandbox_failure", notes=[f"could not start the sandbox: {exc}"])
+    wall = time.monotonic() - start
+    _kill_group(proc.pid)  # anything left in its session (only reachable when no pid namespace was available)
+    with os.fdopen(status_r, "rb") as f:
+        raw_status = f.read()
+    return _result(proc.returncode, timed_out, raw_status, work, limits, isolation, wall)
+
+
+def _prepare(work: Path, code: str, files: dict[str, str]) -> tuple[Path, int | None]:
+    """The scratch directory with the script and its input files, owned by a fresh uid when we are root;
+    returns the script's path and that uid."""
     scratch, root = work / "scratch", work / "root"
     scratch.mkdir()
     root.mkdir()
@@ -116,22 +135,26 @@ def _run(code: str, limits: SandboxLimits, files: dict[str, str], isolation: tup
         target.write_text(content)
     script = scratch / "main.py"
     script.write_text(code)
-    uid = gid = None
+    uid = None
     if os.geteuid() == 0:
-        uid = gid = random.randrange(*_SANDBOX_UIDS)
+        uid = random.randrange(*_SANDBOX_UIDS)
         for path in [scratch, *scratch.rglob("*")]:
-            os.chown(path, uid, gid)
+            os.chown(path, uid, uid)
     work.chmod(0o711)  # the unprivileged uid must traverse to its scratch directory when no chroot hides it
-    python = os.path.realpath(sys.executable)
-    spec = {
-        "python": python,
+    return script, uid
+
+
+def _spec(script: Path, work: Path, isolation: tuple[str, ...], uid: int | None, limits: SandboxLimits) -> dict[str, Any]:
+    """What `_sandbox_runner.py` is told to set up (uid and gid are the same number)."""
+    return {
+        "python": os.path.realpath(sys.executable),
         "script": str(script),
-        "scratch": str(scratch),
-        "root_dir": str(root),
+        "scratch": str(script.parent),
+        "root_dir": str(work / "root"),
         "readonly_paths": ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", sys.base_prefix],
         "isolation": list(isolation),
         "uid": uid,
-        "gid": gid,
+        "gid": uid,
         "limits": {
             "cpu_s": limits.cpu_s,
             "memory_bytes": limits.memory_bytes,
@@ -140,12 +163,15 @@ def _run(code: str, limits: SandboxLimits, files: dict[str, str], isolation: tup
             "open_files": limits.open_files,
         },
     }
-    status_r, status_w = os.pipe()
-    start = time.monotonic()
+
+
+def _start_and_wait(spec: dict[str, Any], work: Path, status_w: int, wall_s: float) -> tuple[subprocess.Popen[bytes], bool]:
+    """Start the runner in a session of its own and wait up to `wall_s`, then kill its process group.
+    Returns the process and whether it timed out; `status_w` is closed here either way."""
     with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
         try:
             proc = subprocess.Popen(
-                [python, "-I", "-S", "-B", str(_RUNNER), json.dumps(spec), str(status_w)],
+                [spec["python"], "-I", "-S", "-B", str(_RUNNER), json.dumps(spec), str(status_w)],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
@@ -154,40 +180,35 @@ def _run(code: str, limits: SandboxLimits, files: dict[str, str], isolation: tup
                 cwd=str(work),
                 start_new_session=True,
             )
-        except OSError as exc:
-            os.close(status_r)
+        finally:
             os.close(status_w)
-            return SandboxResult(outcome="sandbox_failure", notes=[f"could not start the sandbox: {exc}"])
-        os.close(status_w)
-        timed_out = False
         try:
-            proc.wait(timeout=limits.wall_s)
+            proc.wait(timeout=wall_s)
         except subprocess.TimeoutExpired:
-            timed_out = True
             _kill_group(proc.pid)
             proc.wait()
-    wall = time.monotonic() - start
-    _kill_group(proc.pid)  # anything left in its session (only reachable when no pid namespace was available)
-    with os.fdopen(status_r, "rb") as f:
-        raw_status = f.read()
+            return proc, True
+    return proc, False
+
+
+def _result(
+    returncode: int, timed_out: bool, raw_status: bytes, work: Path, limits: SandboxLimits, isolation: tuple[str, ...], wall: float
+) -> SandboxResult:
+    """How the run ended, what it printed (capped) and which layers the runner reported in place."""
     status = json.loads(raw_status) if raw_status else {"layers": {}, "notes": ["the runner died before setting up"]}
     stdout, t1 = _read_capped(work / "stdout", limits.output_bytes)
     stderr, t2 = _read_capped(work / "stderr", limits.output_bytes)
-    code_, sig = (None, signal.Signals(-proc.returncode).name) if proc.returncode < 0 else (proc.returncode, None)
-    isolation_done = {layer: bool(status["layers"].get(layer, False)) for layer in LAYERS}
-    notes = list(status["notes"])
-    for layer in ("pid", "net", "fs"):
-        if layer not in isolation:
-            notes.append(f"{layer}: not requested")
+    code, sig = (None, signal.Signals(-returncode).name) if returncode < 0 else (returncode, None)
+    notes = list(status["notes"]) + [f"{layer}: not requested" for layer in ("pid", "net", "fs") if layer not in isolation]
     return SandboxResult(
-        outcome=_classify(timed_out, code_, sig, stderr, t1 or t2, raw_status),
-        exit_code=code_,
+        outcome=_classify(timed_out, code, sig, stderr, t1 or t2, raw_status),
+        exit_code=code,
         signal=sig,
         stdout=stdout,
         stderr=stderr,
         truncated=t1 or t2,
         wall_s=round(wall, 3),
-        isolation=isolation_done,
+        isolation={layer: bool(status["layers"].get(layer, False)) for layer in LAYERS},
         notes=notes,
     )
 

@@ -35,6 +35,11 @@ _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?(.*)\Z", re.DOTALL)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
+def applies(applies_to: list[str], tags: set[str]) -> bool:
+    """Whether a skill or resource declared for `applies_to` serves a task with these tags (kind, mode)."""
+    return "any" in applies_to or bool(tags & set(applies_to))
+
+
 class SkillError(OrchrmError):
     """A skill folder that cannot be used; `detail` lists every problem found."""
 
@@ -68,6 +73,14 @@ class Resource(BaseModel):
     weight: float = Field(1.0, ge=0.0, description="Weight among `evidence` items in aggregation.")
     cap: float = Field(0.0, ge=0.0, le=1.0, description="veto: the score a failed check caps the result at.")
 
+    def applies(self, tags: set[str]) -> bool:
+        return applies(self.applies_to, tags)
+
+    @property
+    def runnable(self) -> bool:
+        """A verifier or script: code that runs on a response (the other types are text to read)."""
+        return self.type in ("verifier", "script")
+
 
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -99,7 +112,7 @@ class Skill:
         raise KeyError(rid)
 
     def applies(self, tags: set[str]) -> bool:
-        return "any" in self.front.applies_to or bool(tags & set(self.front.applies_to))
+        return applies(self.front.applies_to, tags)
 
     def read(self, resource: Resource, max_chars: int = 6000) -> str:
         """A text resource's content (a verifier/script: its source or builtin name)."""
@@ -219,7 +232,7 @@ def _resources(raw: Any, problems: list[str]) -> list[Resource]:
 
 def _resource_problems(root: Path, r: Resource) -> list[str]:
     out = []
-    if r.type in ("verifier", "script"):
+    if r.runnable:
         if r.entry is None:
             out.append(f"a {r.type} needs an 'entry' (builtin:<name> or a .py file)")
         elif r.entry.startswith("builtin:"):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import OrchrmError
 from ..llm import LLM
 from .agents import AGENTS, AgentRun, AgentSettings, Retriever
-from .plans import REFERENCE, Plan, topological_order
+from .plans import REFERENCE, AgentSpec, Plan, topological_order
 from .traces import AgentEvent
 
 
@@ -79,71 +79,82 @@ async def execute_plan(
     cfg = config or ExecutorConfig()
     if not plan.agents:
         return Execution(final_answer=plan.answer, final_output=plan.answer)
-    t0 = time.perf_counter()
-    order = topological_order(plan)
-    sink = plan.sink()
-    sem = asyncio.Semaphore(cfg.max_parallel)
-    events: dict[str, AgentEvent] = {}
-    outputs: dict[str, str] = {}
-    done: dict[str, asyncio.Event] = {a: asyncio.Event() for a in order}
-
-    async def run_agent(agent_id: str) -> None:
-        spec = plan.agent(agent_id)
-        upstream = plan.upstream(agent_id)
-        try:
-            for up in upstream:
-                await done[up].wait()
-            failed = [up for up in upstream if events[up].status != "ok"]
-            if failed:
-                events[agent_id] = AgentEvent(
-                    id=agent_id, type=spec.type, status="skipped", input=spec.input,
-                    error=f"upstream agent {', '.join(failed)} produced no output",
-                )
-                return
-            resolved = resolve_input(spec.input, outputs, cfg.output_chars)
-            async with sem:
-                run = AgentRun(llm=llm, question=question, task_input=resolved, settings=cfg.settings,
-                               retriever=retriever, is_final=agent_id == sink, t0=t0)
-                start = time.perf_counter() - t0
-                agent = AGENTS[spec.type](spec)
-                try:
-                    result = await asyncio.wait_for(agent.run(run), timeout=cfg.timeout_s)
-                except TimeoutError:
-                    error = f"timed out after {cfg.timeout_s:g}s"
-                except OrchrmError as exc:
-                    error = f"{type(exc).__name__}: {exc}"
-                else:
-                    error = None
-                latency = time.perf_counter() - t0 - start
-            if error is not None:
-                events[agent_id] = AgentEvent(
-                    id=agent_id, type=spec.type, status="failed", input=spec.input, resolved_input=resolved,
-                    calls=run.calls, steps=run.steps, error=error, start_s=start, latency_s=latency,
-                )
-                return
-            # Downstream agents get the answer alone when there is one: "the population of ${city}" reads as
-            # a sub-task a small model can do, where the whole reasoning pasted in reads as another question.
-            outputs[agent_id] = result.answer if result.answer else result.output
-            events[agent_id] = AgentEvent(
-                id=agent_id, type=spec.type, status="ok", input=spec.input, resolved_input=resolved,
-                output=result.output, answer=result.answer, calls=run.calls, steps=run.steps,
-                start_s=start, latency_s=latency,
-            )
-        finally:
-            done[agent_id].set()
-
-    await asyncio.gather(*(run_agent(a) for a in order))
-    ordered = [events[a] for a in order]
+    run = _PlanRun(plan, question, llm, retriever, cfg)
+    await asyncio.gather(*(run.agent(a) for a in run.order))
+    ordered = [run.events[a] for a in run.order]
+    sink = run.events[run.sink]
     ex = Execution(
         agents=ordered,
-        final_agent=sink,
+        final_agent=run.sink,
         errors=[f"{e.id}: {e.error}" for e in ordered if e.error],
-        wall_s=time.perf_counter() - t0,
+        wall_s=time.perf_counter() - run.t0,
         llm_busy_s=busy_time([(c.start_s, c.end_s) for e in ordered for c in e.calls]),
     )
-    if events[sink].status == "ok":
-        ex.final_output = events[sink].output
-        ex.final_answer = events[sink].answer
+    if sink.status == "ok":
+        ex.final_output = sink.output
+        ex.final_answer = sink.answer
     else:
-        ex.errors.append(f"the final agent {sink!r} gave no answer")
+        ex.errors.append(f"the final agent {run.sink!r} gave no answer")
     return ex
+
+
+class _PlanRun:
+    """One execution of a plan: every agent waits for its upstream ones, then runs under the parallel limit."""
+
+    def __init__(self, plan: Plan, question: str, llm: LLM, retriever: Retriever | None, cfg: ExecutorConfig) -> None:
+        self.plan, self.question, self.llm, self.retriever, self.cfg = plan, question, llm, retriever, cfg
+        self.t0 = time.perf_counter()
+        self.order = topological_order(plan)
+        self.sink = plan.sink()
+        self.sem = asyncio.Semaphore(cfg.max_parallel)
+        self.events: dict[str, AgentEvent] = {}
+        self.outputs: dict[str, str] = {}
+        self.done: dict[str, asyncio.Event] = {a: asyncio.Event() for a in self.order}
+
+    async def agent(self, agent_id: str) -> None:
+        """Run one agent once its upstream agents are done; skipped when one of them failed."""
+        spec = self.plan.agent(agent_id)
+        upstream = self.plan.upstream(agent_id)
+        try:
+            for up in upstream:
+                await self.done[up].wait()
+            failed = [up for up in upstream if self.events[up].status != "ok"]
+            if failed:
+                self.events[agent_id] = AgentEvent(
+                    id=agent_id, type=spec.type, status="skipped", input=spec.input,
+                    error=f"upstream agent {', '.join(failed)} produced no output",
+                )  # fmt: skip
+                return
+            self.events[agent_id] = await self._run(agent_id, spec, resolve_input(spec.input, self.outputs, self.cfg.output_chars))
+        finally:
+            self.done[agent_id].set()
+
+    async def _run(self, agent_id: str, spec: AgentSpec, resolved: str) -> AgentEvent:
+        cfg = self.cfg
+        async with self.sem:
+            run = AgentRun(llm=self.llm, question=self.question, task_input=resolved, settings=cfg.settings,
+                           retriever=self.retriever, is_final=agent_id == self.sink, t0=self.t0)  # fmt: skip
+            start = time.perf_counter() - self.t0
+            agent = AGENTS[spec.type](spec)
+            try:
+                result = await asyncio.wait_for(agent.run(run), timeout=cfg.timeout_s)
+            except TimeoutError:
+                error = f"timed out after {cfg.timeout_s:g}s"
+            except OrchrmError as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            else:
+                error = None
+            latency = time.perf_counter() - self.t0 - start
+        if error is not None:
+            return AgentEvent(
+                id=agent_id, type=spec.type, status="failed", input=spec.input, resolved_input=resolved,
+                calls=run.calls, steps=run.steps, error=error, start_s=start, latency_s=latency,
+            )  # fmt: skip
+        # Downstream agents get the answer alone when there is one: "the population of ${city}" reads as
+        # a sub-task a small model can do, where the whole reasoning pasted in reads as another question.
+        self.outputs[agent_id] = result.answer if result.answer else result.output
+        return AgentEvent(
+            id=agent_id, type=spec.type, status="ok", input=spec.input, resolved_input=resolved,
+            output=result.output, answer=result.answer, calls=run.calls, steps=run.steps,
+            start_s=start, latency_s=latency,
+        )  # fmt: skip

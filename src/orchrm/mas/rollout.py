@@ -187,15 +187,7 @@ async def arollout(
     traces_path = out / TRACES_FILE
     existing = read_traces(traces_path, repair=True)
     questions = task.questions(config.n_questions, split=config.split, seed=config.seed)
-    wanted = {q.id for q in questions}
-    done: dict[str, set[int]] = {}
-    progress = Progress(questions_total=len(questions), plans_total=len(questions) * config.n_plans)
-    for t in existing:
-        if t.question_id in wanted and t.plan_index < config.n_plans and t.plan_index not in done.get(t.question_id, set()):
-            done.setdefault(t.question_id, set()).add(t.plan_index)
-            progress.add(t)
-            progress.resumed += 1
-    progress.questions_done = sum(1 for q in questions if len(done.get(q.id, ())) == config.n_plans)
+    done, progress = _resumed(existing, questions, config.n_plans)
     if on_progress:
         on_progress(progress)
     orchestrator = Orchestrator(llm, config.orchestrator_config(), agent_types_for(task))
@@ -225,6 +217,21 @@ async def arollout(
 
         await asyncio.gather(*(one_question(q) for q in questions))
     return progress
+
+
+def _resumed(existing: list[Trace], questions: list[Question], n_plans: int) -> tuple[dict[str, set[int]], Progress]:
+    """The (question, plan) pairs a run folder already holds for these questions, each counted once, and the
+    counters that start from them."""
+    wanted = {q.id for q in questions}
+    done: dict[str, set[int]] = {}
+    progress = Progress(questions_total=len(questions), plans_total=len(questions) * n_plans)
+    for t in existing:
+        if t.question_id in wanted and t.plan_index < n_plans and t.plan_index not in done.get(t.question_id, set()):
+            done.setdefault(t.question_id, set()).add(t.plan_index)
+            progress.add(t)
+            progress.resumed += 1
+    progress.questions_done = sum(1 for q in questions if len(done.get(q.id, ())) == n_plans)
+    return done, progress
 
 
 async def replay(

@@ -141,39 +141,15 @@ def _in_val(question_id: str, cfg: PairConfig) -> bool:
 def build_pairs(traces: list[Trace], cfg: PairConfig | None = None) -> PairSet:
     cfg = cfg or PairConfig()
     stats = PairStats(traces=len(traces))
-    by_question: dict[tuple[str, str], list[Trace]] = defaultdict(list)
-    plan_models: Counter[str] = Counter()
-    agent_models: Counter[str] = Counter()
-    for t in traces:
-        by_question[(t.task, t.question_id)].append(t)
-        plan_models[t.orchestrator.model_id] += 1
-        if t.executed:
-            agent_models[t.agent_model] += 1
-        if t.executed and t.score is None:
-            stats.unscored_executions += 1
-        if t.score is not None and t.score.error is not None:
-            stats.scorer_errors += 1
-    stats.questions = len(by_question)
-    stats.orchestrator_models, stats.agent_models = dict(sorted(plan_models.items())), dict(sorted(agent_models.items()))
+    by_question = _by_question(traces, stats)
     rng = random.Random(cfg.seed)
     rows: list[PairRow] = []
     no_pair: Counter[str] = Counter()
     for (task, qid), group in sorted(by_question.items()):
-        distinct: dict[str, Trace] = {}
-        for t in sorted(group, key=lambda t: (t.orchestrator.checkpoint, t.plan_index)):
-            distinct.setdefault(render_plan(t.plan or t.plan_text), t)
-        stats.duplicate_plans_merged += len(group) - len(distinct)
-        plans = list(distinct.values())
-        if len(plans) < 2:
-            no_pair["fewer than two distinct plans"] += 1
+        chosen = _question_pairs(group, cfg, stats, rng)
+        if isinstance(chosen, str):
+            no_pair[chosen] += 1
             continue
-        chosen = _resolve(_candidates(plans, cfg, stats), stats)
-        if not chosen:
-            no_pair["no source separates its plans"] += 1
-            continue
-        if len(chosen) > cfg.max_pairs_per_question:
-            stats.pairs_over_question_cap += len(chosen) - cfg.max_pairs_per_question
-            chosen = _round_robin(chosen, cfg.max_pairs_per_question, rng)
         stats.questions_with_pairs += 1
         prompt = render_question(group[0].question)
         for w, lo, source, meta in chosen:
@@ -199,6 +175,45 @@ def build_pairs(traces: list[Trace], cfg: PairConfig | None = None) -> PairSet:
             count = stats.per_source.setdefault(r.source, SourceCount())
             setattr(count, split, getattr(count, split) + 1)
     return PairSet(train=train, val=val, stats=stats)
+
+
+def _by_question(traces: list[Trace], stats: PairStats) -> dict[tuple[str, str], list[Trace]]:
+    """The traces grouped by (task, question id), with the read counts put in `stats`."""
+    by_question: dict[tuple[str, str], list[Trace]] = defaultdict(list)
+    plan_models: Counter[str] = Counter()
+    agent_models: Counter[str] = Counter()
+    for t in traces:
+        by_question[(t.task, t.question_id)].append(t)
+        plan_models[t.orchestrator.model_id] += 1
+        if t.executed:
+            agent_models[t.agent_model] += 1
+        if t.executed and t.score is None:
+            stats.unscored_executions += 1
+        if t.score is not None and t.score.error is not None:
+            stats.scorer_errors += 1
+    stats.questions = len(by_question)
+    stats.orchestrator_models, stats.agent_models = dict(sorted(plan_models.items())), dict(sorted(agent_models.items()))
+    return by_question
+
+
+def _question_pairs(
+    group: list[Trace], cfg: PairConfig, stats: PairStats, rng: random.Random
+) -> list[tuple[Trace, Trace, str, dict]] | str:
+    """One question's pairs (identical plans merged, one source per plan pair, capped), or why it has none."""
+    distinct: dict[str, Trace] = {}
+    for t in sorted(group, key=lambda t: (t.orchestrator.checkpoint, t.plan_index)):
+        distinct.setdefault(render_plan(t.plan or t.plan_text), t)
+    stats.duplicate_plans_merged += len(group) - len(distinct)
+    plans = list(distinct.values())
+    if len(plans) < 2:
+        return "fewer than two distinct plans"
+    chosen = _resolve(_candidates(plans, cfg, stats), stats)
+    if not chosen:
+        return "no source separates its plans"
+    if len(chosen) > cfg.max_pairs_per_question:
+        stats.pairs_over_question_cap += len(chosen) - cfg.max_pairs_per_question
+        chosen = _round_robin(chosen, cfg.max_pairs_per_question, rng)
+    return chosen
 
 
 def _resolve(cands: list[tuple[Trace, Trace, str, dict]], stats: PairStats) -> list[tuple[Trace, Trace, str, dict]]:
