@@ -17,7 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchrm.bon import RunInfo, ShapePrior, build_cases, compute_results, group_traces, read_judgments
+from orchrm.bon import RunInfo, ShapePrior, build_cases, compute_results, read_judgments
+from orchrm.mas.run_folder import first_plans
 from orchrm.bon.stats import Interval
 from orchrm.loop import LoopConfig
 from orchrm.mas.traces import read_traces
@@ -32,7 +33,7 @@ def replay(folder: Path) -> dict[str, Any]:
     bon = folder / "bon"
     rows = [json.loads(line) for line in (bon / "per_question.jsonl").read_text().splitlines() if line.strip()]
     qids = [r["question_id"] for r in rows]
-    grouped = group_traces(read_traces(bon / "heldout" / "traces.jsonl"), qids, config.n)
+    grouped = first_plans(read_traces(bon / "heldout" / "traces.jsonl"), qids, config.n)
     rewards = {r["question_id"]: [r["rewards"][str(t.plan_index)] for t in grouped[r["question_id"]]] for r in rows}
     key = config.bon.judge_key()
     judgments = [j for j in read_judgments(bon / "judgments.jsonl") if j.key == key] if config.bon.judge else []

@@ -24,6 +24,7 @@ from .atomic import recover, write_text_atomic
 from .errors import OutdatedModel
 from .llm import LLM, ensure_reachable
 from .mas.rollout import Progress, RunConfig, agent_fields, arollout
+from .mas.run_folder import run_questions, run_traces
 from .mas.traces import TRACES_FILE, read_traces
 from .pairs.builder import PairConfig, PairStats, build_pairs
 from .pairs.rows import write_pairs_dir
@@ -133,15 +134,16 @@ async def arun_loop(
     def run_config(split: str) -> RunConfig:
         return config.run_config(split, llm.backend.model_id, **agent_fields(llm, agent_llm))
 
+    train = run_config("train")
     await arollout(
-        task, llm, out / TRAIN_DIR, run_config("train"), agent_llm=agent_llm, parallel_questions=config.parallel_questions,
+        task, llm, out / TRAIN_DIR, train, agent_llm=agent_llm, parallel_questions=config.parallel_questions,
         on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
     )  # fmt: skip
 
     emit(LoopEvent("pairs"))
-    traces = read_traces(out / TRAIN_DIR / TRACES_FILE)
-    wanted = {q.id for q in task.questions(config.train_questions, split="train", seed=config.seed)}
-    pairs = build_pairs([t for t in traces if t.question_id in wanted and t.plan_index < config.n], PairConfig(seed=config.seed))
+    wanted = [q.id for q in run_questions(task, train.n_questions, train.split, train.seed)]
+    traces = run_traces(read_traces(out / TRAIN_DIR / TRACES_FILE), wanted, train.n_plans)
+    pairs = build_pairs(traces, PairConfig(seed=config.seed))
     write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
 
     rm_dir = out / RM_DIR

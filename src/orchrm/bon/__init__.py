@@ -2,7 +2,7 @@
 statistics and the report."""
 
 from .auc import within_question_auc
-from .cases import build_cases, group_traces, plan_lengths
+from .cases import build_cases, plan_lengths
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
 from .judge import JudgeRecord, read_judgments
@@ -32,7 +32,6 @@ __all__ = [
     "abon",
     "build_cases",
     "compute_results",
-    "group_traces",
     "per_question_rows",
     "plan_lengths",
     "plan_shape",

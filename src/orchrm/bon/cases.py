@@ -1,5 +1,5 @@
-"""From held-out traces to selection's `Case`s: which traces belong to a question's first N plans, each
-plan's length and costs, its RM reward and its shape prior."""
+"""From held-out traces to selection's `Case`s: each plan's length and costs, its RM reward and its shape
+prior (which traces belong to a question's first N plans is `mas.run_folder.first_plans`)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,6 @@ from ..mas.traces import Trace
 from ..tasks.scoring import answer_key
 from .prior import ShapePrior
 from .selection import Candidate, Case
-
-
-def group_traces(traces: list[Trace], question_ids: list[str], n: int) -> dict[str, list[Trace]]:
-    """The first n plans of each wanted question, in plan-index order (one trace per index)."""
-    by_q: dict[str, dict[int, Trace]] = {q: {} for q in question_ids}
-    for t in traces:
-        if t.question_id in by_q and t.plan_index < n:
-            by_q[t.question_id].setdefault(t.plan_index, t)
-    return {q: [plans[i] for i in sorted(plans)] for q, plans in by_q.items()}
 
 
 def _tokens(t: Trace, category: str) -> int:

@@ -18,10 +18,11 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..llm import LLM
 from ..mas.rollout import Progress, RunConfig, arollout
+from ..mas.run_folder import first_plans, run_questions
 from ..mas.traces import TRACES_FILE, Trace, read_traces
 from ..rm.model import RewardModel, rm_warnings
 from ..tasks.base import Task
-from .cases import build_cases, group_traces
+from .cases import build_cases
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
 from .judge import JUDGMENTS_FILE, JudgeRecord, judge_evaluator, judge_missing
@@ -102,7 +103,7 @@ async def abon(
     run's training traces) fits the `prior` baseline; without it that method is absent."""
     _check(run_config, config)
     warnings = rm_warnings(rm, task, run_config.task)
-    questions = task.questions(run_config.n_questions, split="test", seed=run_config.seed)
+    questions = run_questions(task, run_config.n_questions, "test", run_config.seed)
     # Fitted first, so a missing file fails before any rollout; held-out questions never count toward it.
     prior = None
     if prior_traces is not None:
@@ -117,7 +118,7 @@ async def abon(
 
     await arollout(task, llm, heldout, run_config, agent_llm=agent_llm, parallel_questions=parallel_questions,
                    on_progress=rollout_progress)  # fmt: skip
-    grouped = group_traces(read_traces(heldout / TRACES_FILE), [q.id for q in questions], config.n)
+    grouped = first_plans(read_traces(heldout / TRACES_FILE), [q.id for q in questions], config.n)
     short = {q: len(p) for q, p in grouped.items() if len(p) < config.n}
     if short:
         raise ConfigError(f"{len(short)} held-out questions have fewer than N={config.n} plans in {heldout}")

@@ -9,17 +9,14 @@ seeds and replay from the response cache, so a resumed question gets the same pl
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from ..atomic import write_text_atomic
 from ..errors import ConfigError, OrchrmError
 from ..llm import LLM, ensure_reachable
 from ..tasks.base import Question, Task
@@ -27,7 +24,8 @@ from .agents import AgentSettings
 from .executor import ExecutorConfig, execute_plan
 from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
 from .plans import AGENT_TYPES
-from .traces import RUN_FILE, TRACES_FILE, RunFileError, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
+from .run_folder import first_plans, rollout_differences, run_questions, settle_run_file
+from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
 
 RUN_VERSION = 1
 
@@ -85,25 +83,9 @@ def agent_fields(llm: LLM, agent_llm: LLM | None = None) -> dict[str, str]:
     return {"agent_backend": agent_llm.backend.kind, "agent_model_id": agent_llm.backend.model_id}
 
 
-_GROWABLE = {"n_questions", "n_plans"}
-
-
 def prepare_run_dir(out: Path, config: RunConfig) -> None:
     """Create the folder, or check that an existing one was made with the same settings."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / RUN_FILE
-    if path.exists():
-        try:
-            old = RunConfig.model_validate(json.loads(path.read_text()))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint="delete the folder or fix the file") from None
-        mine, theirs = config.model_dump(), old.model_dump()
-        diff = [k for k in mine if k not in _GROWABLE and mine[k] != theirs[k]]
-        if diff:
-            changes = ", ".join(f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in diff)
-            raise ConfigError(f"{out} holds a run made with other settings ({changes})", hint="use a new --out folder")
-    stamp = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-    write_text_atomic(path, json.dumps({**config.model_dump(), **stamp}, indent=2) + "\n")
+    settle_run_file(out, config, rollout_differences, stamp=True)
 
 
 @dataclass
@@ -186,7 +168,7 @@ async def arollout(
     prepare_run_dir(out, config)
     traces_path = out / TRACES_FILE
     existing = read_traces(traces_path, repair=True)
-    questions = task.questions(config.n_questions, split=config.split, seed=config.seed)
+    questions = run_questions(task, config.n_questions, config.split, config.seed)
     done, progress = _resumed(existing, questions, config.n_plans)
     if on_progress:
         on_progress(progress)
@@ -220,18 +202,16 @@ async def arollout(
 
 
 def _resumed(existing: list[Trace], questions: list[Question], n_plans: int) -> tuple[dict[str, set[int]], Progress]:
-    """The (question, plan) pairs a run folder already holds for these questions, each counted once, and the
-    counters that start from them."""
-    wanted = {q.id for q in questions}
-    done: dict[str, set[int]] = {}
+    """The (question, plan) pairs a run folder already holds for these questions (`first_plans`: each counted
+    once), and the counters that start from them."""
+    held = first_plans(existing, [q.id for q in questions], n_plans)
     progress = Progress(questions_total=len(questions), plans_total=len(questions) * n_plans)
-    for t in existing:
-        if t.question_id in wanted and t.plan_index < n_plans and t.plan_index not in done.get(t.question_id, set()):
-            done.setdefault(t.question_id, set()).add(t.plan_index)
+    for plans in held.values():
+        for t in plans:
             progress.add(t)
-            progress.resumed += 1
-    progress.questions_done = sum(1 for q in questions if len(done.get(q.id, ())) == n_plans)
-    return done, progress
+        progress.resumed += len(plans)
+        progress.questions_done += int(len(plans) == n_plans)
+    return {q: {t.plan_index for t in plans} for q, plans in held.items() if plans}, progress
 
 
 async def replay(

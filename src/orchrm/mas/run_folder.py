@@ -1,0 +1,93 @@
+"""The run folder's contract, in one place: which questions a run config covers, which traces belong to it, and
+the settings file that makes a resumed run the same run.
+
+A run folder holds `run.json` (the `RunConfig` it was made with, plus when) and `traces.jsonl` (one `Trace`
+per (question, plan), appended as they finish; a file written by `TraceWriter`, read by `read_traces`). A
+folder may hold more than one config needs: a run grown to more questions or plans, or a duplicate line left
+by a kill between write and flush. `run_traces` is the one rule for what a config reads back: the config's
+own questions, plan indices below N, the first trace of each index (`first_plans` groups it by question).
+The rollout resumes by it, and pairs and best-of-N select by it, so they never disagree on what a run holds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..atomic import write_text_atomic
+from ..errors import ConfigError, RunFileError
+from ..tasks.base import Question, Task
+from .traces import RUN_FILE, Trace
+
+#: Settings a resumed rollout may grow: asking for more questions or plans extends the run.
+GROWABLE = frozenset({"n_questions", "n_plans"})
+
+Settings = TypeVar("Settings", bound=BaseModel)
+
+
+def run_questions(task: Task, n_questions: int, split: str, seed: int) -> list[Question]:
+    """The questions a run covers, in the order it runs them: the one place runs enumerate a task."""
+    return task.questions(n_questions, split=split, seed=seed)
+
+
+def run_traces(traces: Iterable[Trace], question_ids: Iterable[str], n: int) -> list[Trace]:
+    """The traces a config reads back, in file order: its questions' plans with index below `n`, the first
+    trace of each (question, index) — a later duplicate (a line a kill left twice) is not read."""
+    wanted = set(question_ids)
+    seen: set[tuple[str, int]] = set()
+    out: list[Trace] = []
+    for t in traces:
+        if t.question_id in wanted and t.plan_index < n and (t.question_id, t.plan_index) not in seen:
+            seen.add((t.question_id, t.plan_index))
+            out.append(t)
+    return out
+
+
+def first_plans(traces: Iterable[Trace], question_ids: Iterable[str], n: int) -> dict[str, list[Trace]]:
+    """`run_traces` grouped by question, each question's plans in index order. Every wanted question is a key,
+    with an empty list when the folder holds none of its plans."""
+    ids = list(question_ids)
+    by_q: dict[str, list[Trace]] = {q: [] for q in ids}
+    for t in run_traces(traces, ids, n):
+        by_q[t.question_id].append(t)
+    return {q: sorted(plans, key=lambda t: t.plan_index) for q, plans in by_q.items()}
+
+
+def settle_run_file(
+    folder: Path,
+    config: Settings,
+    differences: Callable[[Settings, Settings], list[str]],
+    *,
+    name: str = RUN_FILE,
+    what: str = "a run",
+    stamp: bool = False,
+) -> None:
+    """Create `folder`, or check that the settings file it holds describes the same run; then (re)write it.
+
+    `differences(new, old)` names what changed in a way a resume cannot honour; any such change is a one-line
+    `ConfigError`, and an unreadable file a `RunFileError`, before anything in the folder is touched."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    if path.exists():
+        try:
+            old = type(config).model_validate(json.loads(path.read_text()))
+        except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
+            raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint="use a new --out folder") from None
+        diff = differences(config, old)
+        if diff:
+            raise ConfigError(f"{folder} holds {what} made with other settings ({', '.join(diff)})", hint="use a new --out folder")
+    data = config.model_dump(mode="json")
+    if stamp:
+        data["created"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def rollout_differences(new: BaseModel, old: BaseModel) -> list[str]:
+    """A rollout's settings that differ, as `name: old -> new`; the growable ones never count."""
+    mine, theirs = new.model_dump(), old.model_dump()
+    return [f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in mine if k not in GROWABLE and mine[k] != theirs.get(k)]
