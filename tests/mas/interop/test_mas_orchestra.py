@@ -168,6 +168,21 @@ def test_malformed_plans_are_plan_errors_with_a_rule(text, rule):
     assert rule_of(text) == rule
 
 
+def test_messages_quote_at_most_a_short_piece_of_a_huge_text():
+    huge = "x" * 500_000
+    texts = [
+        agent_block(agent_id=huge),
+        agent_block(name=huge),
+        agent_block() + f"<edge><from>{huge}</from><to>a</to></edge>",
+        agent_block(name="DebateAgent", args=f"<agent_input>go</agent_input><debate_roles>{huge}</debate_roles>"),
+        agent_block(name="SCAgent", args=f"<agent_input>go</agent_input><samples>{huge}</samples>"),
+    ]
+    for text in texts:
+        with pytest.raises(PlanError) as info:
+            validate_plan(parse_mas_orchestra(text).plan)
+        assert len(str(info.value)) < 300 and (info.value.agent is None or len(info.value.agent) <= 40)
+
+
 def test_entities_are_never_expanded():
     laughs = '<!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;">]>'
     text = laughs + agent_block(args="<agent_input>&c; &amp; &#60; &lt;agent&gt;</agent_input>")

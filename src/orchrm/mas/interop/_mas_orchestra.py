@@ -110,6 +110,8 @@ def _agent(content: str, index: int) -> tuple[AgentSpec, str, list[str]]:
     agent_id = fields.get("agent_id", "").strip()
     if not agent_id:
         raise PlanError("parse", f"{where} has no <agent_id>")
+    if len(agent_id) > 40:  # checked before the id is quoted in any message
+        raise PlanError("schema", f"{where}: agent_id {agent_id[:40]!r}... is over 40 characters", agent=agent_id[:40])
     name = fields.get("agent_name", "").strip()
     agent_type = _BY_LOWER.get(name.lower())
     if agent_type is None:
@@ -140,9 +142,9 @@ def _agent(content: str, index: int) -> tuple[AgentSpec, str, list[str]]:
         agent_input = ORIGINAL_QUESTION_INPUT
     try:
         spec = AgentSpec(id=agent_id, type=agent_type, input=agent_input, options=options)
-    except ValidationError as exc:
+    except ValidationError as exc:  # the bounds are checked above; kept so a new AgentSpec rule is a PlanError
         err = exc.errors()[0]
-        raise PlanError("schema", f"agent {agent_id[:60]!r} {'.'.join(map(str, err['loc']))}: {err['msg']}", agent=agent_id[:60]) from None
+        raise PlanError("schema", f"agent {agent_id!r} {'.'.join(map(str, err['loc']))}: {err['msg']}", agent=agent_id) from None
     return spec, fields.get("agent_description", "").strip(), unknown
 
 
@@ -176,6 +178,8 @@ def _edges(content: str) -> list[Edge]:
     pending: str | None = None
     for b in blocks(content, ("from", "to"), where="the <edge> block", limit=2 * MAX_EDGES):
         end = b.content.strip()
+        if len(end) > 40:  # no agent id is longer; checked before the text is quoted in any message
+            raise PlanError("unknown_edge_end", f"<{b.name}>{end[:40]}...</{b.name}> names no agent (ids have at most 40 characters)")
         if b.name.lower() == "from":
             if pending is not None:
                 raise PlanError("edge_pairs", f"<from>{pending[:40]}</from> has no <to>")
