@@ -56,6 +56,12 @@ def test_mas_orchestra_plans_and_consensus_without_gold(tmp_path):
     assert pairs.stats.per_source["consensus"].train == 3
 
 
+def test_byte_order_mark_and_crlf_lines(tmp_path):
+    source = tmp_path / "rows.jsonl"
+    source.write_bytes(b"\xef\xbb\xbf" + json.dumps({"question": "q", "plan": COT}).encode() + b"\r\n\r\n" + json.dumps({"question": "q", "plan": SC}).encode())
+    assert import_executions(source, tmp_path / "run").rows == 2
+
+
 def test_score_threshold_and_row_defaults(tmp_path):
     row = ExternalExecution(question="q", plan=COT, score=0.7)
     assert to_trace(row, plan_index=0, plan_format="orchrm").score.correct is False

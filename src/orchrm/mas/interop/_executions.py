@@ -128,6 +128,7 @@ def read_jsonl_rows(path: Path) -> Iterator[tuple[str, ExternalExecution]]:
         data = path.read_bytes()
     except OSError as exc:
         raise RunFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark, as some exporters write one
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
