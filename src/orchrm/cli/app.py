@@ -36,6 +36,8 @@ VERBS = (
     Verb("bon", "bon", "bon", "Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."),
     Verb("rollout", "rollout", "rollout", "Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."),
     Verb("show", "show", "show", "Show a run's traces as a table, or one trace in full (--index, or --question [--plan])."),
+    Verb("import", "imports", "import_",
+         "Import executions run on another MAS (question, plan, answer or grade) as traces that `orchrm pairs` reads."),
     Verb("pairs", "pairs", "pairs", "Build label-free win-lose plan pairs from executed rollouts."),
     Verb("train-rm", "reward_model", "train_rm", "Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."),
     Verb("score", "reward_model", "score", 'Score plans with a reward model; each output line adds "scores" (one per plan, higher is better).'),

@@ -1,0 +1,38 @@
+"""Plans and executions from other multi-agent systems.
+
+- `parse_mas_orchestra` / `to_mas_orchestra`: MAS-Orchestra's `<agent>`/`<edge>` plan format, read into an
+  orchrm `Plan` and written from one (agent names map to orchrm types by `AGENT_NAMES`).
+- `import_executions`: executions a team ran on its own MAS (question, plan text, final answer or grade,
+  optional tokens and checkpoint label), from JSONL or a saved `datasets` folder, turned into orchrm
+  `Trace`s in a run folder that `orchrm pairs` reads like one made by `orchrm rollout`.
+"""
+
+from ._executions import (
+    IMPORT_FILE,
+    PLAN_FORMATS,
+    ExternalExecution,
+    ImportDefaults,
+    ImportReport,
+    import_executions,
+    read_datasets_rows,
+    read_jsonl_rows,
+    to_trace,
+)
+from ._mas_orchestra import AGENT_NAMES, ORIGINAL_QUESTION_INPUT, MasOrchestraPlan, parse_mas_orchestra, to_mas_orchestra
+
+__all__ = [
+    "AGENT_NAMES",
+    "IMPORT_FILE",
+    "ORIGINAL_QUESTION_INPUT",
+    "PLAN_FORMATS",
+    "ExternalExecution",
+    "ImportDefaults",
+    "ImportReport",
+    "MasOrchestraPlan",
+    "import_executions",
+    "parse_mas_orchestra",
+    "read_datasets_rows",
+    "read_jsonl_rows",
+    "to_mas_orchestra",
+    "to_trace",
+]
