@@ -91,3 +91,14 @@ def test_committed_100_question_run_loads():
     data = run_questions(run)
     assert len(data["questions"]) == 100 and all(len(q["plans"]) == 8 for q in data["questions"])
     assert "rm" in data["methods"] and "judge" in data["methods"]
+
+
+def test_a_mixed_runs_task_is_the_member_named_by_the_question_id(tmp_path):
+    from orchrm.mas.traces import TraceWriter
+
+    with TraceWriter(tmp_path / "traces.jsonl") as w:
+        for qid in ("chain_sum/c-1", "world_qa/w-1"):
+            w.write(make_trace(qid, 0, SINGLE, correct=True, kind="k").model_copy(update={"task": "mix:world_qa,chain_sum"}))
+    (run,) = load_runs([tmp_path])
+    assert run_questions(run)["tasks"] == ["chain_sum", "world_qa"]
+    assert run_index([run])[0]["tasks"] == ["chain_sum", "world_qa"]

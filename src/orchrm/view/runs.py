@@ -24,6 +24,7 @@ from ..errors import RunFileError
 from ..mas.plans import Edge, Plan, plan_shape, topological_order
 from ..mas.run_folder import run_traces
 from ..mas.traces import RUN_FILE, TRACES_FILE, Trace, locate_traces, read_traces
+from ..tasks.mix import SEPARATOR as MIX_SEPARATOR
 
 LOOP_FILE = "loop.json"
 QUESTION_CLIP = 400
@@ -145,6 +146,15 @@ def _total_tokens(t: Trace) -> int:
     return sum(c.total_tokens for c in t.tokens.values())
 
 
+def question_task(t: Trace) -> str:
+    """The task a question comes from: a mixed run's member, named by the question id's prefix."""
+    if t.task.startswith("mix:"):
+        member, sep, _ = t.question_id.partition(MIX_SEPARATOR)
+        if sep:
+            return member
+    return t.task
+
+
 def _outcome(t: Trace) -> str:
     if not t.valid:
         return "invalid"
@@ -163,7 +173,7 @@ def run_index(runs: list[Run]) -> list[dict[str, Any]]:
         for t in r.traces.values():
             for cat, c in t.tokens.items():
                 tokens[cat] = tokens.get(cat, 0) + c.total_tokens
-        tasks = sorted({t.task for t in r.traces.values()})
+        tasks = sorted({question_task(t) for t in r.traces.values()})
         out.append({"id": i, "name": r.name, "kind": r.kind, "tasks": tasks, "questions": len(r.question_ids),
                     "traces": len(r.traces), "tokens": tokens, **({"bon": r.summary} if r.kind == "bon" else {})})
     return out
@@ -187,7 +197,7 @@ def run_questions(run: Run) -> dict[str, Any]:
         first = plans[0] if plans else None
         questions.append({
             "id": qid,
-            "task": first.task if first else None,
+            "task": question_task(first) if first else None,
             "kind": first.question_kind if first else None,
             "question": _clip(first.question, QUESTION_CLIP) if first else None,
             "gold": _clip(first.gold, ANSWER_CLIP) if first else None,

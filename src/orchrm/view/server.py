@@ -114,6 +114,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path in self.server.files:
             body, ctype = self.server.files[path]
             return self._send(HTTPStatus.OK, body, ctype, head=head)
+        if path == "/favicon.ico":  # no icon; answered so the browser logs no error
+            return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon", head=head)
         parts = path.strip("/").split("/")
         if parts == ["api", "runs"]:
             return self._send(HTTPStatus.OK, _dumps(self.server.index), "application/json", head=head)
