@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from orchrm.jsonl import JsonlWriter
 from orchrm.llm import Message, Usage
 from orchrm.mas.plans import parse_plan
 from orchrm.mas.traces import AgentEvent, LLMCall, OrchestratorInfo, ScoreRecord, Trace, TraceWriter, token_totals
@@ -97,3 +98,26 @@ def viewer(bon_dir):
     running = Running(load_runs([bon_dir]))
     yield running
     running.stop()
+
+
+def write_grpo(folder: Path) -> Path:
+    """A train-orchestrator folder: two steps, two questions, each step one diamond (rewarded), one single
+    agent plan and one invalid completion (the penalty); tokens.json with its categories."""
+    from orchrm.grpo.rewards import SAMPLES_FILE, SampleRecord
+
+    folder.mkdir(parents=True)
+    with JsonlWriter(folder / SAMPLES_FILE) as w:
+        for step in (1, 2):
+            for q in ("g0", "g1"):
+                w.write(SampleRecord(step=step, question_id=q, completion=DIAMOND, valid=True, reward=0.5 + step / 10,
+                                     detail={"raw": PAYLOAD}))
+                w.write(SampleRecord(step=step, question_id=q, completion=SINGLE, valid=True, reward=0.25))
+                w.write(SampleRecord(step=step, question_id=q, completion=PAYLOAD, valid=False, rule="parse",
+                                     reason=PAYLOAD, reward=-1.0))
+    (folder / "tokens.json").write_text(json.dumps({"categories": {"plan": {"total_tokens": 1200}, "train": {"total_tokens": 2400}}}))
+    return folder
+
+
+@pytest.fixture
+def grpo_dir(tmp_path):
+    return write_grpo(tmp_path / "grpo")

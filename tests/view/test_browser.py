@@ -131,3 +131,21 @@ def test_committed_100_question_bon_run_loads_in_under_2s(page, tmp_path):
         assert page.problems == []
     finally:
         running.stop()
+
+
+def test_training_run_shows_sampled_plans_and_their_dags(page, grpo_dir):
+    running = Running(load_runs([grpo_dir]))
+    try:
+        open_viewer(page, running.url + "#run=0&q=g1&plan=3")
+        page.wait_for_selector("#trace svg.dag")
+        assert page.locator("svg.dag g.node").count() == 4
+        assert "step 2" in page.locator("#trace h3").inner_text()
+        assert page.locator("#steps tr").count() == 3
+        page.locator("#plans a", has_text="#2").click()
+        page.wait_for_function("document.body.dataset.trace === 'g1/2'")
+        assert PAYLOAD in page.locator("#trace .err").inner_text()
+        assert page.locator("svg.dag").count() == 0 and page.locator("img").count() == 0
+        assert page.evaluate("window.pwned") is None
+        assert page.problems == []
+    finally:
+        running.stop()

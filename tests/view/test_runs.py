@@ -102,3 +102,34 @@ def test_a_mixed_runs_task_is_the_member_named_by_the_question_id(tmp_path):
     (run,) = load_runs([tmp_path])
     assert run_questions(run)["tasks"] == ["chain_sum", "world_qa"]
     assert run_index([run])[0]["tasks"] == ["chain_sum", "world_qa"]
+
+
+def test_grpo_folder_reads_every_sampled_plan(grpo_dir):
+    from orchrm.grpo.rewards import SAMPLES_FILE
+    from orchrm.view.training import SAMPLES_NAME
+
+    assert SAMPLES_NAME == SAMPLES_FILE
+    (run,) = load_runs([grpo_dir])
+    assert run.kind == "grpo" and run.question_ids == ["g0", "g1"] and len(run.samples) == 12
+    (index,) = run_index([run])
+    assert index["tokens"] == {"plan": 1200, "train": 2400} and index["samples"] == 12
+    assert [s["step"] for s in index["grpo"]["steps"]] == [1, 2]
+    assert index["grpo"]["steps"][1]["valid"] == pytest.approx(2 / 3)
+    assert index["grpo"]["steps"][1]["mean_reward"] == pytest.approx((0.7 + 0.25 - 1.0) / 3)
+    q = run_questions(run)["questions"][0]
+    assert [p["outcome"] for p in q["plans"]] == ["scored", "scored", "invalid"] * 2
+    assert [p["step"] for p in q["plans"]] == [1, 1, 1, 2, 2, 2]
+    d = trace_detail(run, "g0", 3)
+    assert d["sample"]["step"] == 2 and d["sample"]["reward"] == pytest.approx(0.7) and len(d["graph"]["nodes"]) == 4
+    bad = trace_detail(run, "g0", 2)
+    assert bad["outcome"] == "invalid" and bad["graph"]["nodes"] == [] and bad["plan"] is None
+    assert trace_detail(run, "g0", 6) is None
+
+
+def test_many_steps_are_thinned_to_a_dozen_rows():
+    from types import SimpleNamespace
+
+    from orchrm.view.training import STEP_ROWS, _steps
+
+    rows = _steps([SimpleNamespace(step=s, reward=1.0, valid=True) for s in range(100)])
+    assert len(rows) <= STEP_ROWS + 1 and rows[0]["step"] == 0 and rows[-1]["step"] == 99

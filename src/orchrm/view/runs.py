@@ -37,17 +37,19 @@ class Run:
     (method picks and RM rewards), the judge's records and the results summary."""
 
     name: str
-    kind: str  # "rollout", "train" (a loop's training rollout) or "bon"
+    kind: str  # "rollout", "train" (a loop's training rollout), "bon", or "grpo" (a train-orchestrator run)
     traces: dict[tuple[str, int], Trace]
     question_ids: list[str]
     per_question: dict[str, dict[str, Any]] = field(default_factory=dict)
     judgments: dict[str, dict[str, Any]] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
+    samples: dict[tuple[str, int], Any] = field(default_factory=dict)  # a grpo run's sampled plans (training.py)
 
 
 def load_runs(paths: list[Path]) -> list[Run]:
-    """Every run under the given paths: a rollout folder (or its traces.jsonl), a best-of-N folder, or a loop
-    folder (its `train/` rollout and its `bon/` run). An unrecognised path is a `RunFileError`."""
+    """Every run under the given paths: a rollout folder (or its traces.jsonl), a best-of-N folder, a loop
+    folder (its `train/` rollout and its `bon/` run) or a `train-orchestrator` folder (its sampled plans). An
+    unrecognised path is a `RunFileError`."""
     runs: list[Run] = []
     for path in paths:
         runs.extend(_load(path))
@@ -65,12 +67,16 @@ def _load(path: Path) -> list[Run]:
     if path.is_file() or (path / TRACES_FILE).exists():
         kind = "train" if path.name == "train" else "rollout"
         return [_rollout_run(locate_traces(path), kind)]
+    from .training import is_training_run, load_training_run
+
+    if is_training_run(path):
+        return [load_training_run(path)]
     raise RunFileError(
         f"{path}: not a run folder", hint="pass a rollout folder, its traces.jsonl, a best-of-N folder or a loop folder"
     )
 
 
-def _display_name(path: Path) -> str:
+def display_name(path: Path) -> str:
     parts = path.resolve().parts
     return "/".join(parts[-3:])
 
@@ -81,7 +87,7 @@ def _rollout_run(traces_file: Path, kind: str) -> Run:
     n = _run_setting(traces_file.parent / RUN_FILE, "n_plans") or (max((t.plan_index for t in traces), default=-1) + 1)
     kept = run_traces(traces, ids, n)
     folder = traces_file.parent
-    return Run(name=_display_name(folder), kind=kind, traces={t.key: t for t in kept}, question_ids=ids)
+    return Run(name=display_name(folder), kind=kind, traces={t.key: t for t in kept}, question_ids=ids)
 
 
 def _run_setting(path: Path, key: str) -> Any:
@@ -103,7 +109,7 @@ def _bon_run(folder: Path) -> Run:
     kept = run_traces(traces, ids, n)
     judgments = {j.question_id: {"best": j.best, "scores": j.scores, "status": j.status}
                  for j in read_judgments(folder / JUDGMENTS_FILE) if j.n == n}
-    return Run(name=_display_name(folder), kind="bon", traces={t.key: t for t in kept}, question_ids=ids,
+    return Run(name=display_name(folder), kind="bon", traces={t.key: t for t in kept}, question_ids=ids,
                per_question=per_question, judgments=judgments, summary=summary)
 
 
@@ -169,18 +175,22 @@ def run_index(runs: list[Run]) -> list[dict[str, Any]]:
     """The run list: name, kind, counts, tokens per category over the run, and best-of-N's method summary."""
     out = []
     for i, r in enumerate(runs):
-        tokens: dict[str, int] = {}
+        tokens: dict[str, int] = dict(r.summary.get("tokens") or {}) if r.kind == "grpo" else {}
         for t in r.traces.values():
             for cat, c in t.tokens.items():
                 tokens[cat] = tokens.get(cat, 0) + c.total_tokens
         tasks = sorted({question_task(t) for t in r.traces.values()})
         out.append({"id": i, "name": r.name, "kind": r.kind, "tasks": tasks, "questions": len(r.question_ids),
-                    "traces": len(r.traces), "tokens": tokens, **({"bon": r.summary} if r.kind == "bon" else {})})
+                    "traces": len(r.traces), "samples": len(r.samples), "tokens": tokens, **({r.kind: r.summary} if r.kind in ("bon", "grpo") else {})})
     return out
 
 
 def run_questions(run: Run) -> dict[str, Any]:
     """Every question of a run with one summary per plan (outcome, tokens, reward) and each method's pick."""
+    if run.kind == "grpo":
+        from .training import training_questions
+
+        return {"id": run.name, "kind": run.kind, "methods": [], "kinds": [], "tasks": [], "questions": training_questions(run)}
     plans_by_q: dict[str, list[Trace]] = {q: [] for q in run.question_ids}
     for t in run.traces.values():
         plans_by_q.setdefault(t.question_id, []).append(t)
@@ -239,7 +249,12 @@ def plan_graph(plan: Plan | None) -> dict[str, Any]:
 
 
 def trace_detail(run: Run, question_id: str, plan_index: int) -> dict[str, Any] | None:
-    """One trace in full (every agent's calls and outputs), its DAG, and what the run's methods made of it."""
+    """One trace in full (every agent's calls and outputs), its DAG, and what the run's methods made of it; for
+    a grpo run, one sampled plan with its reward."""
+    if run.kind == "grpo":
+        from .training import sample_detail
+
+        return sample_detail(run, question_id, plan_index)
     t = run.traces.get((question_id, plan_index))
     if t is None:
         return None

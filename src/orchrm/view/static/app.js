@@ -63,7 +63,17 @@ function renderSummary(run) {
   const tok = Object.entries(run.tokens).map(([k, v]) => k + " " + fmt(v)).join(" · ");
   box.append(el("div", { class: "meta" },
     el("b", {}, run.name), el("span", { class: "tag" }, run.kind),
-    " " + run.tasks.join(", ") + " · " + fmt(run.questions) + " questions · " + fmt(run.traces) + " traces · tokens: " + (tok || "–")));
+    " " + run.tasks.join(", ") + " · " + fmt(run.questions) + " questions · " +
+    (run.kind === "grpo" ? fmt(run.samples) + " sampled plans" : fmt(run.traces) + " traces") + " · tokens: " + (tok || "–")));
+  if (run.grpo && run.grpo.steps) {
+    const table = el("table", { id: "steps" },
+      el("tr", {}, ...["step", "samples", "valid", "mean reward"].map(h => el("th", {}, h))));
+    for (const s of run.grpo.steps) {
+      table.append(el("tr", {}, el("td", {}, fmt(s.step)), el("td", {}, fmt(s.samples)),
+        el("td", {}, fmt(100 * s.valid, 0) + "%"), el("td", {}, fmt(s.mean_reward, 3))));
+    }
+    box.append(el("div", {}, "training (GRPO): reward of the sampled plans by step"), table);
+  }
   if (run.bon && run.bon.methods) {
     const table = el("table", { id: "methods" },
       el("tr", {}, ...["method", "accuracy", "95% interval", "plan tok", "execute tok", "verify tok", "total tok", "plans run"].map(h => el("th", {}, h))));
@@ -125,7 +135,8 @@ function planChip(q, p) {
   const label = "#" + p.index + (p.reward === null || p.reward === undefined ? "" : " " + fmt(p.reward, 2));
   return el("span", {
     class: "chip " + p.outcome + (picked.length ? " picked" : ""),
-    title: p.outcome + (picked.length ? " · picked by " + picked.join(", ") : "") + " · " + p.shape + " · " + fmt(p.tokens) + " tok",
+    title: p.outcome + (picked.length ? " · picked by " + picked.join(", ") : "") + " · " + p.shape +
+      (p.step === undefined ? " · " + fmt(p.tokens) + " tok" : " · step " + p.step),
     "data-plan": p.index,
     onclick: (ev) => { ev.stopPropagation(); selectQuestion(q.id, p.index); },
   }, label);
@@ -172,11 +183,36 @@ async function selectQuestion(qid, plan) {
   const url = "/api/runs/" + state.run + "/trace?q=" + encodeURIComponent(qid) + "&plan=" + state.plan;
   const d = await getJSON(url);
   if (state.q !== qid) return;
-  detail.append(renderTrace(d));
+  detail.append(d.sample ? renderSample(d) : renderTrace(d));
   document.body.dataset.trace = qid + "/" + state.plan;
 }
 
+function renderSample(d) {
+  const s = d.sample;
+  const out = el("div", { id: "trace" });
+  out.append(el("h3", {}, "sample #" + s.index + " · step " + s.step + " · " + d.outcome + " · reward " + fmt(s.reward, 3)));
+  if (!s.valid) out.append(el("div", { class: "err" }, "invalid plan — " + (s.rule || "?") + (s.reason ? ": " + s.reason : "")));
+  if (s.error) out.append(el("div", { class: "err" }, "scorer error: " + s.error));
+  if (d.graph.nodes.length) out.append(el("h4", {}, "plan"), drawDag(d.graph, []));
+  for (const a of (d.plan && d.plan.agents) || []) {
+    out.append(el("div", { class: "agent", "data-agent": a.id }, el("div", {}, el("b", {}, a.id), " (" + a.type + ")"),
+      Object.keys(a.options || {}).length ? block("options", a.options) : null, block("input", a.input)));
+  }
+  out.append(block("completion as sampled", s.completion));
+  if (s.detail && Object.keys(s.detail).length) out.append(block("reward detail", s.detail));
+  return out;
+}
+
 function renderQuestionHead(q) {
+  if (state.runs[state.run].kind === "grpo") {
+    const table = el("table", { id: "plans" }, el("tr", {}, ...["sample", "step", "outcome", "shape", "reward"].map(h => el("th", {}, h))));
+    for (const p of q.plans) {
+      table.append(el("tr", {},
+        el("td", {}, el("a", { href: "#", onclick: (ev) => { ev.preventDefault(); selectQuestion(q.id, p.index); } }, "#" + p.index)),
+        el("td", {}, fmt(p.step)), el("td", {}, p.outcome), el("td", {}, p.shape), el("td", {}, fmt(p.reward, 3))));
+    }
+    return el("div", {}, el("h2", {}, q.id), table);
+  }
   const head = el("div", {},
     el("h2", {}, q.id), el("div", {}, ...[q.task, q.kind].filter(Boolean).map(t => el("span", { class: "tag" }, t))),
     el("div", {}, el("b", {}, "gold: "), q.gold === null ? "–" : q.gold));
