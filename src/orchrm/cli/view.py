@@ -23,7 +23,8 @@ def view(
     t0 = time.perf_counter()
     loaded = load_runs(runs)
     server = serve(loaded, port)
-    console.print(f"{len(loaded)} runs loaded in {time.perf_counter() - t0:.1f}s; serving {server.url} (Ctrl-C to stop)")
+    runs_loaded = f"{len(loaded)} run" + ("" if len(loaded) == 1 else "s")
+    console.print(f"{runs_loaded} loaded in {time.perf_counter() - t0:.1f}s; serving {server.url} (Ctrl-C to stop)")
     if open_browser:
         webbrowser.open(server.url)
     try:

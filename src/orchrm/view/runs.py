@@ -180,8 +180,9 @@ def run_index(runs: list[Run]) -> list[dict[str, Any]]:
             for cat, c in t.tokens.items():
                 tokens[cat] = tokens.get(cat, 0) + c.total_tokens
         tasks = sorted({question_task(t) for t in r.traces.values()})
+        extra = {r.kind: r.summary} if r.kind in ("bon", "grpo") else {}
         out.append({"id": i, "name": r.name, "kind": r.kind, "tasks": tasks, "questions": len(r.question_ids),
-                    "traces": len(r.traces), "samples": len(r.samples), "tokens": tokens, **({r.kind: r.summary} if r.kind in ("bon", "grpo") else {})})
+                    "traces": len(r.traces), "samples": len(r.samples), "tokens": tokens, **extra})
     return out
 
 
