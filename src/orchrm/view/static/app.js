@@ -150,7 +150,9 @@ function renderQuestions() {
   for (const q of shown) {
     const tags = [q.task, q.kind].filter(Boolean).map(t => el("span", { class: "tag" }, t));
     const verdict = method ? outcomeOf(q, method) : null;
-    const row = el("div", { class: "q" + (q.id === state.q ? " sel" : ""), "data-q": q.id, onclick: () => selectQuestion(q.id, null) },
+    const row = el("div", { class: "q" + (q.id === state.q ? " sel" : ""), "data-q": q.id, tabindex: 0, role: "button",
+      onclick: () => selectQuestion(q.id, null),
+      onkeydown: (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); selectQuestion(q.id, null); } } },
       el("div", {}, el("span", { class: "qid" }, q.id), ...tags, verdict ? el("span", { class: "tag" }, method + ": " + verdict) : null),
       el("div", { class: "text" }, q.question || ""),
       el("div", { class: "chips" }, ...q.plans.map(p => planChip(q, p))));
