@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 import pytest
 from conftest import BENCH_BON, PAYLOAD, Running
+from synthetic_traces import write_run
 
 from orchrm.view import load_runs
 
@@ -47,6 +48,7 @@ def page(browser):
     page.close()
 
 
+# Waits are selectors, never wait_for_function: the page's CSP forbids the eval Playwright's polling uses.
 def open_viewer(page, url):
     response = page.goto(url)
     page.wait_for_selector("body[data-ready='1']", timeout=10_000)
@@ -87,7 +89,7 @@ def test_dag_drawn_with_its_nodes_edges_and_sink(page, viewer):
     assert (221, 244, 255) in {c for _, c in colours}  # the node fill
     # the single-agent plan draws one node
     page.locator("#plans a", has_text="#1").click()
-    page.wait_for_function("document.body.dataset.trace === 'q2/1'")
+    page.wait_for_selector("body[data-trace='q2/1']")
     assert page.locator("svg.dag g.node").count() == 1
     assert page.problems == []
 
@@ -114,11 +116,13 @@ def test_filters_by_kind_method_and_outcome(page, viewer):
 
 @pytest.mark.skipif(not BENCH_BON.exists(), reason="the committed best-of-N run is not in this checkout")
 def test_committed_100_question_bon_run_loads_in_under_2s(page, tmp_path):
+    cold = time.perf_counter()
     running = Running(load_runs([BENCH_BON]))
     try:
         start = time.perf_counter()
         open_viewer(page, running.url)
         seconds = time.perf_counter() - start
+        print(f"100-question best-of-N run: files read and served, page ready: {time.perf_counter() - cold:.3f}s")
         assert page.locator(".q").count() == 100
         assert page.locator(".chip").count() == 800
         own = page.evaluate("document.body.dataset.loadMs")
@@ -143,10 +147,41 @@ def test_training_run_shows_sampled_plans_and_their_dags(page, grpo_dir):
         assert "step 2" in page.locator("#trace h3").inner_text()
         assert page.locator("#steps tr").count() == 3
         page.locator("#plans a", has_text="#2").click()
-        page.wait_for_function("document.body.dataset.trace === 'g1/2'")
+        page.wait_for_selector("body[data-trace='g1/2']")
         assert PAYLOAD in page.locator("#trace .err").inner_text()
         assert page.locator("svg.dag").count() == 0 and page.locator("img").count() == 0
         assert page.evaluate("window.pwned") is None
         assert page.problems == []
     finally:
         running.stop()
+
+
+def test_rollout_run_shows_an_invalid_plan_as_text(page, tmp_path):
+    running = Running(load_runs([write_run(tmp_path / "run", questions=2)]))
+    try:
+        open_viewer(page, running.url + "#run=0&q=q1&plan=2")
+        page.wait_for_selector("body[data-trace='q1/2']")
+        assert "invalid plan — parse: bad" in page.locator("#trace .err").inner_text()
+        assert page.locator("svg.dag").count() == 0
+        page.locator("#trace summary", has_text="plan text as written").click()
+        assert page.locator("#trace pre", has_text="{not a plan").is_visible()
+        # quick clicks: only the last trace asked for is shown
+        page.locator("#plans a", has_text="#0").click()
+        page.locator("#plans a", has_text="#1").click()
+        page.wait_for_selector("body[data-trace='q1/1']")
+        assert page.locator("#trace").count() == 1 and page.locator("svg.dag g.node").count() == 1
+        page.select_option("#f-outcome", "correct")
+        assert page.locator(".q").count() == 2 and page.locator("#f-method option").count() == 1
+        assert page.problems == []
+    finally:
+        running.stop()
+
+
+def test_csp_blocks_inline_scripts_and_handlers_in_the_browser(page, viewer):
+    open_viewer(page, viewer.url)
+    page.evaluate("""() => { const s = document.createElement('script'); s.textContent = 'window.inline = 1';
+                             document.head.append(s); }""")
+    page.evaluate("""() => { const b = document.createElement('button'); b.setAttribute('onclick', 'window.handler = 1');
+                             document.body.append(b); b.click(); }""")
+    assert page.evaluate("() => [window.inline, window.handler]") == [None, None]
+    assert page.problems and all("Content Security Policy" in p for p in page.problems)

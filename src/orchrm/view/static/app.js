@@ -3,7 +3,7 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const state = { runs: [], run: null, data: null, q: null, plan: null };
+const state = { runs: [], run: null, data: null, q: null, plan: null, seq: 0 };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -183,8 +183,9 @@ async function selectQuestion(qid, plan) {
   detail.replaceChildren(renderQuestionHead(q));
   if (state.plan === null) return;
   const url = "/api/runs/" + state.run + "/trace?q=" + encodeURIComponent(qid) + "&plan=" + state.plan;
+  const seq = ++state.seq;
   const d = await getJSON(url);
-  if (state.q !== qid) return;
+  if (seq !== state.seq) return;  // a later click asked for another trace
   detail.append(d.sample ? renderSample(d) : renderTrace(d));
   document.body.dataset.trace = qid + "/" + state.plan;
 }
