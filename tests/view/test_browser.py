@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from conftest import BENCH_BON, PAYLOAD, Running
+from view_runs import BENCH_BON, PAYLOAD, Running
 from synthetic_traces import write_run
 
 from orchrm.view import load_runs

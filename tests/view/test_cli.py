@@ -5,7 +5,7 @@ import subprocess
 import sys
 import urllib.request
 
-from conftest import BENCH_BON
+from view_runs import BENCH_BON
 
 
 def test_not_a_run_is_one_red_line(tmp_path):

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import BENCH_BON, DIAMOND, PAYLOAD, SINGLE, make_trace
+from view_runs import BENCH_BON, DIAMOND, PAYLOAD, SINGLE, make_trace
 from synthetic_traces import write_run
 
 from orchrm.errors import RunFileError

@@ -5,7 +5,7 @@ import json
 from urllib.parse import quote
 
 import pytest
-from conftest import PAYLOAD
+from view_runs import PAYLOAD
 
 from orchrm.view import CSP
 
