@@ -44,6 +44,7 @@ VERBS = (
     Verb("serve", "reward_model", "serve", "Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info."),
     Verb("train-orchestrator", "train_orchestrator", "train_orchestrator",
          "Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter."),
+    Verb("view", "view", "view", "Browse runs in a local web viewer on 127.0.0.1: plans as DAGs, agent calls, tokens, rewards and picks."),
     Verb("models", "models", "app", "List, prepare and verify the embedded models."),
 )
 
