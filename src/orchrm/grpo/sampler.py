@@ -157,7 +157,7 @@ class LlamaServerEngine:
 
     def complete(self, prompt_ids: list[list[int]], sampling: Sampling, seeds: list[int]) -> list[list[int]]:
         url = self.server.ensure_running().removesuffix("/v1") + "/completion"
-        # Explicit scales: a request with no `lora` list (or an empty one) still gets the loaded adapter.
+        # Explicit scales: a request with an empty `lora` list is served with whatever scale its slot last had.
         scale = [{"id": 0, "scale": 1.0}] if self.server.lora is not None else []
 
         def one(ids: list[int], seed: int) -> list[int]:

@@ -108,9 +108,9 @@ class LlamaServer:
     def restart(self, *, lora: Path | None) -> str:
         """Start again serving `lora` (a GGUF adapter, or None for the bare model); return the /v1 URL.
 
-        Requests must name the adapter's scale (`"lora": [{"id": 0, "scale": 1.0}]`): a request that does
-        not is served with the scale the server started with, and `--lora-init-without-apply` was seen not to
-        stop the adapter being applied, so callers say what they want on every request."""
+        Requests must name the adapter's scale (`"lora": [{"id": 0, "scale": 1.0}]`): one with an empty list
+        was served with the scale its slot last had, and `--lora-init-without-apply` was seen not to stop the
+        adapter being applied, so callers say what they want on every request."""
         with self._lock:
             self.stop()
             self.lora = lora
