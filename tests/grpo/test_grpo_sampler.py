@@ -170,3 +170,35 @@ def test_the_server_command_names_the_adapter(tmp_path):
     server.lora = tmp_path / "adapter.gguf"
     cmd = server._command(8080)
     assert cmd[cmd.index("--lora") + 1] == str(tmp_path / "adapter.gguf")
+
+
+def test_a_group_of_plans_is_one_request_with_explicit_adapter_scale(tmp_path):
+    import httpx
+
+    from orchrm.grpo.sampler import LlamaServerEngine, Sampling
+
+    seen = []
+
+    def handler(request):
+        body = json.loads(request.content)
+        seen.append(body)
+        n, first = body["n_cmpl"], body["prompt"][0]
+        results = [{"index": j, "tokens": [first, body["seed"] + j], "stop_type": "eos"} for j in range(n)]
+        return httpx.Response(200, json=list(reversed(results)))  # any order: placed by index
+
+    class Server:
+        lora = tmp_path / "adapter.gguf"
+
+        def ensure_running(self):
+            return "http://127.0.0.1:1/v1"
+
+    engine = object.__new__(LlamaServerEngine)
+    engine.server, engine.parallel, engine._client = Server(), 4, httpx.Client(transport=httpx.MockTransport(handler))
+    out = engine.complete([[7, 1], [7, 1], [7, 1], [9, 2], [9, 2]], Sampling(max_tokens=5, temperature=0.8, top_p=0.95), [10, 11, 12, 13, 14])
+    assert out == [[7, 10], [7, 11], [7, 12], [9, 13], [9, 14]]
+    assert sorted((b["prompt"][0], b["n_cmpl"], b["seed"]) for b in seen) == [(7, 3, 10), (9, 2, 13)]
+    for b in seen:
+        assert b["lora"] == [{"id": 0, "scale": 1.0}] and b["samplers"] == ["temperature", "top_p"] and b["top_k"] == 0
+        assert b["return_tokens"] and b["n_predict"] == 5 and b["temperature"] == 0.8
+    with pytest.raises(ConfigError, match="needs as many server slots"):
+        engine.complete([[1]] * 5, Sampling(max_tokens=5, temperature=0.8, top_p=0.95), list(range(5)))

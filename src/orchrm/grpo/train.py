@@ -194,7 +194,7 @@ def _rollout(config: GRPORunConfig, weights: PolicyWeights, tokenizer: Any, data
     if engine is not None:
         return ServerRollout(engine, tokenizer, sampling, out / SAMPLER_DIR, seed=config.seed, clock=clock)
     longest = max(dataset["prompt_tokens"]) + config.plan_max_tokens
-    return server_rollout(weights, tokenizer, sampling, out, batch=config.group_size * config.questions_per_step,
+    return server_rollout(weights, tokenizer, sampling, out, group=config.group_size, batch=config.group_size * config.questions_per_step,
                           ctx_per_slot=256 * (longest // 256 + 1), seed=config.seed, clock=clock)  # fmt: skip
 
 
