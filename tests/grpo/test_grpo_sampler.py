@@ -122,7 +122,8 @@ def test_vllm_mode_is_trls_own(tmp_path):
     assert not args.use_vllm
 
 
-def test_auto_picks_the_server_for_a_gguf_policy(tmp_path, monkeypatch):
+def test_auto_picks_the_server_for_a_gguf_policy_on_a_cpu(tmp_path, monkeypatch):
+    monkeypatch.setattr("orchrm.grpo.sampler.on_gpu", lambda: False)
     monkeypatch.setattr("orchrm.grpo.sampler.vllm_available", lambda: False)
     folder = PolicyWeights(name="tiny", path=tmp_path, sha256="0" * 64)
     gguf = PolicyWeights(name="tiny", path=tmp_path, sha256="0" * 64, gguf=tmp_path / "tiny.gguf")
@@ -132,6 +133,8 @@ def test_auto_picks_the_server_for_a_gguf_policy(tmp_path, monkeypatch):
         resolve_sampler("server", folder)
     with pytest.raises(ConfigError, match="CUDA GPU and the vllm package"):
         resolve_sampler("vllm", gguf)
+    monkeypatch.setattr("orchrm.grpo.sampler.on_gpu", lambda: True)
+    assert resolve_sampler("auto", gguf) == "trl"  # a GPU without vllm: TRL's generate on the GPU
     monkeypatch.setattr("orchrm.grpo.sampler.vllm_available", lambda: True)
     assert resolve_sampler("auto", gguf) == "vllm"
 

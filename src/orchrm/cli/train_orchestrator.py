@@ -40,7 +40,7 @@ def train_orchestrator(
     sampler: Annotated[
         Literal["auto", "server", "trl", "vllm"],
         typer.Option(help="Who samples the plans: llama-server with the current adapter, TRL's generate, or TRL's vLLM mode; "
-                          "auto: vllm on a GPU that has it, else server for a GGUF policy, else trl."),
+                          "auto: on a GPU vllm if installed, else trl; on a CPU server for a GGUF policy, else trl."),
     ] = "auto",
     seed: Seed = 0,
     agent_backend: AgentBackend = None,

@@ -10,7 +10,8 @@
   Prompts go in as token ids, rendered by the policy tokenizer's chat template as TRL renders them, and
   completions come back as token ids: what is trained on is exactly what was sampled. Sampling is plain
   temperature then top-p (no top-k, min-p or repetition penalty), as TRL's defaults sample.
-- `auto`: vllm on a GPU that has it; server when the policy came from a GGUF; trl otherwise.
+- `auto`: on a GPU, vllm if installed, else trl (generate on the GPU; our llama-server build is CPU-only);
+  on a CPU, server when the policy came from a GGUF, else trl.
 """
 
 from __future__ import annotations
@@ -34,19 +35,23 @@ SAMPLER_DIR = "sampler"
 MAX_SLOTS = 16  # llama-server slots for plan sampling: a whole batch decodes together, up to this many
 
 
+def on_gpu() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
 def vllm_available() -> bool:
     import importlib.util
 
-    import torch
-
-    return torch.cuda.is_available() and importlib.util.find_spec("vllm") is not None
+    return on_gpu() and importlib.util.find_spec("vllm") is not None
 
 
 def resolve_sampler(choice: SamplerChoice, weights: PolicyWeights) -> SamplerKind:
     """The sampler a run uses: `choice`, or for `auto` the fastest this machine and policy allow."""
     if choice == "auto":
-        if vllm_available():
-            return "vllm"
+        if on_gpu():
+            return "vllm" if vllm_available() else "trl"
         return "server" if weights.gguf is not None else "trl"
     if choice == "server" and weights.gguf is None:
         raise ConfigError(f"--sampler server needs a GGUF policy; {weights.path} is a transformers folder", hint="use --sampler trl")
