@@ -165,7 +165,7 @@ def train_orchestrator(
     if config.sampler == "server":
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental
         rollout = _rollout(config, weights, tokenizer, dataset, out, clock, engine)
-    backend = rollout.engine.backend if rollout is not None else POLICY_BACKEND
+    backend = rollout.engine.backend if rollout is not None else "vllm" if config.sampler == "vllm" else POLICY_BACKEND
     accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock)
     try:
         trainer = GRPOTrainer(
