@@ -8,7 +8,7 @@ reported apart). The reward is plan validity (the parser and validator `train-or
 plans 1.0, rejected ones the penalty), or the RM given with `--rm`. Beside the times, what the plans looked
 like (valid share, mean length, share cut at the token limit): both samplers should sample one policy.
 
-    python bench/grpo_step.py [--samplers server trl] [--steps 3] [--group-size 8] [--rm DIR]
+    python bench/grpo_step.py [--samplers server trl] [--steps 3] [--group-size 8] [--rm DIR] [--bf16 --keep]
 
 Writes bench/results/grpo_step.json after every step.
 """
@@ -73,12 +73,13 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
     from transformers import TrainerCallback
 
     task = load_task(args.task)
-    weights = policy_weights(POLICY)
-    out = scratch / sampler
+    weights = policy_weights(POLICY, dtype="bfloat16" if args.bf16 else "float32")
+    name = sampler + ("-bf16" if args.bf16 else "")
+    out = scratch / name
     config = GRPORunConfig(
         task=args.task, policy=POLICY, policy_sha256=weights.sha256, reward="rm" if args.rm else "custom",
         group_size=args.group_size, questions_per_step=1, n_questions=args.steps, max_steps=args.steps,
-        save_steps=args.steps, plan_max_tokens=args.plan_max_tokens, seed=args.seed, sampler=sampler,
+        save_steps=args.steps, plan_max_tokens=args.plan_max_tokens, seed=args.seed, sampler=sampler, bf16=args.bf16,
     )  # fmt: skip
     if args.rm:
         from orchrm.rm import RewardModel
@@ -86,14 +87,14 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
         scorer: Any = RMScorer(RewardModel.load(Path(args.rm)))
     else:
         scorer = Valid()
-    entry = report["samplers"].setdefault(sampler, {})
+    entry = report["samplers"].setdefault(name, {"sampler": sampler, "bf16": args.bf16})
 
     class Save(TrainerCallback):  # runs after the run's own step timer: steps.jsonl has this step
         def on_step_end(self, a: Any, state: Any, control: Any, **kw: Any) -> None:
             entry.update(summary(out, args.plan_max_tokens))
             save(report)
             last = entry["steps"][-1]
-            print(f"{sampler} step {last['step']}: {last['step_s']:.1f}s = generation {last['generation_s']:.1f}s "
+            print(f"{name} step {last['step']}: {last['step_s']:.1f}s = generation {last['generation_s']:.1f}s "
                   f"(sync {last['sync_s']:.1f}s, {last['tokens_per_s']:.1f} tok/s) + reward {last['reward_s']:.2f}s "
                   f"+ update {last['update_s']:.1f}s", flush=True)  # fmt: skip
 
@@ -116,6 +117,8 @@ def main() -> None:
     ap.add_argument("--group-size", type=int, default=8)
     ap.add_argument("--plan-max-tokens", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep", action="store_true", help="keep the rows of bench/results/grpo_step.json already there")
+    ap.add_argument("--bf16", action="store_true", help="train in bf16 (AMX on recent Xeons); results keyed <sampler>-bf16")
     ap.add_argument("--rm", help="an RM folder from `orchrm train-rm` to reward with (default: plan validity)")
     args = ap.parse_args()
     report: dict[str, Any] = {
@@ -130,6 +133,8 @@ def main() -> None:
         "reward": "rm" if args.rm else "plan validity",
         "samplers": {},
     }
+    if RESULTS.is_file() and args.keep:
+        report["samplers"] = json.loads(RESULTS.read_text()).get("samplers", {})  # add to an earlier run's rows
     save(report)
     with tempfile.TemporaryDirectory(prefix="grpo-step-") as tmp:
         for sampler in args.samplers:
