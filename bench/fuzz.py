@@ -15,8 +15,8 @@ oversized plans, look-alike references, random mixes of all of these) and throws
 - the CLI readers, in process: `orchrm pairs` on a run whose traces hold the input as a line and as a plan
   text, and `orchrm score` on a request file holding it; an exception escaping `main` is a traceback.
 
-Then times parse and render of 1 MB of `{`, 1 MB of prose with braces and a 10,000-agent plan (mark: each
-under 0.5 s). Results go to bench/results/fuzz.json. No model is loaded.
+Then times parse and render of 1 MB of `{`, 1 MB of prose with braces, 1 MB of dense broken JSON and a
+10,000-agent plan (best of 3; mark: each under 0.5 s). Results go to bench/results/fuzz.json. No model is loaded.
 """
 
 from __future__ import annotations
@@ -203,6 +203,17 @@ def fuzz_cli(inputs: list[tuple[str, str | bytes]], folder: Path) -> dict:
             "exit_codes": {str(k): v for k, v in sorted(exits.items())}}
 
 
+def _parse_and_render_s(text: str) -> tuple[float, float]:
+    start = time.perf_counter()
+    try:
+        parse_plan(text)
+    except PlanError:
+        pass
+    parsed = time.perf_counter() - start
+    render_plan(text)
+    return parsed, time.perf_counter() - start - parsed
+
+
 def linearity() -> list[dict]:
     n = 10_000
     agents = [{"id": f"a{i}", "type": "cot", "input": f"use ${{a{i - 1}}}" if i else "go"} for i in range(n)]
@@ -211,18 +222,13 @@ def linearity() -> list[dict]:
         "1 MB of prose with braces": ("Let {x} be the set {1, 2}; agent ${a1} reads {\"y\" z} and {} " * (MB // 60 + 1))[:MB],
         "10,000-agent plan": json.dumps({"agents": agents, "edges": [{"from": f"a{i - 1}", "to": f"a{i}"} for i in range(1, n)]}),
         "10,000-agent plan in prose": "Here is my plan: " + json.dumps({"agents": agents}) + " -- done {ok}",
-        "1 MB of dense broken JSON (extra)": ('{"":1,' * (MB // 6 + 1))[:MB],
+        "1 MB of dense broken JSON": ('{"":1,' * (MB // 6 + 1))[:MB],
+        "1 MB of dense broken nested JSON": ('{"a":{"b":1},' * (MB // 13 + 1))[:MB],
     }
     rows = []
     for name, text in cases.items():
-        start = time.perf_counter()
-        try:
-            parse_plan(text)
-        except PlanError:
-            pass
-        parsed = time.perf_counter() - start
-        render_plan(text)
-        rendered = time.perf_counter() - start - parsed
+        runs = [_parse_and_render_s(text) for _ in range(3)]  # best of 3: the code's time, not the box's
+        parsed, rendered = min(r[0] for r in runs), min(r[1] for r in runs)
         rows.append({"case": name, "chars": len(text), "parse_s": round(parsed, 4), "render_s": round(rendered, 4),
                      "under_mark": parsed < LINEAR_MARK_S and rendered < LINEAR_MARK_S})
     return rows
@@ -248,7 +254,7 @@ def main_(argv: list[str] | None = None) -> None:
         print(f"  {row['case']:<36} {row['chars']:>9} chars  parse {row['parse_s']:.3f} s  render {row['render_s']:.3f} s")
     marks = {
         "crashes": parser["crashes"] + server["crashes"], "tracebacks": cli["tracebacks"], "http_500": server["http_500"],
-        "linear_under_0.5s": all(r["under_mark"] for r in lin if "(extra)" not in r["case"]),
+        "linear_under_0.5s": all(r["under_mark"] for r in lin),
     }
     marks["pass"] = marks["crashes"] == 0 and marks["tracebacks"] == 0 and marks["http_500"] == 0 and marks["linear_under_0.5s"]
     result = {"inputs": len(inputs), "seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "marks": marks,
@@ -259,8 +265,7 @@ def main_(argv: list[str] | None = None) -> None:
 
 
 def linear_note(rows: list[dict]) -> dict:
-    return {"mark_s": LINEAR_MARK_S, "cases": rows,
-            "note": "(extra) is reported, not marked: the prose scan reads it in linear time but at Python speed."}
+    return {"mark_s": LINEAR_MARK_S, "cases": rows, "note": "best of 3 runs of each case"}
 
 
 if __name__ == "__main__":

@@ -34,3 +34,11 @@ def trained_rm():
 @pytest.fixture(scope="session")
 def rm_dir(trained_rm, tmp_path_factory):
     return trained_rm.model.save(tmp_path_factory.mktemp("rm") / "model")
+
+
+@pytest.fixture(scope="session")
+def policy_dir(tmp_path_factory):
+    """A tiny random Qwen2-shaped policy (support/tiny_policy.py): GRPO runs on it in seconds on CPU."""
+    from tiny_policy import tiny_policy
+
+    return tiny_policy(tmp_path_factory.mktemp("policy") / "tiny")

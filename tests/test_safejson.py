@@ -180,3 +180,15 @@ def test_a_megabyte_is_read_in_linear_time(text):
     with pytest.raises(UnsafeJSONError):
         loads(text)
     assert time.perf_counter() - start < 2.5
+
+
+def test_objects_inside_a_whole_object_are_not_found_again_after_a_later_broken_one():
+    found = find_objects('{"a": {"b": 1}} then {"c": 2, oops')
+    assert found.objects == [{"a": {"b": 1}}]
+
+
+def test_first_keys_with_escapes_and_surrogates_are_decoded_and_checked():
+    assert find_objects(r'x {"\u0041": 1} y').objects == [{"A": 1}]
+    found = find_objects(r'x {"\ud800": 1} y')
+    assert found.objects == [] and found.refused is not None and found.refused.rule == "surrogate"
+    assert find_objects('{"n": 012}').objects == [] and find_objects('{"n": 0}').objects == [{"n": 0}]

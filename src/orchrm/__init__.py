@@ -13,6 +13,8 @@ from .version import __version__
 
 _EXPORTS = {
     "OrchrmError": ".errors",
+    "AsyncTRLReward": ".adapters",
+    "TRLReward": ".adapters",
     "Judgment": ".evidence",
     "SkillEvaluator": ".evidence",
     "load_skills": ".evidence",
@@ -39,6 +41,7 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
+    from .adapters import AsyncTRLReward, TRLReward
     from .errors import OrchrmError
     from .evidence import Judgment, SkillEvaluator, load_skills
     from .llm import LLM, Completion, GenerateConfig, Message, TokenLedger, Usage, open_llm

@@ -157,7 +157,9 @@ def loads(data: str | bytes, limits: Limits = DEFAULT) -> Any:
 
 # Where an object may start: a brace, then its own closing brace or a key, a colon and the first character
 # of a value. Prose braces (`{x}`, `${a1}`, a run of `{`, `{"quoted" words}`) are skipped at regex speed.
-_START = re.compile(r'\{[ \t\n\r]*(?:\}|' + _STRING.pattern + r'[ \t\n\r]*:[ \t\n\r]*[-"{\[0-9tfnNI])')
+# The match ends where the first value starts and group 1 is the first key (None for `{}`), so an attempt
+# begins at that value instead of re-reading what the regex already read.
+_START = re.compile(r'\{[ \t\n\r]*(?:\}|(' + _STRING.pattern + r')[ \t\n\r]*:[ \t\n\r]*(?=[-"{\[0-9tfnNI]))')
 _TOKEN = re.compile(
     r"[ \t\n\r]*(?:"
     r"([{}\[\]:,])"  # 1 punctuation
@@ -192,14 +194,19 @@ def _string(text: str, at: int) -> tuple[str, int] | _Failure:
     m = _STRING.match(text, at)
     if m is None:
         return ("syntax", "unterminated or invalid string")
-    raw = m.group()
+    value = _string_value(m.group())
+    return (value, m.end()) if type(value) is str else value
+
+
+def _string_value(raw: str) -> str | _Failure:
+    """A matched JSON string literal's text; a lone surrogate (escaped or raw) is a failure."""
     value = json.loads(raw) if "\\" in raw else raw[1:-1]
     if not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             return ("surrogate", f"lone UTF-16 surrogate {value[exc.start]!r} in a string")
-    return value, m.end()
+    return value
 
 
 def _number(token: str, limits: Limits) -> int | float | _Failure:
@@ -214,14 +221,14 @@ def _number(token: str, limits: Limits) -> int | float | _Failure:
 
 
 def _parse_object(
-    text: str, start: int, limits: Limits, inner: list[tuple[int, dict[str, Any]]]
+    text: str, start: int, limits: Limits, inner: list[tuple[int, dict[str, Any]]], key: str, pos: int
 ) -> tuple[dict[str, Any], int, None] | tuple[None, int, _Failure]:
-    """The object opening at `start`, parsed with an explicit stack (no recursion), and the offset after it;
-    or None, the offset of the offending token and why. Objects that close inside the attempt are added to
-    `inner` with their offset, so a broken wrapper still yields the whole objects it holds."""
+    """The object opening at `start`, whose first `key` and colon `_START` has read (its first value starts
+    at `pos`), parsed with an explicit stack (no recursion), and the offset after it; or None, the offset of
+    the offending token and why. Objects that close inside the attempt are added to `inner` with their
+    offset, so a broken wrapper still yields the whole objects it holds."""
     match = _TOKEN.match
-    stack: list[list[Any]] = []  # [offset, container, pending key]
-    pos = start
+    stack: list[list[Any]] = [[start, {}, key]]  # [offset, container, pending key]
     state = _VALUE
     while True:
         m = match(text, pos)
@@ -272,9 +279,12 @@ def _parse_object(
                     return None, at, got  # type: ignore[return-value]
                 value, pos = got
             elif kind == 3:
-                value = _number(tok, limits)
-                if type(value) is tuple:
-                    return None, at, value
+                if tok.isdigit() and (tok[0] != "0" or len(tok) == 1) and len(tok) <= limits.max_number_chars:
+                    value = int(tok)  # the common case, without the general number checks
+                else:
+                    value = _number(tok, limits)
+                    if type(value) is tuple:
+                        return None, at, value
             elif kind == 4:
                 value = _LITERALS[tok]
             elif kind == 5:
@@ -306,21 +316,32 @@ def find_objects(text: str, limits: Limits = DEFAULT) -> Found:
     """
     _check_size(text, limits)
     found = Found()
+    objects = found.objects
     search = _START.search
+    inner: list[tuple[int, dict[str, Any]]] = []  # one list for every attempt: prose makes many
     pos = 0
     while True:
         m = search(text, pos)
         if m is None:
             return found
-        start = m.start()
-        inner: list[tuple[int, dict[str, Any]]] = []
-        value, end, failure = _parse_object(text, start, limits, inner)
+        start, raw_key = m.start(), m.group(1)
+        if raw_key is None:  # `{}`
+            objects.append({})
+            pos = m.end()
+            continue
+        key = raw_key[1:-1] if raw_key.isascii() and "\\" not in raw_key else _string_value(raw_key)
+        if type(key) is str:
+            value, end, failure = _parse_object(text, start, limits, inner, key, m.end())
+        else:
+            value, end, failure = None, m.start(1), key
         if failure is None:
-            found.objects.append(value)  # type: ignore[arg-type]
+            objects.append(value)  # type: ignore[arg-type]
             pos = end
+            inner.clear()  # objects inside a whole object are part of it, not found on their own
             continue
         if inner:
-            found.objects.extend(obj for _, obj in sorted(inner, key=lambda pair: pair[0]))
-        if found.refused is None and failure[0] != "syntax":
+            objects.extend(obj for _, obj in sorted(inner, key=lambda pair: pair[0]))
+            inner.clear()
+        if failure[0] != "syntax" and found.refused is None:
             found.refused = UnsafeJSONError(failure[0], failure[1], position=end)
-        pos = max(end, start + 1)
+        pos = end if end > start else start + 1

@@ -34,6 +34,19 @@ def test_bon_prints_the_comparison_and_writes_the_report(fake, tmp_path, rm_dir,
     assert results["questions"] == 2 and "judge" not in results["methods"]
 
 
+def test_bon_json_is_the_results_object_on_stdout(fake, tmp_path, rm_dir, capsys):
+    fake.default_text = PLAN + "\nAnswer: 4"
+    make_task(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main([*args(fake, tmp_path / "qs.jsonl", rm_dir, tmp_path / "bon", "--no-judge"), "--json"])
+    assert info.value.code == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)  # stdout is exactly one JSON object: no table, no warning
+    on_disk = json.loads((tmp_path / "bon" / "results.json").read_text())
+    assert summary["methods"] == on_disk["methods"] and summary["files"]["results"].endswith("results.json")
+    assert "trained on synthetic" in captured.err
+
+
 def test_bon_with_too_many_held_out_questions_is_one_line(fake, tmp_path, rm_dir, capsys):
     make_task(tmp_path)
     task = tmp_path / "qs.jsonl"

@@ -194,3 +194,26 @@ def test_agent_context_reaches_the_sub_agents(context, fake, tmp_path):
     with pytest.raises(SystemExit):
         main(argv)
     assert json.loads((tmp_path / "r" / "run.json").read_text())["agent_context"] == context
+
+
+def test_rollout_json_prints_the_result_on_stdout_and_progress_on_stderr(fake, tmp_path, capsys):
+    from orchrm.cli.app import main
+
+    fake.default_text = SINGLE + "\nAnswer: 4"
+    with pytest.raises(SystemExit):
+        main([*_rollout_args(tmp_path, "--backend", "openai", "--base-url", fake.url), "--json"])
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["traces"] == 4 and summary["resumed"] == 0 and summary["tokens"] > 0
+    finished = [json.loads(line) for line in captured.err.splitlines() if line.startswith("{")]
+    assert any(r.get("stage") == "rollout plans" and r["finished"] and r["done"] == 4 for r in finished)
+
+
+def test_rollout_quiet_prints_only_the_result(fake, tmp_path, capsys):
+    from orchrm.cli.app import main
+
+    fake.default_text = SINGLE + "\nAnswer: 4"
+    with pytest.raises(SystemExit):
+        main([*_rollout_args(tmp_path, "--backend", "openai", "--base-url", fake.url), "--quiet"])
+    captured = capsys.readouterr()
+    assert captured.err == "" and "4 traces" in captured.out

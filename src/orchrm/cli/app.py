@@ -39,7 +39,7 @@ VERBS = (
     Verb("pairs", "pairs", "pairs", "Build label-free win-lose plan pairs from executed rollouts."),
     Verb("train-rm", "reward_model", "train_rm", "Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."),
     Verb("score", "reward_model", "score", 'Score plans with a reward model; each output line adds "scores" (one per plan, higher is better).'),
-    Verb("serve", "reward_model", "serve", "Serve a reward model over HTTP: POST /score, GET /health, GET /info."),
+    Verb("serve", "reward_model", "serve", "Serve a reward model over HTTP: POST /score, POST /openrlhf, GET /health, GET /info."),
     Verb("train-orchestrator", "train_orchestrator", "train_orchestrator",
          "Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter."),
     Verb("models", "models", "app", "List, prepare and verify the embedded models."),

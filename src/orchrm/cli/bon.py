@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from .options import (
@@ -25,11 +25,14 @@ from .options import (
     Concurrency,
     Constrained,
     Degree,
+    Json,
+    LogEvery,
     OrchestratorBackend,
     OrchestratorBaseUrl,
     OrchestratorModel,
     ParallelQuestions,
     PlanMaxTokens,
+    Quiet,
     Seed,
     TaskName,
     Temperature,
@@ -41,6 +44,7 @@ from ..bon.run import BonProgress, BonResult, abon
 from ..mas.rollout import RunConfig, agent_fields
 from ..tasks import load_task
 from .llms import run_llms
+from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 
 
 def results_tables(results: BonResults) -> list[Table]:
@@ -64,30 +68,13 @@ def results_tables(results: BonResults) -> list[Table]:
     return [table, marks, auc]
 
 
-class BonBars:
-    """Progress bars for a best-of-N stage: held-out rollout, then the judge."""
-
-    def __init__(self, bar: Progress, label: str = "held-out") -> None:
-        self.bar = bar
-        self.rollout = bar.add_task(f"{label} plans", total=None, info="")
-        self.judge: Any = None
-
-    def update(self, p: BonProgress) -> None:
-        if p.rollout is not None:
-            r = p.rollout
-            info = f"{r.plans_valid} valid · {r.correct} correct · {r.tokens:,} tok"
-            self.bar.update(self.rollout, total=r.plans_total, completed=r.plans_done, info=info)
-        if p.stage == "judge":
-            if self.judge is None:
-                self.judge = self.bar.add_task("judge (listwise)", total=p.to_judge or 1, info="")
-            self.bar.update(self.judge, total=p.to_judge or 1, completed=p.judged if p.to_judge else 1)
-
-
-def progress_columns() -> tuple:
-    return (
-        TextColumn("[bold]{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-    )  # fmt: skip
+def report_bon(progress: Reporter, p: BonProgress, label: str = "held-out") -> None:
+    """A best-of-N stage's counters: the held-out rollout, then the listwise judge."""
+    if p.rollout is not None:
+        r = p.rollout
+        progress.update(f"{label} plans", done=r.plans_done, total=r.plans_total, tokens=r.tokens, info=rollout_info(r))
+    if p.stage == "judge":
+        progress.update("judge (listwise)", done=p.judged if p.to_judge else 1, total=p.to_judge or 1)
 
 
 #: Selection defaults are `BonConfig`'s and rollout defaults `RunConfig`'s (`RUN`), read from them so the
@@ -95,11 +82,16 @@ def progress_columns() -> tuple:
 BON = BonConfig()
 
 
-def show_results(console: Console, result: BonResult, out: Path) -> None:
-    """The warnings, the reports written into `out`, and the tables."""
+def show_results(console: Console, result: BonResult, out: Path, *, as_json: bool = False) -> None:
+    """The warnings, the reports written into `out`, and the tables; with `as_json`, the results as one JSON
+    object on stdout (the tables are left out: the object holds everything they show)."""
     for w in result.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     reports = write_reports(result.results, out)
+    if as_json:
+        files = {"results": str(out / RESULTS_FILE), **{k: str(v) for k, v in reports.items()}}
+        print(json.dumps({"out": str(out), "files": files, **result.results.dump()}))
+        return
     for table in results_tables(result.results):
         console.print(table)
     console.print(f"report: {reports['md']} · {reports['html']} · {out / RESULTS_FILE}")
@@ -142,6 +134,9 @@ def bon(
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     concurrency: Concurrency = None,
     timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = REQUEST_TIMEOUT_S,
+    quiet: Quiet = False,
+    as_json: Json = False,
+    log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."""
     from ..mas.traces import locate_traces
@@ -153,7 +148,7 @@ def bon(
     reward_model = RewardModel.load(rm)
     config = BonConfig(n=n, judge=judge, judge_max_steps=judge_steps, judge_max_tokens=judge_max_tokens,
                        judge_ns=judge_n or [], tau=tau, seed=seed)  # fmt: skip
-    console = Console(highlight=False)
+    console = result_console(as_json)
     with run_llms(
         backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
         api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout,
@@ -164,9 +159,9 @@ def bon(
             temperature=temperature, plan_max_tokens=plan_max_tokens, agent_max_tokens=agent_max_tokens,
             agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds, agent_context=agent_context,
         )  # fmt: skip
-        with Progress(*progress_columns(), console=console) as bar:
-            bars = BonBars(bar)
+        with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
             result = asyncio.run(abon(the_task, llm, reward_model, out, run_config, config, agent_llm=agent_llm,
-                                      parallel_questions=parallel_questions, on_progress=bars.update,
+                                      parallel_questions=parallel_questions,
+                                      on_progress=lambda p: report_bon(progress, p),
                                       prior_traces=prior_traces))  # fmt: skip
-    show_results(console, result, out)
+    show_results(console, result, out, as_json=as_json)

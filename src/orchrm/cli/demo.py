@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import Progress
 
-from .options import AgentContext, AgentMaxTokens, Seed, TaskName
+from .options import AgentContext, AgentMaxTokens, Json, LogEvery, Quiet, Seed, TaskName
 from ..llm import DEFAULT_MODEL
 from ..loop import LoopConfig, LoopEvent, arun_loop
 from ..tasks import load_task
-from .bon import BonBars, progress_columns, results_tables
+from .bon import report_bon, results_tables
 from .llms import run_llms
+from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 from .render import usage_table
 
 DEFAULTS = LoopConfig()
@@ -42,6 +43,9 @@ def demo(
     agent_model: Annotated[
         str | None, typer.Option(help="Embedded model that runs the sub-agents, on a second llama-server (default: the same model).")
     ] = None,
+    quiet: Quiet = False,
+    as_json: Json = False,
+    log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
     config = LoopConfig(
@@ -50,31 +54,35 @@ def demo(
         bon=DEFAULTS.bon.model_copy(update={"judge": judge}),
     )  # fmt: skip
     the_task = load_task(task)
-    console = Console(highlight=False)
+    console = result_console(as_json)
     console.print(
         f"[bold]orchrm demo[/]: {task}, {train_questions} training + {test_questions} held-out questions, "
         f"N={n} plans each, {_models(model, agent_model)} (offline) -> {out}"
     )
     start = time.perf_counter()
     llms = run_llms("local", model, None, agent_model=agent_model)
-    with llms as (llm, agent_llm), Progress(*progress_columns(), console=console) as bar:
-        train_bar = bar.add_task("train rollouts", total=None, info="")
-        bon_bars: BonBars | None = None
+    mode = choose_mode(quiet=quiet, as_json=as_json)
+    with llms as (llm, agent_llm), Reporter(mode, interval_s=log_every) as progress:
 
         def on_event(e: LoopEvent) -> None:
-            nonlocal bon_bars
             if e.stage == "rollout" and e.rollout is not None:
                 r = e.rollout
-                info = f"{r.plans_valid} valid · {r.correct} correct · {r.tokens:,} tok"
-                bar.update(train_bar, total=r.plans_total, completed=r.plans_done, info=info)
+                progress.update("train rollouts", done=r.plans_done, total=r.plans_total, tokens=r.tokens, info=rollout_info(r))
             elif e.stage == "train":
-                bar.console.print(f"training the reward model ({e.message})")
+                progress.note(f"training the reward model ({e.message})")
             elif e.stage == "bon" and e.bon is not None:
-                bon_bars = bon_bars or BonBars(bar)
-                bon_bars.update(e.bon)
+                report_bon(progress, e.bon)
 
         result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, on_event=on_event))
         ledger = llm.ledger
+    wall_s = time.perf_counter() - start
+    if as_json:
+        tokens = {c: t.model_dump() for c, t in ledger.totals().items()}
+        summary = {"out": str(out), "wall_s": round(wall_s, 1), "rm": result.rm_metrics, "rm_trained": result.rm_trained,
+                   "reports": {k: str(v) for k, v in result.reports.items()}, "tokens_this_run": tokens,
+                   "warnings": result.bon.warnings, **result.bon.results.dump()}  # fmt: skip
+        print(json.dumps(summary))
+        return
     m = result.rm_metrics
     acc = m.get("val_accuracy")
     console.print(
@@ -91,4 +99,4 @@ def demo(
         console.print(usage_table(ledger))
     else:
         console.print("[dim]no LLM calls this time: every trace and judgment was already on disk[/]")
-    console.print(f"finished in {time.perf_counter() - start:.0f} s · report: {result.reports['md']} · {result.reports['html']}")
+    console.print(f"finished in {wall_s:.0f} s · report: {result.reports['md']} · {result.reports['html']}")

@@ -46,3 +46,8 @@ AgentContext = Annotated[
     Literal["final", "all", "none"], typer.Option(help="Which sub-agents see the original question.")
 ]
 ParallelQuestions = Annotated[int, typer.Option(help="Questions in flight at once.")]
+
+# Output of long commands (see cli/progress.py): bars on a terminal, heartbeat lines elsewhere.
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (errors and the final result only).")]
+Json = Annotated[bool, typer.Option("--json", help="Progress as JSON lines on stderr; the result as one JSON object on stdout.")]
+LogEvery = Annotated[float, typer.Option(help="Seconds between progress lines when stderr is not a terminal.")]

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import safejson
+from ..adapters.openrlhf import DEFAULT_PENALTY
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..rm.config import RMConfig
@@ -144,8 +145,14 @@ def serve(
     max_items: Annotated[int, typer.Option(help="Most (question, plan) items per request.")] = 256,
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body.")] = 2_000_000,
     max_item_chars: Annotated[int, typer.Option(help="Largest question + plan of one item, in characters.")] = 100_000,
+    openrlhf_penalty: Annotated[
+        float, typer.Option(help="Reward POST /openrlhf gives a sample it cannot score (no plan, no question label).")
+    ] = DEFAULT_PENALTY,
 ) -> None:
-    """Serve a reward model over HTTP: POST /score, GET /health, GET /info."""
+    """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info."""
+    from functools import partial
+
+    from ..adapters import openrlhf
     from ..rm.model import RewardModel
     from ..rm.server import serve as run_server
 
@@ -155,4 +162,4 @@ def serve(
         if not token:
             raise ConfigError(f"--token-env {token_env} names an unset or empty environment variable")
     run_server(RewardModel.load(rm), host=host, port=port, token=token, max_items=max_items, max_body_bytes=max_body_bytes,
-               max_item_chars=max_item_chars)
+               max_item_chars=max_item_chars, routes=[partial(openrlhf.router, penalty=openrlhf_penalty)])

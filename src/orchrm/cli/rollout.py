@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
 from pydantic import ValidationError
 
 from .options import (
@@ -26,11 +24,14 @@ from .options import (
     Concurrency,
     Constrained,
     Degree,
+    Json,
+    LogEvery,
     OrchestratorBackend,
     OrchestratorBaseUrl,
     OrchestratorModel,
     ParallelQuestions,
     PlanMaxTokens,
+    Quiet,
     Seed,
     TaskName,
     Temperature,
@@ -40,12 +41,7 @@ from ..mas.rollout import Progress as Counters
 from ..mas.rollout import RunConfig, agent_fields, arollout
 from ..tasks import load_task
 from .llms import run_llms
-
-
-_COLUMNS = (
-    TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-    TextColumn("questions · {task.fields[plans]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-)  # fmt: skip
+from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 
 
 def _check(settings: dict[str, object]) -> None:
@@ -87,6 +83,9 @@ def rollout(
     concurrency: Concurrency = None,
     timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds (long: a busy CPU is slow).")] = REQUEST_TIMEOUT_S,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
+    quiet: Quiet = False,
+    as_json: Json = False,
+    log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
     settings = dict(
@@ -97,21 +96,24 @@ def rollout(
     )
     _check(settings)
     the_task = load_task(task)
-    console = Console(highlight=False)
+    console = result_console(as_json)
     with run_llms(
         backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
         cache=not no_cache, api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout,
     ) as (llm, agent_llm):
         config = RunConfig.model_validate({**settings, "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})
-        with Progress(*_COLUMNS, console=console, transient=False) as bar:
-            job = bar.add_task("rollout", total=n_questions, plans="")
+        with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
 
             def update(p: Counters) -> None:
-                plans = f"plans {p.plans_done}/{p.plans_total} ({p.plans_valid} valid, {p.correct} correct) · {p.tokens:,} tok"
-                bar.update(job, completed=p.questions_done, plans=plans)
+                progress.update("rollout plans", done=p.plans_done, total=p.plans_total, tokens=p.tokens, info=rollout_info(p))
 
             result = asyncio.run(arollout(the_task, llm, out, config, agent_llm=agent_llm,
                                          parallel_questions=parallel_questions, on_progress=update))  # fmt: skip
+    summary = dict(out=str(out), traces=result.plans_done, resumed=result.resumed, valid_plans=result.plans_valid,
+                   correct=result.correct, tokens=result.tokens)  # fmt: skip
+    if as_json:
+        print(json.dumps(summary))
+    else:
         console.print(
             f"[bold]{out}[/]: {result.plans_done} traces ({result.resumed} from before), "
             f"{result.plans_valid} valid plans, {result.correct} correct, {result.tokens:,} tokens"

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from .. import jsonl
+from ..adapters import completion_text
 from ..errors import OrchrmError
 from ..llm import LLM
 from ..mas.executor import ExecutorConfig, execute_plan
@@ -59,13 +60,6 @@ class SampleRecord(BaseModel):
     error: str | None = None
 
 
-def _text(completion: Any) -> str:
-    """A TRL completion: plain text, or the assistant message list of a conversational prompt."""
-    if isinstance(completion, str):
-        return completion
-    return "".join(m.get("content") or "" for m in completion if m.get("role") == "assistant")
-
-
 class PlanReward:
     """The TRL reward function: fixed penalty for invalid plans, the scorer's reward for valid ones."""
 
@@ -89,7 +83,7 @@ class PlanReward:
 
     async def __call__(self, prompts: list, completions: list, question_id: list[str], trainer_state: Any = None, **_: Any) -> list[float | None]:
         step = int(getattr(trainer_state, "global_step", 0) or 0)
-        texts = [_text(c) for c in completions]
+        texts = [completion_text(c) for c in completions]
         records: list[SampleRecord] = []
         valid: dict[str, list[tuple[int, Plan]]] = defaultdict(list)
         for i, (text, qid) in enumerate(zip(texts, question_id, strict=True)):

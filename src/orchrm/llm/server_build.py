@@ -26,6 +26,11 @@ from ..errors import ServerError
 from ..paths import cache_dir
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+# The build is native (-march=native) but never uses AMX: CPUs that advertise AMX inside a VM whose kernel does
+# not hand out the tile state (Firecracker here) built a server that segfaulted in ggml_backend_amx_mul_mat at
+# its first decode. The recipe names the cache folder, so a machine holding such a build builds anew.
+_NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+BUILD_RECIPE = "noamx"
 _VENDOR = "vendor/llama.cpp"
 # What convert_lora_to_gguf.py needs from the vendored tree: itself, the model classes and its own gguf-py.
 CONVERTER_PARTS = ("convert_lora_to_gguf.py", "conversion", "gguf-py")
@@ -38,7 +43,7 @@ def _stderr(msg: str) -> None:
 
 
 def server_home() -> Path:
-    return cache_dir() / "llama-server" / LLAMA_CPP_PYTHON_VERSION
+    return cache_dir() / "llama-server" / f"{LLAMA_CPP_PYTHON_VERSION}-{BUILD_RECIPE}"
 
 
 def server_binary() -> Path:
@@ -140,6 +145,7 @@ def build_llama_server(log: Log = _stderr, jobs: int | None = None) -> Path:
                 "cmake", "-S", str(src), "-B", str(build),
                 "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF",
                 "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
+                f"-DCMAKE_C_FLAGS={_NO_AMX}", f"-DCMAKE_CXX_FLAGS={_NO_AMX}",
             ],
             logfile,
             log,

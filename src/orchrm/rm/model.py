@@ -187,6 +187,10 @@ class RewardModel:
         prompt = render_question(question)
         return self.score_rendered([(prompt, render_plan(p)) for p in plans], batch_size=batch_size)
 
+    def score_items(self, items: Sequence[tuple[str, Plan | str]], *, batch_size: int = 64) -> list[float]:
+        """One reward per (question, plan) item, questions mixed freely: what `score` gives each, in one batch."""
+        return self.score_rendered([(render_question(q), render_plan(p)) for q, p in items], batch_size=batch_size)
+
     def score_rendered(self, items: Sequence[tuple[str, str]], *, batch_size: int = 64) -> list[float]:
         """Rewards of already-rendered (prompt, plan) texts, e.g. pair rows."""
         torch = _torch()

@@ -10,6 +10,9 @@ larger than `max_body_bytes` (counted as the body streams in, chunked or not), w
 items or with an item over `max_item_chars` get 413; bodies that are not JSON, or JSON that safejson refuses
 (nested past its depth, huge numbers, lone surrogates, NaN, bytes that are not UTF-8), or of the wrong shape
 get 422; with a token configured, requests without `Authorization: Bearer <token>` get 401. No body gives 500.
+
+Other wire protocols (an RL framework's own) are added as `routes`: each gets a `ServerContext` holding the
+guarded body reader, the token check and the locked scorer, so every route keeps the same limits.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from __future__ import annotations
 import hmac
 import json
 import threading
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -44,6 +49,25 @@ class ScoreResponse(BaseModel):
     scores: list[float]
 
 
+@dataclass(frozen=True)
+class ServerContext:
+    """What a protocol route needs from the server, so that it answers under the same limits as /score."""
+
+    score: Callable[[Sequence[tuple[str, str]]], list[float]]  # (question, plan text) -> raw RM scores
+    read_json: Callable[[Request], Awaitable[Any]]  # the body under max_body_bytes and safejson (413 / 422)
+    authorize: Callable[[Request], None]  # 401 without the bearer token, when one is configured
+    max_items: int
+    max_item_chars: int
+
+
+RouteFactory = Callable[[ServerContext], APIRouter]
+
+
+def unprocessable(exc: ValidationError) -> HTTPException:
+    """A 422 naming the first fields a request got wrong."""
+    return HTTPException(422, [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()[:20]])
+
+
 def create_app(
     model: RewardModel,
     *,
@@ -52,6 +76,7 @@ def create_app(
     max_body_bytes: int = 2_000_000,
     max_item_chars: int = 100_000,
     batch_size: int = 64,
+    routes: Sequence[RouteFactory] = (),
 ) -> FastAPI:
     app = FastAPI(title="orchrm reward model", version=model.card.orchrm_version)
     lock = threading.Lock()  # one forward pass at a time: torch already uses every core
@@ -93,16 +118,11 @@ def create_app(
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def parse(body: bytes) -> ScoreRequest:
-        try:
-            raw = safejson.loads(body, BODY_LIMITS)
-        except safejson.UnsafeJSONError as exc:
-            raise HTTPException(422, f"request body refused: {exc.reason} (json {exc.rule})") from None
+    def parse(raw: Any) -> ScoreRequest:
         try:
             request = ScoreRequest.model_validate(raw)
         except ValidationError as exc:
-            detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()[:20]]
-            raise HTTPException(422, detail) from None
+            raise unprocessable(exc) from None
         if len(request.items) > max_items:
             raise HTTPException(413, f"{len(request.items)} items exceed the limit of {max_items} per request")
         return request
@@ -113,14 +133,23 @@ def create_app(
             raise HTTPException(413, f"item {index} has {len(item.question) + len(text)} characters, at most {max_item_chars}")
         return text
 
-    def score_items(request: ScoreRequest) -> ScoreResponse:
+    def score_texts(items: Sequence[tuple[str, str]]) -> list[float]:
         from ..pairs.render import render_plan, render_question
 
-        texts = [plan_text(it, i) for i, it in enumerate(request.items)]  # every item checked before any work
-        rendered = [(render_question(it.question), render_plan(text)) for it, text in zip(request.items, texts)]
+        rendered = [(render_question(q), render_plan(p)) for q, p in items]
         with lock:
-            scores = model.score_rendered(rendered, batch_size=batch_size)
-        return ScoreResponse(scores=scores)
+            return model.score_rendered(rendered, batch_size=batch_size)
+
+    def score_items(request: ScoreRequest) -> ScoreResponse:
+        texts = [plan_text(it, i) for i, it in enumerate(request.items)]  # every item checked before any work
+        return ScoreResponse(scores=score_texts([(it.question, text) for it, text in zip(request.items, texts)]))
+
+    async def read_json(request: Request) -> Any:
+        body = await read_body(request)
+        try:
+            return safejson.loads(body, BODY_LIMITS)
+        except safejson.UnsafeJSONError as exc:
+            raise HTTPException(422, f"request body refused: {exc.reason} (json {exc.rule})") from None
 
     # The body is read here, not by FastAPI: its parser recurses on nested JSON (400 on deep bodies) and
     # accepts what safejson refuses.
@@ -129,13 +158,17 @@ def create_app(
         openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": ScoreRequest.model_json_schema()}}}},
     )
     async def score(request: Request) -> ScoreResponse:
-        body = await read_body(request)
-        return await run_in_threadpool(lambda: score_items(parse(body)))
+        raw = await read_json(request)
+        return await run_in_threadpool(lambda: score_items(parse(raw)))
 
+    context = ServerContext(score=score_texts, read_json=read_json, authorize=authorize, max_items=max_items,
+                            max_item_chars=max_item_chars)  # fmt: skip
+    for make in routes:
+        app.include_router(make(context))
     return app
 
 
-def serve(model: RewardModel, host: str = "127.0.0.1", port: int = 8765, **limits: Any) -> None:
+def serve(model: RewardModel, host: str = "127.0.0.1", port: int = 8765, **options: Any) -> None:
     import uvicorn
 
-    uvicorn.run(create_app(model, **limits), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(model, **options), host=host, port=port, log_level="info")

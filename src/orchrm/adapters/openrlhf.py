@@ -1,0 +1,109 @@
+"""The orchestration RM for OpenRLHF, in both of its forms.
+
+Remote: `orchrm serve` answers OpenRLHF's reward protocol at `POST /openrlhf`
+(`--reward.remote_url http://host:8765/openrlhf`):
+
+    {"query": [prompt + response, ...], "prompts": [prompt, ...], "labels": [question, ...]}
+    -> {"rewards": [float, ...], "scores": [float, ...], "extra_logs": {"orchrm_unscored": [0.0 | 1.0, ...]}}
+
+Python file: `--reward.remote_url $(python -c 'import orchrm.adapters.openrlhf as m; print(m.__file__)')`
+loads `reward_func(queries, prompts, labels)` below; the model comes from `ORCHRM_RM` (a model folder,
+loaded once per process) or `ORCHRM_URL` (`orchrm serve`, token in `ORCHRM_TOKEN`).
+
+The plan is the query after its prompt, up to the chat template's end-of-turn token. OpenRLHF passes no
+question but the label: start it with `--label_key` naming the question column (a label that is an object
+is read at its "question"). OpenRLHF needs a number for every sample, so one with no plan or no question,
+or a failed server, gets `penalty` (`ORCHRM_PENALTY`, `orchrm serve --openrlhf-penalty`) and
+`orchrm_unscored` 1.0 in `extra_logs` (averaged into OpenRLHF's logged metrics); the reason goes to the
+log, one line per request. Every other reward is exactly `RewardModel.score(question, [plan])`.
+`scores` (OpenRLHF's dynamic-filtering value) repeats the rewards, as OpenRLHF's own reward server does.
+"""
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from orchrm.adapters._core import Scorer, Verdict, cached_scorer, judge, plan_after_prompt, report
+from orchrm.errors import ConfigError
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from orchrm.rm.server import ServerContext
+
+#: The reward of a sample the RM could not score; far below what a trained RM gives a parsed plan.
+DEFAULT_PENALTY = -10.0
+NOT_AFTER_PROMPT = "the query neither starts with its prompt nor holds an assistant turn"
+NO_QUESTION = "the label holds no question (start OpenRLHF with --label_key naming the question column)"
+
+
+class OpenRLHFRequest(BaseModel):
+    query: list[str] = Field(min_length=1)
+    prompts: list[str]
+    labels: list[Any] = Field(default_factory=list)
+
+
+def _question(label: Any) -> Any:
+    return label.get("question") if isinstance(label, dict) else label
+
+
+def openrlhf_rewards(
+    scorer: Scorer, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], *, penalty: float = DEFAULT_PENALTY
+) -> dict[str, Any]:
+    """OpenRLHF's reward answer for one request; `labels` may be shorter (OpenRLHF sends "" without a label key)."""
+    labels = list(labels) + [None] * (len(queries) - len(labels))
+    plans = [plan_after_prompt(q, p) for q, p in zip(queries, prompts, strict=True)]
+    keep = [i for i, plan in enumerate(plans) if plan is not None]
+    judged = iter(judge(scorer, [_question(labels[i]) for i in keep], [plans[i] for i in keep], missing=NO_QUESTION))
+    verdicts = [Verdict(None, NOT_AFTER_PROMPT) if plan is None else next(judged) for plan in plans]
+    report(verdicts, "openrlhf reward")
+    rewards = [float(penalty) if v.score is None else v.score for v in verdicts]
+    return {"rewards": rewards, "scores": list(rewards), "extra_logs": {"orchrm_unscored": [float(v.score is None) for v in verdicts]}}
+
+
+def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "APIRouter":
+    """`POST /openrlhf` for `orchrm serve`, under the server's body limits and token.
+
+    (This file does not postpone annotations: FastAPI must see the `Request` imported here.)"""
+    from fastapi import APIRouter, Depends, HTTPException, Request
+    from starlette.concurrency import run_in_threadpool
+
+    from orchrm.rm.server import unprocessable
+
+    routes = APIRouter()
+
+    @routes.post("/openrlhf", dependencies=[Depends(context.authorize)])
+    async def openrlhf(request: Request) -> dict[str, Any]:
+        raw = await context.read_json(request)
+        try:
+            body = OpenRLHFRequest.model_validate(raw)
+        except ValidationError as exc:
+            raise unprocessable(exc) from None
+        n = len(body.query)
+        if len(body.prompts) != n or len(body.labels) > n:
+            raise HTTPException(
+                422, f"{n} queries need as many prompts ({len(body.prompts)}) and at most as many labels ({len(body.labels)})"
+            )
+        if n > context.max_items:
+            raise HTTPException(413, f"{n} queries exceed the limit of {context.max_items} per request")
+        for i, (q, label) in enumerate(zip(body.query, body.labels + [None] * n)):
+            question = _question(label)
+            size = len(q) + (len(question) if isinstance(question, str) else 0)
+            if size > context.max_item_chars:
+                raise HTTPException(413, f"sample {i} has {size} characters of query and question, at most {context.max_item_chars}")
+        return await run_in_threadpool(lambda: openrlhf_rewards(context, body.query, body.prompts, body.labels, penalty=penalty))
+
+    return routes
+
+
+def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **_: Any) -> dict[str, Any]:
+    """OpenRLHF's Python-file reward: the model from `ORCHRM_RM` or `ORCHRM_URL`."""
+    env = {name: os.environ.get(f"ORCHRM_{name.upper()}") or None for name in ("rm", "url", "token")}
+    scorer = cached_scorer(env["rm"], env["url"], env["token"])
+    try:
+        penalty = float(os.environ.get("ORCHRM_PENALTY") or DEFAULT_PENALTY)
+    except ValueError:
+        raise ConfigError(f"ORCHRM_PENALTY={os.environ['ORCHRM_PENALTY']!r} is not a number") from None
+    return openrlhf_rewards(scorer, list(queries), list(prompts), list(labels), penalty=penalty)

@@ -1,0 +1,66 @@
+"""The orchestration RM as a verl custom reward function: point `custom_reward_function.path` at this file.
+
+verl loads this file by path (not as part of the package), so it imports orchrm absolutely. It calls
+
+    compute_score(data_source, solution_str, ground_truth, extra_info, **reward_kwargs)          # naive manager
+    compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos, **reward_kwargs)  # batch manager
+
+verl passes no prompt: the question travels in `extra_info["question"]` (another key with
+`reward_kwargs.question_key`). The reward model is the server at `reward_kwargs.url` (bearer token in
+`token`, or the `ORCHRM_TOKEN` environment variable) or a model folder at `reward_kwargs.rm`, loaded once
+per worker process. Each result is `{"score", "orchrm_unscored", "orchrm_error"}`: `score` is exactly
+`RewardModel.score(question, [plan])`; a response with no plan or no question, or a failed server, gets
+`penalty` as its score (verl needs a number), `orchrm_unscored` 1.0 and the reason in `orchrm_error`, so
+verl's reward metrics show how many were penalised and why. Every result has the same keys, as verl's
+per-key lists need.
+
+    custom_reward_function.path=$(python -c 'import orchrm.adapters.verl as m; print(m.__file__)')
+    custom_reward_function.name=compute_score            # or compute_score_batch with reward_model.reward_manager=batch
+    +custom_reward_function.reward_kwargs.url=http://127.0.0.1:8765
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from orchrm.adapters._core import cached_scorer, judge, report
+
+#: The score of a response the RM could not score; far below what a trained RM gives a parsed plan.
+DEFAULT_PENALTY = -10.0
+
+
+def _question(extra_info: Any, key: str) -> Any:
+    return extra_info.get(key) if isinstance(extra_info, dict) else None
+
+
+def compute_score_batch(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Any],
+    *,
+    url: str | None = None,
+    rm: str | None = None,
+    token: str | None = None,
+    question_key: str = "question",
+    penalty: float = DEFAULT_PENALTY,
+    **_: Any,
+) -> list[dict[str, Any]]:
+    """One result per response, in order (verl's batch reward manager)."""
+    scorer = cached_scorer(rm, url, token or os.environ.get("ORCHRM_TOKEN"))
+    questions = [_question(info, question_key) for info in extra_infos]
+    verdicts = judge(scorer, questions, list(solution_strs), missing=f"extra_info has no {question_key!r}")
+    report(verdicts, "verl compute_score")
+    return [
+        {"score": float(penalty) if v.score is None else v.score, "orchrm_unscored": float(v.score is None), "orchrm_error": v.error or ""}
+        for v in verdicts
+    ]
+
+
+def compute_score(
+    data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None, **reward_kwargs: Any
+) -> dict[str, Any]:
+    """One response's result (verl's naive reward manager)."""
+    return compute_score_batch([data_source], [solution_str], [ground_truth], [extra_info], **reward_kwargs)[0]

@@ -1,0 +1,200 @@
+"""Progress of long commands, readable wherever the output goes.
+
+On a terminal the stages are rich progress bars. When stderr is not a terminal (CI, `nohup`, a pipe into a log)
+bars print nothing useful for many minutes, so a heartbeat thread writes one plain line per active stage every
+`interval` seconds instead: stage, done/total, rate, ETA and tokens spent. `--json` writes the same heartbeat as
+one JSON object per line (for scripts), `--quiet` writes none. Progress always goes to stderr so stdout stays
+the command's result.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import IO, Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+#: Seconds between heartbeat lines when stderr is not a terminal.
+DEFAULT_INTERVAL_S = 30.0
+
+
+class Mode(str, Enum):
+    bars = "bars"
+    lines = "lines"
+    json = "json"
+    quiet = "quiet"
+
+
+def choose_mode(*, quiet: bool = False, as_json: bool = False, stream: IO[str] | None = None) -> Mode:
+    """`--quiet` wins over `--json`; otherwise bars on a terminal and heartbeat lines anywhere else."""
+    if quiet:
+        return Mode.quiet
+    if as_json:
+        return Mode.json
+    stream = stream if stream is not None else sys.stderr
+    return Mode.bars if getattr(stream, "isatty", lambda: False)() else Mode.lines
+
+
+@dataclass
+class Stage:
+    """One stage's counters. `done` counts work items (plans, judgments); `base` is what was already done when
+    the stage first reported (resumed work), so the rate and ETA measure this sitting only."""
+
+    name: str
+    total: int | None = None
+    done: int = 0
+    tokens: int = 0
+    info: str = ""
+    started: float = field(default_factory=time.monotonic)
+    base: int | None = None
+    finished: bool = False
+
+    def rate_per_min(self, now: float) -> float | None:
+        elapsed = now - self.started
+        fresh = self.done - (self.base or 0)
+        return fresh / elapsed * 60 if elapsed > 0 and fresh > 0 else None
+
+    def eta_s(self, now: float) -> float | None:
+        rate = self.rate_per_min(now)
+        if rate is None or self.total is None:
+            return None
+        return max(self.total - self.done, 0) / rate * 60
+
+    def snapshot(self, now: float) -> dict[str, Any]:
+        rate, eta = self.rate_per_min(now), self.eta_s(now)
+        return {
+            "stage": self.name, "done": self.done, "total": self.total, "tokens": self.tokens,
+            "rate_per_min": None if rate is None else round(rate, 2), "eta_s": None if eta is None else round(eta),
+            "elapsed_s": round(now - self.started), "info": self.info, "finished": self.finished,
+        }  # fmt: skip
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def format_line(snap: dict[str, Any]) -> str:
+    """`rollout 45/160 (28%) · 12.0/min · ETA 9m35s · 12,345 tok · 30 valid`."""
+    done, total = snap["done"], snap["total"]
+    parts = [f"{snap['stage']} {done}/{total} ({done / total:.0%})" if total else f"{snap['stage']} {done}"]
+    parts.append("done" if snap["finished"] else f"{snap['rate_per_min']:.1f}/min" if snap["rate_per_min"] else "starting")
+    if snap["eta_s"] is not None and not snap["finished"]:
+        parts.append(f"ETA {_duration(snap['eta_s'])}")
+    parts.append(f"{snap['tokens']:,} tok")
+    if snap["info"]:
+        parts.append(snap["info"])
+    return " · ".join(parts)
+
+
+class Reporter:
+    """Stages a command reports on. `update` may be called from any thread; the output depends on the mode."""
+
+    def __init__(self, mode: Mode, *, interval_s: float = DEFAULT_INTERVAL_S, stream: IO[str] | None = None) -> None:
+        self.mode = mode
+        self.interval_s = interval_s
+        self.stream = stream if stream is not None else sys.stderr
+        self.stages: dict[str, Stage] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar: Progress | None = None
+        self._bar_ids: dict[str, Any] = {}
+        #: Where bars print; `note` uses it in every mode but quiet and json.
+        self.console = Console(file=self.stream, highlight=False, force_terminal=mode == Mode.bars or None)
+
+    def __enter__(self) -> Reporter:
+        if self.mode == Mode.bars:
+            self._bar = Progress(
+                TextColumn("[bold]{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=self.console,
+            )  # fmt: skip
+            self._bar.__enter__()
+        elif self.mode in (Mode.lines, Mode.json):
+            self._thread = threading.Thread(target=self._beat, name="orchrm-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+    def update(self, name: str, *, done: int, total: int | None = None, tokens: int = 0, info: str = "",
+               finished: bool = False) -> None:  # fmt: skip
+        """Set a stage's counters (created on first call). A stage whose done reaches total is finished."""
+        with self._lock:
+            stage = self.stages.get(name)
+            if stage is None:
+                stage = self.stages[name] = Stage(name)
+            if stage.base is None:
+                stage.base = done
+            stage.done, stage.total, stage.tokens, stage.info = done, total, tokens, info
+            just_finished = not stage.finished and (finished or (total is not None and total > 0 and done >= total))
+            stage.finished = stage.finished or just_finished
+            snap = stage.snapshot(time.monotonic()) if just_finished else None
+        if self._bar is not None:
+            if name not in self._bar_ids:
+                self._bar_ids[name] = self._bar.add_task(name, total=total, info="")
+            shown = f"{info} · {tokens:,} tok" if info else f"{tokens:,} tok"
+            self._bar.update(self._bar_ids[name], total=total, completed=done, info=shown)
+        elif snap is not None:
+            self._emit([snap])
+
+    def note(self, message: str) -> None:
+        """A one-off message (a stage change without counters, e.g. training the RM)."""
+        if self.mode == Mode.quiet:
+            return
+        if self.mode == Mode.json:
+            self._write(json.dumps({"time": _clock(), "note": message}))
+        elif self._bar is not None:
+            self._bar.console.print(message)
+        else:
+            self._write(f"[{_clock()}] {message}")
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            now = time.monotonic()
+            with self._lock:
+                snaps = [s.snapshot(now) for s in self.stages.values() if not s.finished]
+            self._emit(snaps)
+
+    def _emit(self, snaps: list[dict[str, Any]]) -> None:
+        for snap in snaps:
+            if self.mode == Mode.json:
+                self._write(json.dumps({"time": _clock(), **snap}))
+            elif self.mode == Mode.lines:
+                self._write(f"[{_clock()}] {format_line(snap)}")
+
+    def _write(self, line: str) -> None:
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken log must not stop the run it reports on
+            pass
+
+
+def _clock() -> str:
+    return time.strftime("%H:%M:%S")
+
+
+def rollout_info(p: Any) -> str:
+    """The extra counters of a rollout's `Progress` (questions, valid plans, correct) for a stage's info."""
+    return f"{p.questions_done}/{p.questions_total} questions · {p.plans_valid} valid · {p.correct} correct"
+
+
+def result_console(as_json: bool) -> Console:
+    """Where a command prints its human-readable result: stdout, or stderr when stdout carries `--json`."""
+    return Console(highlight=False, stderr=as_json)

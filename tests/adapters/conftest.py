@@ -1,0 +1,53 @@
+import threading
+import time
+
+import pytest
+from adapter_fakes import ITEMS, Garbage, free_port
+from tiny_policy import tiny_rm
+
+
+@pytest.fixture(scope="session")
+def rm_folder(tmp_path_factory):
+    return tiny_rm(tmp_path_factory.mktemp("adapters") / "rm", tasks=["synthetic"])
+
+
+@pytest.fixture(scope="session")
+def rm(rm_folder):
+    from orchrm.rm import RewardModel
+
+    return RewardModel.load(rm_folder)
+
+
+@pytest.fixture(scope="session")
+def expected(rm):
+    """What `RewardModel.score` gives each item, one question at a time: the mark every adapter must hit."""
+    return [rm.score(q, [p])[0] for q, p in ITEMS]
+
+
+@pytest.fixture(scope="session")
+def server(rm):
+    """`orchrm serve`'s app (with the OpenRLHF route, as the CLI builds it) over real HTTP."""
+    import uvicorn
+
+    from orchrm.adapters import openrlhf
+    from orchrm.rm.server import create_app
+
+    port = free_port()
+    app = create_app(rm, max_items=8, routes=[openrlhf.router])
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.started
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def garbage():
+    g = Garbage()
+    yield g
+    g.httpd.shutdown()

@@ -1,0 +1,143 @@
+"""OpenRLHF: `orchrm serve`'s POST /openrlhf and the reward_func file, fed what OpenRLHF sends."""
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from adapter_fakes import ITEMS, free_port
+
+import orchrm.adapters.openrlhf as openrlhf_module
+from orchrm.errors import ConfigError
+
+PENALTY = openrlhf_module.DEFAULT_PENALTY
+
+
+def chat_prompt(question):
+    return f"<|im_start|>system\nWrite a plan.<|im_end|>\n<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+
+
+def sample(question, plan):
+    """One OpenRLHF sample: the query is the prompt and the response decoded with special tokens (the eos kept)."""
+    prompt = chat_prompt(question)
+    return prompt + plan + "<|im_end|>", prompt
+
+
+def post_each(url, items, labels):
+    """As OpenRLHF's SingleTurnAgentExecutor does: one sample per request."""
+    out = []
+    for (q, p), label in zip(items, labels, strict=True):
+        query, prompt = sample(q, p)
+        r = httpx.post(f"{url}/openrlhf", json={"query": [query], "prompts": [prompt], "labels": [label]}, timeout=30)
+        assert r.status_code == 200, r.text
+        out.append(r.json())
+    return out
+
+
+def test_the_route_gives_the_same_scores_as_the_reward_model(server, expected):
+    answers = post_each(server, ITEMS, [q for q, _ in ITEMS])
+    assert [a["rewards"][0] for a in answers] == pytest.approx(expected, abs=1e-5)
+    assert all(a["scores"] == a["rewards"] and a["extra_logs"] == {"orchrm_unscored": [0.0]} for a in answers)
+    labels = [{"question": q, "answer": "8"} for q, _ in ITEMS]  # a label column that is an object
+    assert [a["rewards"][0] for a in post_each(server, ITEMS, labels)] == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_batch_request(server, expected):
+    queries, prompts = zip(*(sample(q, p) for q, p in ITEMS), strict=True)
+    r = httpx.post(f"{server}/openrlhf", json={"query": list(queries), "prompts": list(prompts), "labels": [q for q, _ in ITEMS]})
+    assert r.json()["rewards"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_unscorable_samples_get_the_penalty_and_a_log(server):
+    q, p = ITEMS[0]
+    query, prompt = sample(q, p)
+    body = {
+        "query": [query, query, prompt + "<|im_end|>", "a truncated query without any template " + p],
+        "prompts": [prompt, prompt, prompt, prompt],
+        "labels": [q, ""],  # OpenRLHF sends "" without --label_key; a short label list is read as missing labels
+    }
+    a = httpx.post(f"{server}/openrlhf", json=body).json()
+    assert a["rewards"][1:] == [PENALTY] * 3 and a["rewards"][0] != PENALTY
+    assert a["extra_logs"] == {"orchrm_unscored": [0.0, 1.0, 1.0, 1.0]}
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"not json", 422),
+        (b'{"query": [], "prompts": []}', 422),
+        (b'{"query": ["a", "b"], "prompts": ["a"]}', 422),
+        (b'{"query": ["a"], "prompts": ["a"], "labels": ["q", "r"]}', 422),
+        (b'{"query": [1], "prompts": ["a"]}', 422),
+        (b'{"query": ["a"], "prompts": ["a"], "labels": [' + b'{"q": ' * 40 + b"1" + b"}" * 40 + b"]}", 422),  # too deep
+        (b'{"query": ["a"], "prompts": ["a"], "labels": ["' + b"q" * 100_000 + b'"]}', 413),
+        (b'{"query": ' + str(["a"] * 9).replace("'", '"').encode() + b', "prompts": ' + str(["a"] * 9).replace("'", '"').encode() + b"}", 413),
+    ],
+)
+def test_bad_requests_are_refused_in_one_status(server, body, status):
+    r = httpx.post(f"{server}/openrlhf", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == status, r.text
+
+
+def load_reward_func():
+    """As OpenRLHF does: the file by path, its reward_func."""
+    spec = importlib.util.spec_from_file_location("reward_func", openrlhf_module.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reward_func
+
+
+@pytest.mark.parametrize("where", ["folder", "server"])
+def test_the_reward_file_gives_the_same_scores(where, rm_folder, server, expected, monkeypatch):
+    monkeypatch.setenv("ORCHRM_URL" if where == "server" else "ORCHRM_RM", server if where == "server" else str(rm_folder))
+    queries, prompts = zip(*(sample(q, p) for q, p in ITEMS), strict=True)
+    out = load_reward_func()(list(queries), list(prompts), [q for q, _ in ITEMS])
+    assert out["rewards"] == pytest.approx(expected, abs=1e-5) and out["extra_logs"]["orchrm_unscored"] == [0.0] * len(ITEMS)
+
+
+def test_the_reward_file_without_a_model_or_with_a_bad_penalty_is_one_line(monkeypatch):
+    for name in ("ORCHRM_RM", "ORCHRM_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match="either in process"):
+        load_reward_func()(["q"], ["q"], ["q"])
+    monkeypatch.setenv("ORCHRM_URL", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("ORCHRM_PENALTY", "low")
+    with pytest.raises(ConfigError, match="ORCHRM_PENALTY='low' is not a number"):
+        load_reward_func()(["q"], ["q"], ["q"])
+
+
+def test_the_reward_file_with_the_server_down_penalises(monkeypatch):
+    monkeypatch.setenv("ORCHRM_URL", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("ORCHRM_PENALTY", "-3")
+    q, p = ITEMS[0]
+    query, prompt = sample(q, p)
+    out = load_reward_func()([query], [prompt], [q])
+    assert out == {"rewards": [-3.0], "scores": [-3.0], "extra_logs": {"orchrm_unscored": [1.0]}}
+
+
+def test_orchrm_serve_answers_openrlhf(rm_folder, expected):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "orchrm", "serve", "--rm", str(rm_folder), "--port", str(port), "--openrlhf-penalty", "-4"],
+                            env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        answers = post_each(url, ITEMS[:2], [q for q, _ in ITEMS[:2]])
+        assert [a["rewards"][0] for a in answers] == pytest.approx(expected[:2], abs=1e-5)
+        q, p = ITEMS[0]
+        query, prompt = sample(q, p)
+        r = httpx.post(f"{url}/openrlhf", json={"query": [query], "prompts": [prompt], "labels": [""]})
+        assert r.json()["rewards"] == [-4.0]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(20)

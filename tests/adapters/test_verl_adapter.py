@@ -1,0 +1,77 @@
+"""The verl reward file, loaded by path and called the way verl's reward managers call it."""
+
+import importlib.util
+import logging
+from functools import partial
+
+import pytest
+from adapter_fakes import ITEMS, free_port
+
+import orchrm.adapters.verl as verl_module
+
+KEYS = {"score", "orchrm_unscored", "orchrm_error"}
+
+
+def load(name, **reward_kwargs):
+    """As verl does: the file by path under a throwaway module name, reward_kwargs merged into every call."""
+    spec = importlib.util.spec_from_file_location(f"custom_module_{hash(verl_module.__file__)}", verl_module.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    raw = getattr(module, name)
+    return partial(lambda fn, extra, *a, **kw: fn(*a, **{**kw, **extra}), raw, reward_kwargs)
+
+
+@pytest.mark.parametrize("where", ["folder", "server"])
+def test_the_same_scores_as_the_reward_model(where, rm_folder, server, expected):
+    kwargs = {"url": server} if where == "server" else {"rm": str(rm_folder)}
+    one = load("compute_score", **kwargs)
+    got = [one(data_source="orchrm", solution_str=p, ground_truth=None, extra_info={"question": q, "index": i})
+           for i, (q, p) in enumerate(ITEMS)]  # fmt: skip
+    assert [r["score"] for r in got] == pytest.approx(expected, abs=1e-5)
+    assert all(set(r) == KEYS and r["orchrm_unscored"] == 0.0 and r["orchrm_error"] == "" for r in got)
+    batch = load("compute_score_batch", **kwargs)
+    got = batch(data_sources=["orchrm"] * len(ITEMS), solution_strs=[p for _, p in ITEMS], ground_truths=[None] * len(ITEMS),
+                extra_infos=[{"question": q, "rollout_reward_scores": {}} for q, _ in ITEMS])  # fmt: skip
+    assert [r["score"] for r in got] == pytest.approx(expected, abs=1e-5)
+
+
+def test_the_reward_loop_extras_and_a_templated_response(rm_folder, expected):
+    # verl's reward loop adds reward_router_address / reward_model_tokenizer; a response decoded with its special tokens
+    one = load("compute_score", rm=str(rm_folder))
+    q, p = ITEMS[0]
+    r = one(data_source="x", solution_str=f"{p}<|im_end|>", ground_truth="", extra_info={"question": q},
+            reward_router_address=None, reward_model_tokenizer=None)  # fmt: skip
+    assert r["score"] == pytest.approx(expected[0], abs=1e-5)
+
+
+def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
+    batch = load("compute_score_batch", rm=str(rm_folder), penalty=-7.0)
+    q, p = ITEMS[0]
+    with caplog.at_level(logging.WARNING, logger="orchrm.adapters"):
+        got = batch(data_sources=["x"] * 5, solution_strs=[p, "", p, p, "<|im_start|>assistant\n<|im_end|>"], ground_truths=[None] * 5,
+                    extra_infos=[{"question": q}, {"question": q}, None, {"prompt": q}, {"question": q}])  # fmt: skip
+    assert all(set(r) == KEYS for r in got)  # verl keeps one list per key: every result has them all
+    assert [r["score"] for r in got[1:]] == [-7.0] * 4 and got[0]["score"] != -7.0
+    assert [r["orchrm_unscored"] for r in got] == [0.0, 1.0, 1.0, 1.0, 1.0]
+    assert [r["orchrm_error"] for r in got[1:]] == ["empty completion: no plan to score", "extra_info has no 'question'",
+                                                    "extra_info has no 'question'", "empty completion: no plan to score"]  # fmt: skip
+    assert "4 of 5 completions unscored" in caplog.records[0].getMessage()
+    other_key = load("compute_score", rm=str(rm_folder), question_key="prompt")
+    assert other_key(data_source="x", solution_str=p, ground_truth=None, extra_info={"prompt": q})["orchrm_unscored"] == 0.0
+
+
+def test_a_server_that_is_down_is_penalised_not_zeroed(garbage):
+    one = load("compute_score", url=f"http://127.0.0.1:{free_port()}")
+    q, p = ITEMS[0]
+    r = one(data_source="x", solution_str=p, ground_truth=None, extra_info={"question": q})
+    assert r["score"] == verl_module.DEFAULT_PENALTY and r["orchrm_unscored"] == 1.0 and "unreachable" in r["orchrm_error"]
+    garbage.body = b'{"scores": [1.0, 2.0]}'
+    r = load("compute_score", url=garbage.url)(data_source="x", solution_str=p, ground_truth=None, extra_info={"question": q})
+    assert r["orchrm_unscored"] == 1.0 and "2 scores for 1 items" in r["orchrm_error"]
+
+
+def test_no_model_is_one_line():
+    from orchrm.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="either in process"):
+        load("compute_score")(data_source="x", solution_str="{}", ground_truth=None, extra_info={"question": "q"})

@@ -1,0 +1,80 @@
+import io
+import json
+import time
+
+from orchrm.cli.progress import Mode, Reporter, Stage, choose_mode, format_line
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_mode_bars_only_on_a_terminal_and_flags_win():
+    assert choose_mode(stream=Tty()) is Mode.bars
+    assert choose_mode(stream=io.StringIO()) is Mode.lines
+    assert choose_mode(as_json=True, stream=Tty()) is Mode.json
+    assert choose_mode(quiet=True, as_json=True, stream=io.StringIO()) is Mode.quiet
+
+
+def _run(mode: Mode, steps: int = 4) -> str:
+    out = io.StringIO()
+    with Reporter(mode, interval_s=0.05, stream=out) as progress:
+        for i in range(1, steps + 1):
+            progress.update("rollout plans", done=i, total=10, tokens=100 * i, info="2/5 questions")
+            time.sleep(0.04)
+        progress.note("training the reward model")
+        time.sleep(0.12)
+    return out.getvalue()
+
+
+def test_lines_mode_beats_with_rate_eta_and_tokens_while_nothing_finishes():
+    text = _run(Mode.lines)
+    beats = [line for line in text.splitlines() if "rollout plans" in line]
+    assert len(beats) >= 2  # the heartbeat runs even while no update arrives (the note and the sleep after it)
+    last = beats[-1]
+    assert "rollout plans 4/10 (40%)" in last and "/min" in last and "ETA" in last and "400 tok" in last
+    assert "2/5 questions" in last
+    assert any(line.endswith("training the reward model") for line in text.splitlines())
+
+
+def test_a_finished_stage_prints_once_and_stops_beating():
+    out = io.StringIO()
+    with Reporter(Mode.lines, interval_s=0.05, stream=out) as progress:
+        progress.update("judge", done=3, total=3, tokens=9)
+        progress.update("judge", done=3, total=3, tokens=9)
+        time.sleep(0.2)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and "judge 3/3 (100%) · done · 9 tok" in lines[0]
+
+
+def test_json_mode_is_one_object_per_line():
+    text = _run(Mode.json)
+    rows = [json.loads(line) for line in text.splitlines()]
+    stages = [r for r in rows if r.get("stage") == "rollout plans"]
+    assert stages and stages[-1]["done"] == 4 and stages[-1]["total"] == 10 and stages[-1]["tokens"] == 400
+    assert stages[-1]["rate_per_min"] > 0 and stages[-1]["eta_s"] is not None
+    assert {"time", "note"} <= set(next(r for r in rows if "note" in r))
+
+
+def test_quiet_writes_nothing():
+    assert _run(Mode.quiet) == ""
+
+
+def test_rate_counts_only_this_sittings_work():
+    stage = Stage("rollout", total=100, base=90, done=95, started=time.monotonic() - 60)
+    assert round(stage.rate_per_min(stage.started + 60)) == 5  # 5 new plans in a minute, not 95
+    assert round(stage.eta_s(stage.started + 60)) == 60
+
+
+def test_format_line_without_total_or_rate():
+    snap = Stage("train rollouts").snapshot(time.monotonic())
+    assert format_line(snap) == "train rollouts 0 · starting · 0 tok"
+
+
+def test_a_closed_log_does_not_stop_the_run():
+    out = io.StringIO()
+    with Reporter(Mode.lines, interval_s=0.01, stream=out) as progress:
+        out.close()
+        progress.update("rollout", done=1, total=1)
+        progress.note("still fine")
