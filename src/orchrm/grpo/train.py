@@ -1,11 +1,11 @@
-"""GRPO on the orchestrator through TRL's `GRPOTrainer`, with LoRA adapters through peft.
+"""GRPO on the orchestrator through TRL's `GRPOTrainer`, with LoRA adapters through peft; a group's shared
+prompt is read once in the update (shared_prompt.py) and plans are sampled as `config.sampler` says.
 
 A run folder holds `run.json` (the settings; a resume must match them), `checkpoints/checkpoint-N/`
 (sealed, see checkpoints.py), `tokens.jsonl` and `tokens.json` (every token, see accounting.py),
 `samples.jsonl` (every sampled plan with its reward), `steps.jsonl` (each step's time: generation, reward,
 update; see timing.py), `sampler/` (the server sampler's adapter in GGUF) and, once training ends,
-`adapter/`: the LoRA adapter
-(safetensors), the tokenizer and a card naming the base weights, the reward and the task. Running the same
+`adapter/`: the LoRA adapter (safetensors), the tokenizer and a card naming the base weights, the reward and the task. Running the same
 command again after a kill continues from the last sealed checkpoint.
 """
 
@@ -31,6 +31,7 @@ from .config import GRPORunConfig
 from .data import prompt_dataset
 from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, server_rollout
+from .shared_prompt import shared_prompt_trainer
 from .timing import STEPS_FILE, StepClock, StepTiming
 from .weights import PolicyWeights, file_digests
 
@@ -102,6 +103,7 @@ def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool) -> Any:
         seed=config.seed,
         disable_tqdm=not progress,
         dataloader_num_workers=0,
+        gradient_checkpointing=False,  # the shared-prompt pass keeps a KV cache (shared_prompt.py)
         use_vllm=config.sampler == "vllm",
         vllm_mode="colocate",
     )
@@ -150,7 +152,6 @@ def train_orchestrator(
     given as `reward`. Either way each sample's tokens are counted in `ledger` (from `open_run`).
     Plans are sampled by `config.sampler`; for `server`, `engine` replaces llama-server (tests)."""
     from transformers.trainer_callback import PrinterCallback
-    from trl import GRPOTrainer
 
     if (scorer is None) == (reward is None):
         raise ConfigError("train_orchestrator needs exactly one of scorer and reward")
@@ -168,7 +169,7 @@ def train_orchestrator(
     backend = rollout.engine.backend if rollout is not None else "vllm" if config.sampler == "vllm" else POLICY_BACKEND
     accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock)
     try:
-        trainer = GRPOTrainer(
+        trainer = shared_prompt_trainer()(
             model=model, reward_funcs=accounted, args=grpo_args(config, out, progress=progress), train_dataset=dataset,
             processing_class=tokenizer, peft_config=lora_config(config), rollout_func=rollout,
             callbacks=[make_seal_callback(out, ledger), clock.callback(), *(callbacks or [])],
