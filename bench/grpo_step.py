@@ -8,7 +8,8 @@ reported apart). The reward is plan validity (the parser and validator `train-or
 plans 1.0, rejected ones the penalty), or the RM given with `--rm`. Beside the times, what the plans looked
 like (valid share, mean length, share cut at the token limit): both samplers should sample one policy.
 
-    python bench/grpo_step.py [--samplers server trl] [--steps 3] [--group-size 8] [--rm DIR] [--bf16 --keep]
+    python bench/grpo_step.py [--samplers server trl] [--steps 3] [--group-size 8] [--rm DIR]
+                              [--update shared|trl] [--bf16] [--keep]
 
 Writes bench/results/grpo_step.json after every step.
 """
@@ -74,7 +75,7 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
 
     task = load_task(args.task)
     weights = policy_weights(POLICY, dtype="bfloat16" if args.bf16 else "float32")
-    name = sampler + ("-bf16" if args.bf16 else "")
+    name = sampler + ("-bf16" if args.bf16 else "") + ("-trlupdate" if args.update == "trl" else "")
     out = scratch / name
     config = GRPORunConfig(
         task=args.task, policy=POLICY, policy_sha256=weights.sha256, reward="rm" if args.rm else "custom",
@@ -87,7 +88,7 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
         scorer: Any = RMScorer(RewardModel.load(Path(args.rm)))
     else:
         scorer = Valid()
-    entry = report["samplers"].setdefault(name, {"sampler": sampler, "bf16": args.bf16})
+    entry = report["samplers"].setdefault(name, {"sampler": sampler, "bf16": args.bf16, "update": args.update})
 
     class Save(TrainerCallback):  # runs after the run's own step timer: steps.jsonl has this step
         def on_step_end(self, a: Any, state: Any, control: Any, **kw: Any) -> None:
@@ -98,6 +99,22 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
                   f"(sync {last['sync_s']:.1f}s, {last['tokens_per_s']:.1f} tok/s) + reward {last['reward_s']:.2f}s "
                   f"+ update {last['update_s']:.1f}s", flush=True)  # fmt: skip
 
+    if args.update == "trl":  # TRL's own pass over every (prompt + plan), with its gradient checkpointing
+        from trl import GRPOTrainer
+
+        from orchrm.grpo import train as train_module
+
+        grpo_args = train_module.grpo_args
+
+        def checkpointed(*a: Any, **k: Any) -> Any:
+            out = grpo_args(*a, **k)
+            out.gradient_checkpointing = True  # TRL's GRPO default
+            return out
+
+        if train_module.grpo_args is grpo_args and not getattr(grpo_args, "patched", False):
+            checkpointed.patched = True  # type: ignore[attr-defined]
+            train_module.shared_prompt_trainer = lambda: GRPOTrainer  # type: ignore[assignment]
+            train_module.grpo_args = checkpointed  # type: ignore[assignment]
     ledger = open_run(out, config)
     start = time.perf_counter()
     try:
@@ -117,6 +134,8 @@ def main() -> None:
     ap.add_argument("--group-size", type=int, default=8)
     ap.add_argument("--plan-max-tokens", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--update", choices=["shared", "trl"], default="shared",
+                    help="shared: the group's prompt read once (orchrm's default); trl: TRL's own pass (results keyed <sampler>-trlupdate)")
     ap.add_argument("--keep", action="store_true", help="keep the rows of bench/results/grpo_step.json already there")
     ap.add_argument("--bf16", action="store_true", help="train in bf16 (AMX on recent Xeons); results keyed <sampler>-bf16")
     ap.add_argument("--rm", help="an RM folder from `orchrm train-rm` to reward with (default: plan validity)")
