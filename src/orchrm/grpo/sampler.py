@@ -30,6 +30,7 @@ from .config import SamplerKind
 from .data import chat_ids
 from .timing import StepClock
 from .weights import PolicyWeights
+
 SamplerChoice = Literal["auto", "trl", "server", "vllm"]
 SAMPLER_DIR = "sampler"
 MAX_SLOTS = 16  # llama-server slots for plan sampling: a whole batch decodes together, up to this many
@@ -93,7 +94,6 @@ class ServerRollout:
         self.seed = seed
         self.clock = clock
         self.synced_step: int | None = None
-        self.calls = 0
 
     def __call__(self, prompts: list, trainer: Any) -> dict[str, Any]:
         step = int(trainer.state.global_step)
@@ -105,9 +105,9 @@ class ServerRollout:
             if self.clock is not None:
                 self.clock.add_sync(time.perf_counter() - start)
         prompt_ids = [chat_ids(self.tokenizer, p) for p in prompts]
-        # Distinct, reproducible seeds: the run's seed, the step, the generation call and the sample's index.
-        base = (self.seed * 1_000_003 + step * 10_007 + self.calls * 101) % (2**31 - len(prompts))
-        self.calls += 1
+        # Distinct seeds from the run's seed, the step and the sample's index (a step generates once), so a
+        # resumed run draws what the uninterrupted one would have.
+        base = (self.seed * 1_000_003 + step * 10_007) % (2**31 - len(prompts))
         completion_ids = self.engine.complete(prompt_ids, self.sampling, [base + i for i in range(len(prompts))])
         return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": None}
 
