@@ -92,6 +92,7 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
 
     class Save(TrainerCallback):  # runs after the run's own step timer: steps.jsonl has this step
         def on_step_end(self, a: Any, state: Any, control: Any, **kw: Any) -> None:
+            entry.setdefault("load_average_by_step", []).append([round(x, 2) for x in os.getloadavg()])  # the machine is shared
             entry.update(summary(out, args.plan_max_tokens))
             save(report)
             last = entry["steps"][-1]
