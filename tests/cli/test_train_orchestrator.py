@@ -39,6 +39,8 @@ def test_rm_reward_trains_warns_about_the_rm_task_and_writes_the_run(setup):
     assert (out / "checkpoints" / "checkpoint-1" / "orchrm-checkpoint.json").is_file()
     run = json.loads((out / "run.json").read_text())
     assert run["reward"] == "rm" and run["invalid_penalty"] == -3 and len(run["rm_sha256"]) == 64
+    assert run["sampler"] == "trl"  # --sampler auto: a transformers-folder policy has no GGUF for llama-server
+    assert "per step (trl sampler, 1 steps): generation" in result.output and (out / "steps.jsonl").is_file()
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert len(samples) == 2  # a random policy writes no valid plan: each gets the penalty, recorded with its rule
     assert all((s["valid"] and 0 < s["reward"] < 1) or (not s["valid"] and s["reward"] == -3 and s["rule"]) for s in samples)

@@ -37,6 +37,11 @@ def train_orchestrator(
     temperature: Temperature = DEFAULTS.temperature,
     plan_max_tokens: Annotated[int, typer.Option(help="Token limit of one sampled plan.")] = DEFAULTS.plan_max_tokens,
     bf16: Annotated[bool, typer.Option(help="Train in bf16 (GPUs; converted weights are bf16 too).")] = False,
+    sampler: Annotated[
+        Literal["auto", "server", "trl", "vllm"],
+        typer.Option(help="Who samples the plans: llama-server with the current adapter, TRL's generate, or TRL's vLLM mode; "
+                          "auto: on a GPU vllm if installed, else trl; on a CPU server for a GGUF policy, else trl."),
+    ] = "auto",
     seed: Seed = 0,
     agent_backend: AgentBackend = None,
     agent_model: AgentModel = None,
@@ -47,7 +52,7 @@ def train_orchestrator(
     timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.")] = 600.0,
 ) -> None:
     """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter."""
-    from ..grpo import ExecuteScorer, RMScorer, open_run, policy_weights
+    from ..grpo import ExecuteScorer, RMScorer, open_run, policy_weights, resolve_sampler
     from ..grpo import train_orchestrator as train
     from ..llm import ensure_reachable, open_llm
     from ..mas.executor import ExecutorConfig
@@ -73,7 +78,7 @@ def train_orchestrator(
         agent_model_id=agent_llm.backend.model_id if agent_llm else "", invalid_penalty=penalty, group_size=group_size,
         questions_per_step=questions_per_step, n_questions=n_questions, max_steps=steps, save_steps=save_steps,
         learning_rate=lr, lora_r=lora_r, lora_alpha=2 * lora_r, beta=beta, degree=degree, temperature=temperature,
-        plan_max_tokens=plan_max_tokens, seed=seed, bf16=bf16,
+        plan_max_tokens=plan_max_tokens, seed=seed, bf16=bf16, sampler=resolve_sampler(sampler, weights),
     )  # fmt: skip
     ledger = open_run(out, config)
     try:
@@ -99,4 +104,10 @@ def train_orchestrator(
     for name, t in result.tokens["categories"].items():
         table.add_row(name, f"{t['calls']:,}", f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}")
     console.print(table)
+    if result.timings:
+        sampled = [t for t in result.timings if t.plans]
+        mean = lambda f: sum(f(t) for t in sampled) / max(1, len(sampled))  # noqa: E731
+        console.print(f"per step ({config.sampler} sampler, {len(sampled)} steps): generation {mean(lambda t: t.generation_s):.1f}s "
+                      f"({mean(lambda t: t.tokens_per_s):.1f} tok/s), reward {mean(lambda t: t.reward_s):.1f}s, "
+                      f"update {mean(lambda t: t.update_s):.1f}s · {out / 'steps.jsonl'}")  # fmt: skip
     console.print(f"adapter: {result.adapter} · tokens: {out / 'tokens.json'} · samples: {out / 'samples.jsonl'}")

@@ -3,6 +3,8 @@
 from .accounting import LedgerLog
 from .config import GRPORunConfig
 from .rewards import ExecuteScorer, PlanReward, RMScorer, SampleRecord, Scored
+from .sampler import PlanEngine, Sampling, resolve_sampler
+from .timing import StepTiming
 from .train import TrainOutcome, open_run, train_orchestrator
 from .weights import PolicyWeights, convert_gguf, policy_weights
 
@@ -10,14 +12,18 @@ __all__ = [
     "ExecuteScorer",
     "GRPORunConfig",
     "LedgerLog",
+    "PlanEngine",
     "PlanReward",
     "PolicyWeights",
     "RMScorer",
     "SampleRecord",
+    "Sampling",
     "Scored",
+    "StepTiming",
     "TrainOutcome",
     "convert_gguf",
     "open_run",
     "policy_weights",
+    "resolve_sampler",
     "train_orchestrator",
 ]

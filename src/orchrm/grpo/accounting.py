@@ -17,6 +17,7 @@ from typing import Any
 from .. import jsonl
 from ..atomic import write_text_atomic
 from ..llm.accounting import TokenLedger, UsageRecord
+from .timing import StepClock
 
 TOKENS_LOG = "tokens.jsonl"
 TOKENS_FILE = "tokens.json"
@@ -66,22 +67,30 @@ class Accounted:
     function is the one place TRL shows both the prompt columns and the completion ids of every sample.
     """
 
-    def __init__(self, reward: Any, ledger: TokenLedger, model_id: str, num_iterations: int = 1) -> None:
+    def __init__(self, reward: Any, ledger: TokenLedger, model_id: str, num_iterations: int = 1, *,
+                 backend: str = POLICY_BACKEND, clock: StepClock | None = None) -> None:  # fmt: skip
         self.reward = reward
         self.ledger = ledger
         self.model_id = model_id
         self.num_iterations = num_iterations
+        self.backend = backend
+        self.clock = clock
         # TRL names the reward in its logs (`rewards/<name>/mean`) after the wrapped function.
         self.__name__ = getattr(reward, "__name__", type(reward).__name__)
 
     async def __call__(self, prompts: list, completions: list, completion_ids: list, **kwargs: Any) -> list[float | None]:
+        if self.clock is not None:
+            self.clock.reward_started()
         prompt_tokens = kwargs.get("prompt_tokens") or [0] * len(completion_ids)
         plan = [
-            UsageRecord(category="plan", backend=POLICY_BACKEND, model_id=self.model_id, prompt_tokens=int(p),
+            UsageRecord(category="plan", backend=self.backend, model_id=self.model_id, prompt_tokens=int(p),
                         completion_tokens=len(c), cached=False)
             for p, c in zip(prompt_tokens, completion_ids, strict=True)
         ]  # fmt: skip
         train = [r.model_copy(update={"category": "train"}) for r in plan for _ in range(self.num_iterations)]
         self.ledger.add([*plan, *train])
         out = self.reward(prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs)
-        return await out if inspect.isawaitable(out) else out
+        result = await out if inspect.isawaitable(out) else out
+        if self.clock is not None:
+            self.clock.reward_ended(completion_ids)
+        return result

@@ -1,7 +1,8 @@
 """Settings of one orchestrator-training run: what GRPO on plans needs, nothing more.
 
 Saved as `run.json` in the run folder; a resumed run must bring the same settings (only `max_steps` may
-grow), because a checkpoint continues one optimisation, not another.
+grow), because a checkpoint continues one optimisation, not another. The sampler may change too: it
+decides how fast the plans are drawn, not from which policy (see sampler.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 RewardKind = Literal["rm", "execute", "custom"]
+SamplerKind = Literal["trl", "server", "vllm"]
+RESUMABLE = frozenset({"max_steps", "sampler"})  # settings a resumed run may change
 
 
 class GRPORunConfig(BaseModel):
@@ -39,8 +42,10 @@ class GRPORunConfig(BaseModel):
     plan_max_tokens: int = Field(400, ge=8)
     seed: int = 0
     bf16: bool = False
+    sampler: SamplerKind = Field("trl", description="Who samples the plans: TRL's generate, llama-server, or TRL's vLLM mode.")
 
     def differences(self, old: GRPORunConfig) -> list[str]:
-        """Settings that differ from a run being resumed (a larger `max_steps` extends it)."""
+        """Settings that differ from a run being resumed (a larger `max_steps` extends it; the sampler may
+        change)."""
         mine, theirs = self.model_dump(), old.model_dump()
-        return [f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in mine if k != "max_steps" and mine[k] != theirs[k]]
+        return [f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in mine if k not in RESUMABLE and mine[k] != theirs[k]]

@@ -14,13 +14,19 @@ from ..mas.rollout import agent_types_for
 from ..tasks.base import Question, Task
 
 
+def chat_ids(tokenizer: Any, messages: list[dict[str, Any]]) -> list[int]:
+    """The prompt's token ids under the policy's chat template, as TRL renders a conversational prompt."""
+    ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+    if isinstance(ids, dict) or hasattr(ids, "keys"):  # a BatchEncoding in newer transformers
+        ids = ids["input_ids"]
+    return [int(i) for i in ids]
+
+
 def prompt_rows(questions: list[Question], tokenizer: Any, system: str, degree: str) -> list[dict[str, Any]]:
     rows = []
     for q in questions:
         messages = [m.model_dump() for m in plan_messages(system, q.question, degree)]
-        ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-        if isinstance(ids, dict) or hasattr(ids, "keys"):  # a BatchEncoding in newer transformers
-            ids = ids["input_ids"]
+        ids = chat_ids(tokenizer, messages)
         rows.append({"prompt": messages, "question": q.question, "question_id": q.id, "prompt_tokens": len(ids)})
     return rows
 

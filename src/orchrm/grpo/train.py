@@ -1,9 +1,11 @@
-"""GRPO on the orchestrator through TRL's `GRPOTrainer`, with LoRA adapters through peft.
+"""GRPO on the orchestrator through TRL's `GRPOTrainer`, with LoRA adapters through peft; a group's shared
+prompt is read once in the update (shared_prompt.py) and plans are sampled as `config.sampler` says.
 
 A run folder holds `run.json` (the settings; a resume must match them), `checkpoints/checkpoint-N/`
 (sealed, see checkpoints.py), `tokens.jsonl` and `tokens.json` (every token, see accounting.py),
-`samples.jsonl` (every sampled plan with its reward) and, once training ends, `adapter/`: the LoRA adapter
-(safetensors), the tokenizer and a card naming the base weights, the reward and the task. Running the same
+`samples.jsonl` (every sampled plan with its reward), `steps.jsonl` (each step's time: generation, reward,
+update; see timing.py), `sampler/` (the server sampler's adapter in GGUF) and, once training ends,
+`adapter/`: the LoRA adapter (safetensors), the tokenizer and a card naming the base weights, the reward and the task. Running the same
 command again after a kill continues from the last sealed checkpoint.
 """
 
@@ -23,11 +25,14 @@ from ..atomic import replacing_dir, write_text_atomic
 from ..errors import ConfigError, RunFileError
 from ..mas.rollout import agent_types_for
 from ..tasks.base import Task
-from .accounting import TOKENS_FILE, TOKENS_LOG, Accounted, LedgerLog, write_totals
+from .accounting import POLICY_BACKEND, TOKENS_FILE, TOKENS_LOG, Accounted, LedgerLog, write_totals
 from .checkpoints import last_checkpoint, make_seal_callback
 from .config import GRPORunConfig
 from .data import prompt_dataset
 from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
+from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, server_rollout
+from .shared_prompt import shared_prompt_trainer
+from .timing import STEPS_FILE, StepClock, StepTiming
 from .weights import PolicyWeights, file_digests
 
 RUN_FILE = "run.json"
@@ -55,6 +60,7 @@ class TrainOutcome:
     resumed_from: Path | None
     tokens: dict[str, Any]
     log_history: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[StepTiming] = field(default_factory=list)
 
 
 def open_run(out: Path, config: GRPORunConfig) -> LedgerLog:
@@ -97,6 +103,9 @@ def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool) -> Any:
         seed=config.seed,
         disable_tqdm=not progress,
         dataloader_num_workers=0,
+        gradient_checkpointing=False,  # the shared-prompt pass keeps a KV cache (shared_prompt.py)
+        use_vllm=config.sampler == "vllm",
+        vllm_mode="colocate",
     )
 
 
@@ -135,13 +144,14 @@ def train_orchestrator(
     reward: Any = None,
     callbacks: list[Any] | None = None,
     progress: bool = False,
+    engine: PlanEngine | None = None,
 ) -> TrainOutcome:
     """Train LoRA adapters on the orchestrator with GRPO; resumes from the last sealed checkpoint in `out`.
 
     The reward is `PlanReward` over `scorer` (penalty for invalid plans), or any TRL reward function
-    given as `reward`. Either way each sample's tokens are counted in `ledger` (from `open_run`)."""
+    given as `reward`. Either way each sample's tokens are counted in `ledger` (from `open_run`).
+    Plans are sampled by `config.sampler`; for `server`, `engine` replaces llama-server (tests)."""
     from transformers.trainer_callback import PrinterCallback
-    from trl import GRPOTrainer
 
     if (scorer is None) == (reward is None):
         raise ConfigError("train_orchestrator needs exactly one of scorer and reward")
@@ -151,21 +161,42 @@ def train_orchestrator(
     if reward is None:
         reward = PlanReward(scorer, questions, degree=config.degree, agent_types=agent_types_for(task),  # type: ignore[arg-type]
                             penalty=config.invalid_penalty, samples_path=out / SAMPLES_FILE)  # fmt: skip
-    accounted = Accounted(reward, ledger, weights.name, config.num_iterations)
-    trainer = GRPOTrainer(
-        model=model, reward_funcs=accounted, args=grpo_args(config, out, progress=progress), train_dataset=dataset,
-        processing_class=tokenizer, peft_config=lora_config(config),
-        callbacks=[make_seal_callback(out, ledger), *(callbacks or [])],
-    )  # fmt: skip
-    if not progress:
-        trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every log dict
-    resume = last_checkpoint(out / CHECKPOINTS_DIR)
-    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    clock = StepClock(out / STEPS_FILE, config.sampler)
+    rollout = None
+    if config.sampler == "server":
+        os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental
+        rollout = _rollout(config, weights, tokenizer, dataset, out, clock, engine)
+    backend = rollout.engine.backend if rollout is not None else "vllm" if config.sampler == "vllm" else POLICY_BACKEND
+    accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock)
+    try:
+        trainer = shared_prompt_trainer()(
+            model=model, reward_funcs=accounted, args=grpo_args(config, out, progress=progress), train_dataset=dataset,
+            processing_class=tokenizer, peft_config=lora_config(config), rollout_func=rollout,
+            callbacks=[make_seal_callback(out, ledger), clock.callback(), *(callbacks or [])],
+        )  # fmt: skip
+        if not progress:
+            trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every log dict
+        resume = last_checkpoint(out / CHECKPOINTS_DIR)
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    finally:
+        if rollout is not None:
+            rollout.engine.close()
     steps = trainer.state.global_step
     adapter = save_adapter(trainer.model, tokenizer, out / ADAPTER_DIR, weights, config, steps)
     write_totals(ledger, out / TOKENS_FILE)
     tokens = json.loads((out / TOKENS_FILE).read_text())
-    return TrainOutcome(steps=steps, adapter=adapter, resumed_from=resume, tokens=tokens, log_history=list(trainer.state.log_history))
+    return TrainOutcome(steps=steps, adapter=adapter, resumed_from=resume, tokens=tokens, log_history=list(trainer.state.log_history),
+                        timings=list(clock.history))  # fmt: skip
+
+
+def _rollout(config: GRPORunConfig, weights: PolicyWeights, tokenizer: Any, dataset: Any, out: Path, clock: StepClock,
+             engine: PlanEngine | None) -> ServerRollout:  # fmt: skip
+    sampling = Sampling(max_tokens=config.plan_max_tokens, temperature=config.temperature, top_p=config.top_p)
+    if engine is not None:
+        return ServerRollout(engine, tokenizer, sampling, out / SAMPLER_DIR, seed=config.seed, clock=clock)
+    longest = max(dataset["prompt_tokens"]) + config.plan_max_tokens
+    return server_rollout(weights, tokenizer, sampling, out, group=config.group_size, batch=config.group_size * config.questions_per_step,
+                          ctx_per_slot=256 * (longest // 256 + 1), seed=config.seed, clock=clock)  # fmt: skip
 
 
 def save_adapter(model: Any, tokenizer: Any, folder: Path, weights: PolicyWeights, config: GRPORunConfig, steps: int) -> Path:

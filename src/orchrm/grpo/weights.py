@@ -47,11 +47,13 @@ class WeightsCard(BaseModel):
 
 @dataclass(frozen=True)
 class PolicyWeights:
-    """A transformers folder safe to train from: `sha256` names what it came from (GGUF or weights file)."""
+    """A transformers folder safe to train from: `sha256` names what it came from (GGUF or weights file);
+    `gguf` is that GGUF (sha256-checked), which llama-server can sample from, or None for a local folder."""
 
     name: str
     path: Path
     sha256: str
+    gguf: Path | None = None
 
 
 def file_digests(folder: Path, skip: str = CARD_FILE) -> dict[str, str]:
@@ -144,7 +146,7 @@ def policy_weights(name_or_path: str | Path, *, dtype: DType = "float32") -> Pol
     card = read_card(target)
     if card.gguf_sha256 != gguf.sha256:
         raise ChecksumMismatch(f"{target} was converted from another GGUF ({card.gguf_sha256[:16]}…)", hint="delete it")
-    return PolicyWeights(name=gguf.name, path=target, sha256=gguf.sha256)
+    return PolicyWeights(name=gguf.name, path=target, sha256=gguf.sha256, gguf=gguf.path)
 
 
 def _local_folder(path: Path) -> PolicyWeights:

@@ -1,7 +1,9 @@
 """A managed `llama-server` subprocess on 127.0.0.1.
 
 Started on a free port with parallel slots (continuous batching, prompt caching), health-checked before
-use, restarted if it dies, and stopped when orchrm exits. It never outlives its parent: the child asks
+use, restarted if it dies, and stopped when orchrm exits. It may serve a LoRA adapter (GGUF) on top of the
+model; llama-server loads adapters only at start, so a new adapter means `restart(lora=...)` (about a
+second for a small model: the weights stay in the page cache). It never outlives its parent: the child asks
 the kernel for SIGTERM when the parent dies (PR_SET_PDEATHSIG), and an atexit hook stops it on a clean
 exit.
 """
@@ -69,10 +71,11 @@ class ServerConfig:
 class LlamaServer:
     """One llama-server process serving one model."""
 
-    def __init__(self, binary: Path, model: ModelFile, config: ServerConfig | None = None) -> None:
+    def __init__(self, binary: Path, model: ModelFile, config: ServerConfig | None = None, *, lora: Path | None = None) -> None:
         self.binary = binary
         self.model = model
         self.config = config or ServerConfig()
+        self.lora = lora
         self.port: int | None = None
         self.restarts = 0
         self._proc: subprocess.Popen[bytes] | None = None
@@ -102,6 +105,18 @@ class LlamaServer:
             self._start()
             return self.url
 
+    def restart(self, *, lora: Path | None) -> str:
+        """Start again serving `lora` (a GGUF adapter, or None for the bare model); return the /v1 URL.
+
+        Requests must name the adapter's scale (`"lora": [{"id": 0, "scale": 1.0}]`): one with an empty list
+        was served with the scale its slot last had, and `--lora-init-without-apply` was seen not to stop the
+        adapter being applied, so callers say what they want on every request."""
+        with self._lock:
+            self.stop()
+            self.lora = lora
+            self._start()
+            return self.url
+
     def _command(self, port: int) -> list[str]:
         cfg = self.config
         threads = cfg.threads or max(1, os.cpu_count() or 1)
@@ -117,6 +132,7 @@ class LlamaServer:
             "--cont-batching",
             "--cache-prompt",
             "--no-webui",
+            *(["--lora", str(self.lora)] if self.lora is not None else []),
         ]
 
     def _start(self) -> None:

@@ -3,6 +3,10 @@
 PyPI has no prebuilt server for this machine, so the first local run compiles one (~10 minutes on two
 cores) into the user cache, keyed by version. The build directory survives an interrupted build, so a
 second attempt resumes where the first stopped; a failed step is reported by name with its log's tail.
+
+The same sdist carries llama.cpp's `convert_lora_to_gguf.py` (with the `conversion/` package and `gguf-py/`
+it imports), which turns a peft LoRA adapter into a GGUF adapter for `llama-server --lora`. The build keeps
+a copy beside the binary; `ensure_lora_converter` extracts one from the sdist where an older build did not.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 _NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 BUILD_RECIPE = "noamx"
 _VENDOR = "vendor/llama.cpp"
+# What convert_lora_to_gguf.py needs from the vendored tree: itself, the model classes and its own gguf-py.
+CONVERTER_PARTS = ("convert_lora_to_gguf.py", "conversion", "gguf-py")
 
 Log = Callable[[str], None]
 
@@ -54,6 +60,56 @@ def find_llama_server() -> Path | None:
         return path
     path = server_binary()
     return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def converter_home() -> Path:
+    return server_home() / "convert"
+
+
+def lora_converter() -> Path | None:
+    """The vendored `convert_lora_to_gguf.py`, or None where it has not been extracted yet."""
+    home = converter_home()
+    script = home / CONVERTER_PARTS[0]
+    return script if all((home / part).exists() for part in CONVERTER_PARTS) else None
+
+
+def ensure_lora_converter(log: Log = _stderr) -> Path:
+    """The LoRA-to-GGUF converter script, extracted from the pinned sdist (downloaded through pip) if needed."""
+    found = lora_converter()
+    if found is not None:
+        return found
+    home = server_home()
+    home.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(home / "convert.lock")):
+        if (found := lora_converter()) is not None:
+            return found
+        work = home / "convert-work"
+        work.mkdir(exist_ok=True)
+        sdist = _sdist(work, work / "download.log", log)
+        log("  extract: llama.cpp's convert_lora_to_gguf.py")
+        prefix = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}/{_VENDOR}/"
+        wanted = tuple(prefix + part for part in CONVERTER_PARTS)
+        staging = _extract(sdist, work / "extract", lambda name: name.startswith(wanted))
+        _keep_converter(staging / prefix.rstrip("/"))
+        shutil.rmtree(work, ignore_errors=True)
+    found = lora_converter()
+    assert found is not None
+    return found
+
+
+def _keep_converter(src: Path) -> None:
+    """Copy the converter's parts out of an extracted llama.cpp tree into `converter_home()`, swapped in whole."""
+    from ..atomic import replacing_dir
+
+    missing = [part for part in CONVERTER_PARTS if not (src / part).exists()]
+    if missing:
+        raise ServerError(f"the llama.cpp sources have no {missing[0]}: not the expected source package")
+    with replacing_dir(converter_home()) as tmp:
+        for part in CONVERTER_PARTS:
+            if (src / part).is_dir():
+                shutil.copytree(src / part, tmp / part)
+            else:
+                shutil.copy2(src / part, tmp / part)
 
 
 def ensure_llama_server(log: Log = _stderr) -> Path:
@@ -101,6 +157,7 @@ def build_llama_server(log: Log = _stderr, jobs: int | None = None) -> Path:
         target = server_binary()
         target.parent.mkdir(parents=True, exist_ok=True)
         copy_file_atomic(built, target, mode=0o755)  # a half-copied binary is never found
+        _keep_converter(src)
         shutil.rmtree(work, ignore_errors=True)
         log(f"llama-server ready: {target}")
         return target
@@ -110,6 +167,17 @@ def _fetch_sources(work: Path, logfile: Path, log: Log) -> Path:
     src = work / "llama.cpp"
     if (src / "CMakeLists.txt").is_file():
         return src
+    sdist = _sdist(work, logfile, log)
+    log("  extract: vendored llama.cpp sources")
+    prefix = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}/{_VENDOR}/"
+    staging = _extract(sdist, work / "extract", lambda name: name.startswith(prefix))
+    swap_in(staging / prefix.rstrip("/"), src)  # replaces a partial tree a killed build left at src
+    shutil.rmtree(work / "extract", ignore_errors=True)
+    return src
+
+
+def _sdist(work: Path, logfile: Path, log: Log) -> Path:
+    """The pinned llama-cpp-python source package in `work/sdist`, downloaded through pip if absent."""
     sdist_dir = work / "sdist"
     name = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
     if not (sdist_dir / name).is_file():
@@ -122,21 +190,21 @@ def _fetch_sources(work: Path, logfile: Path, log: Log) -> Path:
             logfile,
             log,
         )
-    log("  extract: vendored llama.cpp sources")
-    prefix = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}/{_VENDOR}/"
-    staging = work / "extract"
+    return sdist_dir / name
+
+
+def _extract(sdist: Path, staging: Path, keep: Callable[[str], bool]) -> Path:
+    """The sdist's members that `keep` selects, extracted under a fresh `staging` folder."""
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        with tarfile.open(sdist_dir / name) as tar:
-            members = [m for m in tar.getmembers() if m.name.startswith(prefix)]
+        with tarfile.open(sdist) as tar:
+            members = [m for m in tar.getmembers() if keep(m.name)]
             if not members:
-                raise ServerError(f"{name} has no {_VENDOR}: not the expected source package")
+                raise ServerError(f"{sdist.name} has no {_VENDOR}: not the expected source package")
             tar.extractall(staging, members=members, filter="data")
     except (tarfile.TarError, OSError) as exc:
-        raise ServerError(f"building llama-server failed at step 'extract': {exc}", hint="delete " + str(work)) from exc
-    swap_in(staging / prefix.rstrip("/"), src)  # replaces a partial tree a killed build left at src
-    shutil.rmtree(staging, ignore_errors=True)
-    return src
+        raise ServerError(f"extracting {sdist.name} failed: {exc}", hint="delete " + str(sdist.parent.parent)) from exc
+    return staging
 
 
 def _step(name: str, cmd: list[str], logfile: Path, log: Log) -> None:

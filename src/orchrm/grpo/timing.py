@@ -1,0 +1,99 @@
+"""Where a training step's time goes: generation, reward, update; one line per step in `steps.jsonl`.
+
+The phases are cut at points every sampler shares: the step starts (`on_step_begin`), the reward function
+is called, it returns, the step ends (`on_step_end`). Generation is start -> reward call: sampling (for the
+server sampler also the adapter sync, shown apart as `sync_s`, and part of `generation_s`). Reward is the
+reward call. Update is reward return -> step end: the loss, the backward pass and the optimiser step. A
+step that trains on buffered samples (`num_iterations` > 1) generates nothing and shows update only.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, computed_field
+
+from .. import jsonl
+
+STEPS_FILE = "steps.jsonl"
+
+
+class StepTiming(BaseModel):
+    step: int = Field(description="The optimiser step this line closes (TRL's global_step after it).")
+    sampler: str
+    generation_s: float
+    sync_s: float = Field(0.0, description="Part of generation: saving, converting and loading the adapter.")
+    reward_s: float
+    update_s: float
+    step_s: float
+    plans: int = 0
+    completion_tokens: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def tokens_per_s(self) -> float:
+        """Sampled completion tokens per second of generation, sync excluded."""
+        sampling = self.generation_s - self.sync_s
+        return self.completion_tokens / sampling if sampling > 0 else 0.0
+
+
+class StepClock:
+    """Stamps the phase boundaries of the current step; `callback()` closes each step into `steps.jsonl`."""
+
+    def __init__(self, path: Path | None, sampler: str) -> None:
+        self.path = path
+        self.sampler = sampler
+        self.history: list[StepTiming] = []
+        self._reset(time.perf_counter())
+
+    def _reset(self, now: float) -> None:
+        self._begin = now
+        self._reward_start: float | None = None
+        self._reward_end: float | None = None
+        self._sync = 0.0
+        self._plans = 0
+        self._tokens = 0
+
+    def begin(self) -> None:
+        self._reset(time.perf_counter())
+
+    def add_sync(self, seconds: float) -> None:
+        self._sync += seconds
+
+    def reward_started(self) -> None:
+        self._reward_start = time.perf_counter()
+
+    def reward_ended(self, completion_ids: list[Any]) -> None:
+        self._reward_end = time.perf_counter()
+        self._plans += len(completion_ids)
+        self._tokens += sum(len(c) for c in completion_ids)
+
+    def end(self, step: int) -> StepTiming:
+        now = time.perf_counter()
+        start = self._reward_start if self._reward_start is not None else self._begin
+        stop = self._reward_end if self._reward_end is not None else start
+        timing = StepTiming(
+            step=step, sampler=self.sampler, generation_s=start - self._begin, sync_s=self._sync,
+            reward_s=stop - start, update_s=now - stop, step_s=now - self._begin, plans=self._plans,
+            completion_tokens=self._tokens,
+        )  # fmt: skip
+        self.history.append(timing)
+        if self.path is not None:
+            jsonl.append(self.path, timing)
+        return timing
+
+    def callback(self) -> Any:
+        from transformers import TrainerCallback
+
+        clock = self
+
+        class StepTimer(TrainerCallback):  # type: ignore[misc]
+            def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+                clock.begin()
+
+            def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+                clock.end(state.global_step)
+
+        return StepTimer()
