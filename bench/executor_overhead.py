@@ -30,6 +30,7 @@ import socket
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,8 @@ async def _make_client(name: str, url: str, concurrency: int, cache_dir: Path) -
             return (await backend.complete([Message(role="user", content=f"question {i}: what is 6 x 7?")], cfg, None)).text
 
         return call, backend.aclose
-    cache = ResponseCache(cache_dir / f"responses-{concurrency}.db") if name == "llm_cached" else None
+    # A fresh file per run: every measured call is a miss and a write, never a hit from an earlier repeat.
+    cache = ResponseCache(cache_dir / f"responses-{uuid.uuid4().hex}.db") if name == "llm_cached" else None
     llm = LLM(backend, cache=cache, config=GenerateConfig(max_tokens=16))
 
     async def call(i: int) -> Any:
