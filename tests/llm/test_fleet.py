@@ -148,3 +148,36 @@ def test_cache_key_same_across_routing():
 
     msgs = [Message(role="user", content="x")]
     assert cache_key(a.kind, a.model_id, msgs, GenerateConfig(), 0) == cache_key(b.kind, b.model_id, msgs, GenerateConfig(), 0)
+
+
+def _orchrm(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "orchrm", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_base_url_takes_a_comma_separated_fleet(fleet):
+    urls = f"{_dead_url()},{fleet[1].url}"
+    out = _orchrm("generate", "hello", "--backend", "openai", "--base-url", urls, "--retries", "0", "--no-cache")
+    assert out.returncode == 0, out.stderr
+    assert "from 1" in out.stdout
+
+
+def test_cli_all_endpoints_down_is_one_line():
+    out = _orchrm("generate", "hello", "--backend", "openai", "--base-url", f"{_dead_url()},{_dead_url()}",
+                  "--retries", "0", "--no-cache")  # fmt: skip
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert lines[0].startswith("error:") and "all 2 endpoints failed" in lines[0], out.stderr
+
+
+def test_run_llms_reports_failovers_per_role(fleet, capsys):
+    from orchrm.cli.llms import run_llms
+
+    dead = _dead_url()
+    with run_llms("openai", "fake-model", f"{dead},{fleet[0].url}", cache=False, max_retries=0) as (orch, agent):
+        assert orch is agent
+        assert orch.generate("q", category="plan")[0].text == "from 0"
+    err = capsys.readouterr().err
+    assert err.strip() == f"orchestrator fleet failovers: {dead} failed 1 time(s) (unreachable x1)"
