@@ -121,7 +121,7 @@ class FleetBackend(Backend):
     @property
     def model_id(self) -> str:
         if self.model is None:
-            self.model = self._first_answer(lambda ep: ep.backend.model_id and ep.backend.model)
+            self._set_model(self._served_model())
         return f"{self.model}@{self.endpoints[0].url}"
 
     @property
@@ -132,15 +132,17 @@ class FleetBackend(Backend):
     def where(self) -> str:
         return ",".join(ep.url for ep in self.endpoints)
 
-    def _first_answer(self, ask):  # type: ignore[no-untyped-def]
+    def _served_model(self) -> str | None:
         """The model name from the first endpoint that can say it (a sync read, before any request)."""
         reasons = []
         for ep in self.endpoints:
             try:
-                return ask(ep)
+                ep.backend.model_id  # noqa: B018 - asks the server which model it serves
             except LLMError as exc:
                 self._record(ep, exc, failover_reason(exc) or "error")
                 reasons.append(f"{ep.url}: {exc.message}")
+                continue
+            return ep.backend.model
         raise self._all_down(reasons)
 
     # ------------------------------------------------------------------ lifecycle
