@@ -47,6 +47,11 @@ def test_best_epoch_is_checkpointed_and_restored_only_with_validation_pairs(tmp_
     assert (without.eval_strategy, without.save_strategy, without.load_best_model_at_end) == ("no", "no", False)
 
 
+def test_training_stays_on_the_cpu_unless_asked(tmp_path):
+    assert reward_config(RMConfig(), str(tmp_path), 64, validate=False, progress=False).use_cpu is True
+    assert reward_config(RMConfig(device="auto"), str(tmp_path), 64, validate=False, progress=False).use_cpu is False
+
+
 def test_lora_is_off_by_default_and_needs_peft():
     assert lora_config(RMConfig()) is None
     try:

@@ -20,18 +20,18 @@ REQUEST_TIMEOUT_S = 3600.0
 
 Backend = Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.")]
 Model = Annotated[str | None, typer.Option(help="Embedded model name or .gguf path (local); served model name (openai).")]
-BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL, e.g. http://host:8000/v1 (openai backend).")]
+BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet serving one model (least-loaded routing, failover).")]
 
 # Verbs that run plans name two roles: the orchestrator (writes plans; the old --backend/--model/--base-url
 # names still work) and the sub-agents (default: the orchestrator's model, so one model stays the default).
 OrchestratorBackend = Annotated[str, typer.Option("--backend", "--orchestrator-backend", help=f"The orchestrator's backend: {', '.join(BACKENDS)}.")]
 OrchestratorModel = Annotated[str | None, typer.Option("--model", "--orchestrator-model", help="The model that writes plans: embedded name or .gguf path (local); served name (openai).")]
-OrchestratorBaseUrl = Annotated[str | None, typer.Option("--base-url", "--orchestrator-base-url", help="The orchestrator's server, e.g. http://host:8000/v1 (openai backend).")]
+OrchestratorBaseUrl = Annotated[str | None, typer.Option("--base-url", "--orchestrator-base-url", help="The orchestrator's server, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet (least-loaded routing, failover).")]
 AgentBackend = Annotated[str | None, typer.Option(help="The sub-agents' backend (default: the orchestrator's).")]
 AgentModel = Annotated[str | None, typer.Option(help="The model that runs the sub-agents (default: the orchestrator's; with the local backend, a second llama-server).")]
-AgentBaseUrl = Annotated[str | None, typer.Option(help="The sub-agents' server (default: the orchestrator's when the backend is the same).")]
+AgentBaseUrl = Annotated[str | None, typer.Option(help="The sub-agents' server (default: the orchestrator's when the backend is the same); several, comma-separated, are a fleet.")]
 ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key.")]
-Concurrency = Annotated[int | None, typer.Option(help="Requests in flight (local: server slots).")]
+Concurrency = Annotated[int | None, typer.Option(help="Requests in flight (local: server slots; a fleet: per endpoint).")]
 
 TaskName = Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")]
 Seed = Annotated[int, typer.Option(help="Seed for questions, plan sampling and sub-agents.")]

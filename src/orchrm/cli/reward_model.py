@@ -46,8 +46,12 @@ def train_rm(
     lora: Annotated[bool, typer.Option(help="Train LoRA adapters (for large backbones).")] = False,
     bf16: Annotated[bool, typer.Option(help="bf16 autocast while training.")] = False,
     seed: Annotated[int, typer.Option()] = 0,
+    device: Annotated[str, typer.Option(help="cpu, or auto (an accelerator when present).")] = RMConfig().device,
 ) -> None:
-    """Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."""
+    """Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer).
+
+    Under `accelerate launch --num_processes N -m orchrm train-rm ...` training is data-parallel
+    (--batch-size is per process) and only the main process writes the model folder."""
     from ..rm.train import train_from_folder
 
     config = RMConfig(
@@ -62,8 +66,11 @@ def train_rm(
         lora=lora,
         bf16=bf16,
         seed=seed,
+        device=device,  # type: ignore[arg-type]
     )
     result = train_from_folder(pairs_dir, out, config)
+    if not result.main_process:
+        return  # `accelerate launch`: the main process reports
     m = result.model.card.metrics
     table = Table(title="held-out pairwise accuracy per epoch", title_justify="left")
     table.add_column("epoch", justify="right")

@@ -4,7 +4,8 @@ from .accounting import CATEGORIES, CategoryTotals, TokenCount, TokenLedger, Usa
 from .backend import Backend
 from .cache import ResponseCache
 from .client import LLM
-from .factory import BACKENDS, close_llms, create_backend, ensure_reachable, open_agent_llm, open_llm, open_llms
+from .factory import BACKENDS, split_base_urls, close_llms, create_backend, ensure_reachable, open_agent_llm, open_llm, open_llms
+from .fleet import Failover, FleetBackend
 from .local import LocalBackend
 from .models import DEFAULT_MODEL, REGISTRY, ModelFile, prepare_model, resolve_model, verify_model
 from .openai_backend import OpenAIBackend
@@ -20,6 +21,8 @@ __all__ = [
     "Backend",
     "CategoryTotals",
     "Completion",
+    "Failover",
+    "FleetBackend",
     "GenerateConfig",
     "LlamaServer",
     "LocalBackend",
@@ -41,5 +44,6 @@ __all__ = [
     "open_llms",
     "prepare_model",
     "resolve_model",
+    "split_base_urls",
     "verify_model",
 ]

@@ -15,6 +15,7 @@ from .accounting import TokenLedger
 from .backend import Backend
 from .cache import ResponseCache
 from .client import LLM
+from .fleet import FleetBackend
 from .local import LocalBackend
 from .models import DEFAULT_MODEL
 from .openai_backend import OpenAIBackend
@@ -43,6 +44,13 @@ def create_backend(
     if backend == "openai":
         if not base_url:
             raise ConfigError("the openai backend needs a base URL", hint="pass --base-url http://host:port/v1")
+        urls = split_base_urls(base_url)
+        if len(urls) > 1:
+            # A fleet: `concurrency` is per endpoint; each endpoint retries once, then the request moves on.
+            return FleetBackend(
+                urls, model, api_key_env=api_key_env, timeout_s=timeout_s or 120.0,
+                max_retries=min(max_retries, 1), concurrency=concurrency or 8,
+            )  # fmt: skip
         return OpenAIBackend(
             base_url,
             model,
@@ -52,6 +60,11 @@ def create_backend(
             concurrency=concurrency or 8,
         )
     raise ConfigError(f"unknown backend {backend!r}", hint=f"use one of: {', '.join(BACKENDS)}")
+
+
+def split_base_urls(base_url: str) -> list[str]:
+    """The endpoints of a `--base-url` value: one URL, or several separated by commas (a fleet)."""
+    return [u.strip() for u in base_url.split(",") if u.strip()]
 
 
 def open_llm(

@@ -2,6 +2,10 @@
 
 This is the only code path that talks HTTP to a model; the local backend points it at its own server.
 Retries with backoff on 429/5xx/connection errors and timeouts come from the `openai` client.
+
+Requests are spread over several `openai` clients of at most `SHARD_CONNECTIONS` connections each: the
+httpx connection pool scans every connection for every queued request, so one pool of 256 connections
+spends more CPU per call than the call itself (bench/executor_overhead.py measured it).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 import os
 from typing import Any
 
+import httpx
 import openai
 
 from ..errors import (
@@ -23,6 +28,9 @@ from ..errors import (
 )
 from .backend import Backend
 from .types import Completion, GenerateConfig, Message, ToolCall, Usage
+
+#: Connections per `openai` client; a backend with more concurrency opens ceil(concurrency / this) clients.
+SHARD_CONNECTIONS = 8
 
 _OVERFLOW_MARKERS = ("context length", "context size", "context_length", "exceed_context", "maximum context", "too long")
 
@@ -56,7 +64,8 @@ class OpenAIBackend(Backend):
         self.concurrency = concurrency
         # The cache identity of the weights behind this server; the local backend passes the GGUF's sha256.
         self._identity = identity
-        self._clients: dict[int, openai.AsyncOpenAI] = {}
+        self._clients: dict[int, list[openai.AsyncOpenAI]] = {}
+        self._in_flight: dict[int, list[int]] = {}
 
     @property
     def model_id(self) -> str:
@@ -77,15 +86,36 @@ class OpenAIBackend(Backend):
     def max_concurrency(self) -> int:
         return self.concurrency
 
-    def _client(self) -> openai.AsyncOpenAI:
-        # An httpx client belongs to the event loop that first used it; keep one per loop.
+    def _shards(self) -> tuple[list[openai.AsyncOpenAI], list[int]]:
+        # An httpx client belongs to the event loop that first used it; keep one set per loop.
         loop_id = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_id)
-        if client is None:
-            client = self._clients[loop_id] = openai.AsyncOpenAI(
-                base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=self.max_retries
-            )
-        return client
+        shards = self._clients.get(loop_id)
+        if shards is None:
+            n = -(-self.concurrency // SHARD_CONNECTIONS)
+            size = -(-self.concurrency // n)
+            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size, keepalive_expiry=30.0)
+            shards = self._clients[loop_id] = [
+                openai.AsyncOpenAI(
+                    base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=self.max_retries,
+                    http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=self.timeout_s),
+                )  # fmt: skip
+                for _ in range(n)
+            ]
+            self._in_flight[loop_id] = [0] * n
+        return shards, self._in_flight[loop_id]
+
+    def _client(self) -> openai.AsyncOpenAI:
+        return self._shards()[0][0]
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        """One chat completion on the client with the fewest requests in flight."""
+        shards, in_flight = self._shards()
+        i = min(range(len(shards)), key=in_flight.__getitem__) if len(shards) > 1 else 0
+        in_flight[i] += 1
+        try:
+            return await shards[i].chat.completions.create(**kwargs)
+        finally:
+            in_flight[i] -= 1
 
     async def start(self) -> None:
         """Ask the server which model it serves when none was named (vLLM and llama.cpp serve one)."""
@@ -149,7 +179,7 @@ class OpenAIBackend(Backend):
             if config.tool_choice is not None:
                 kwargs["tool_choice"] = config.tool_choice
         try:
-            resp = await self._client().chat.completions.create(**kwargs)
+            resp = await self._create(kwargs)
         except openai.OpenAIError as exc:
             raise self._translate(exc) from exc
         except (json.JSONDecodeError, ValueError, TypeError) as exc:
@@ -214,8 +244,8 @@ class OpenAIBackend(Backend):
         return MalformedResponse(f"{where}: {type(exc).__name__}: {exc}")
 
     async def aclose(self) -> None:
-        clients, self._clients = self._clients, {}
-        for client in clients.values():
+        clients, self._clients, self._in_flight = self._clients, {}, {}
+        for client in (c for shards in clients.values() for c in shards):
             try:
                 await client.close()
             except RuntimeError:

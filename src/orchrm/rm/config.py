@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from .backbone import DEFAULT_BACKBONE
@@ -29,3 +31,7 @@ class RMConfig(BaseModel):
     bf16: bool = Field(False, description="bf16 autocast in training (faster on CPUs with AVX512-BF16, less exact).")
     seed: int = 0
     threads: int | None = Field(None, description="torch CPU threads (default: all cores).")
+    device: Literal["cpu", "auto"] = Field(
+        "cpu", description="Where training runs: the CPU, or 'auto' (an accelerator when one is present). The "
+        "trained model is moved to the CPU either way.",
+    )

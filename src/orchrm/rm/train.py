@@ -4,17 +4,23 @@ Rows are tokenised with `encoding.encode` (the same function scoring uses), so T
 nor tokenises differently. TRL's evaluation loop measures held-out pairwise accuracy overall and per source
 after every epoch; transformers' early stopping ends training when it stops improving, and the best epoch's
 weights are loaded back at the end. LoRA is TRL's `peft_config`. The TRL side lives in `trl_setup.py`.
+
+Under `accelerate launch --num_processes N` (gloo on CPU, NCCL on GPUs) training is data-parallel: each
+process takes `batch_size` pairs a step, the checkpoints live in one folder all processes share, and only
+the main process writes the model folder (`TrainResult.main_process` tells the caller which it is).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
+import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +50,9 @@ class TrainResult:
     best_epoch: int = 0
     train_seconds: float = 0.0
     pairs_per_second: float = 0.0
+    #: False in the other processes of a multi-process (`accelerate launch`) run: they do not write outputs.
+    main_process: bool = True
+    processes: int = 1
 
 
 def data_hash(rows: list[PairRow]) -> str:
@@ -137,10 +146,14 @@ def train_reward_model(
     peft_config = setup.lora_config(config)
     backbone, tokenizer, net = _load_backbone(config)
     epochs = setup.EpochHistory(progress)
-    with tempfile.TemporaryDirectory() as tmp:
+    # The arguments set up the processes' shared state (gloo or NCCL under `accelerate launch`); the
+    # checkpoint folder, which all processes must share, can only be agreed on after that.
+    args = setup.reward_config(config, "", len(train), validate=bool(val), progress=progress)
+    with _shared_tmpdir(args.distributed_state) as tmp:
+        args.output_dir = tmp
         trainer = RewardTrainer(
             model=net,
-            args=setup.reward_config(config, tmp, len(train), validate=bool(val), progress=progress),
+            args=args,
             train_dataset=setup.preference_dataset(train, tokenizer, config),
             eval_dataset=setup.preference_dataset(val, tokenizer, config) if val else None,
             processing_class=tokenizer,
@@ -159,8 +172,32 @@ def train_reward_model(
     net = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
     if peft_config is not None:
         net = net.merge_and_unload()
-    rm = RewardModel(net, tokenizer, _card(backbone, net, train, config, pair_stats))
-    return _result(rm, epochs.history, len(train), len(val), seconds)
+    rm = RewardModel(net.cpu(), tokenizer, _card(backbone, net, train, config, pair_stats))
+    result = _result(rm, epochs.history, len(train), len(val), seconds)
+    result.main_process = trainer.accelerator.is_main_process
+    result.processes = trainer.accelerator.num_processes
+    return result
+
+
+@contextlib.contextmanager
+def _shared_tmpdir(state: Any) -> Iterator[str]:
+    """A scratch folder for the trainer's checkpoints. With several processes (`state`: accelerate's
+    `PartialState`) all must use the same one: the main process saves the best epoch there and every
+    process loads it back at the end."""
+    if state is None or state.num_processes == 1:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield tmp
+        return
+    from accelerate.utils import broadcast_object_list
+
+    path = [tempfile.mkdtemp(prefix="orchrm-rm-") if state.is_main_process else None]
+    broadcast_object_list(path)
+    try:
+        yield str(path[0])
+    finally:
+        state.wait_for_everyone()  # nobody still reading a checkpoint when the folder goes
+        if state.is_main_process:
+            shutil.rmtree(str(path[0]), ignore_errors=True)
 
 
 def _result(rm: RewardModel, history: list[EpochMetrics], n_train: int, n_val: int, seconds: float) -> TrainResult:
@@ -197,5 +234,10 @@ def train_from_folder(pairs_dir: Path, out: Path, config: RMConfig | None = None
     stats_path = pairs_dir / STATS_FILE
     stats = json.loads(stats_path.read_text()) if stats_path.is_file() else {}
     result = train_reward_model(train, val, config, pair_stats=stats, progress=progress)
-    result.model.save(out)
+    if result.main_process:
+        result.model.save(out)
+    if result.processes > 1:
+        from accelerate import PartialState
+
+        PartialState().wait_for_everyone()  # every process returns once the folder is complete
     return result

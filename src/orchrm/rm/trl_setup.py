@@ -42,7 +42,7 @@ def reward_config(config: RMConfig, out: str, n_train: int, validate: bool, prog
         greater_is_better=True,
         logging_steps=max(1, n_train // (config.batch_size * 4)),
         report_to=[],
-        use_cpu=True,
+        use_cpu=config.device == "cpu",
         bf16=config.bf16,
         seed=config.seed,
         disable_tqdm=not progress,
@@ -125,6 +125,6 @@ class EpochHistory(TrainerCallback):  # type: ignore[misc]
         self._losses = []
         epoch = round(state.epoch or len(self.history) + 1)
         self.history.append(EpochMetrics(epoch, accuracy, per_source, loss))
-        if self.progress:
+        if self.progress and state.is_world_process_zero:
             shown = f"{accuracy:.3f}" if accuracy is not None else "n/a (no validation pairs)"
             print(f"epoch {epoch}: held-out pairwise accuracy {shown} {per_source or ''}", flush=True)
