@@ -18,12 +18,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from .. import __version__
-from ..atomic import replacing_dir, write_text_atomic
-from ..errors import ConfigError, RunFileError
+from ..atomic import replacing_dir
+from ..errors import ConfigError
 from ..mas.rollout import agent_types_for
+from ..mas.run_folder import settle_run_file
 from ..tasks.base import Task
 from .accounting import POLICY_BACKEND, TOKENS_FILE, TOKENS_LOG, Accounted, LedgerLog, write_totals
 from .checkpoints import last_checkpoint, make_seal_callback
@@ -65,17 +66,7 @@ class TrainOutcome:
 
 def open_run(out: Path, config: GRPORunConfig) -> LedgerLog:
     """Create the run folder, or check that an existing one has the same settings; the run's ledger."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / RUN_FILE
-    if path.exists():
-        try:
-            old = GRPORunConfig.model_validate(json.loads(path.read_text()))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint="use a new --out folder") from None
-        diff = config.differences(old)
-        if diff:
-            raise ConfigError(f"{out} holds a training run with other settings ({', '.join(diff)})", hint="use a new --out folder")
-    write_text_atomic(path, config.model_dump_json(indent=2) + "\n")
+    settle_run_file(out, config, lambda new, old: new.differences(old), what="a training run")
     return LedgerLog(out / TOKENS_LOG)
 
 
