@@ -6,7 +6,7 @@ wall time of each are compared.
 
     PYTHONPATH=src python bench/rm_ddp.py [--pairs bench/results/orchestration/mix_world_qa+chain_sum/pairs]
 
-Writes bench/results/rm_ddp.json.
+Writes bench/results/rm_ddp.json, one entry per pairs folder.
 """
 
 from __future__ import annotations
@@ -83,7 +83,9 @@ def main() -> None:
         "accuracy_difference": round(rows[1]["val_accuracy"] - rows[0]["val_accuracy"], 4),
         "one_pair_of_val": round(1 / rows[0]["val_pairs"], 4),
     }  # fmt: skip
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    existing = json.loads(args.out.read_text()) if args.out.exists() else {}
+    existing[result["pairs"]] = result  # one entry per pairs folder
+    args.out.write_text(json.dumps(existing, indent=2) + "\n")
     print(f"wrote {args.out}")
 
 
