@@ -6,7 +6,7 @@ wall time of each are compared.
 
     PYTHONPATH=src python bench/rm_ddp.py [--pairs bench/results/orchestration/mix_world_qa+chain_sum/pairs]
 
-Writes bench/results/rm_ddp.json.
+Writes bench/results/rm_ddp.json, one entry per pairs folder.
 """
 
 from __future__ import annotations
@@ -59,6 +59,19 @@ def _run(pairs: Path, out: Path, processes: int, batch_size: int, epochs: int) -
     }
 
 
+def _with_manifest(pairs: Path, scratch: Path) -> Path:
+    """`pairs`, or for a folder committed before pairs folders had a manifest, the same rows rewritten
+    with one (train-rm refuses a folder without)."""
+    from orchrm.pairs.builder import PairStats
+    from orchrm.pairs.rows import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE, read_rows, write_pairs_dir
+
+    if (pairs / MANIFEST_FILE).is_file():
+        return pairs
+    stats = PairStats.model_validate_json((pairs / STATS_FILE).read_text())
+    write_pairs_dir(scratch, read_rows(pairs / TRAIN_FILE), read_rows(pairs / VAL_FILE), stats)
+    return scratch
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pairs", type=Path, default=PAIRS)
@@ -68,7 +81,8 @@ def main() -> None:
     args = p.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [_run(args.pairs, Path(tmp) / f"rm{n}", n, args.batch_size, args.epochs) for n in (1, 2)]
+        pairs = _with_manifest(args.pairs, Path(tmp) / "pairs")
+        rows = [_run(pairs, Path(tmp) / f"rm{n}", n, args.batch_size, args.epochs) for n in (1, 2)]
     for r in rows:
         print(f"{r['processes']} process(es): held-out accuracy {r['val_accuracy']:.4f} (epoch {r['best_epoch']}), "
               f"losses {r['train_loss_per_epoch']}, {r['wall_s']} s")  # fmt: skip
@@ -83,7 +97,9 @@ def main() -> None:
         "accuracy_difference": round(rows[1]["val_accuracy"] - rows[0]["val_accuracy"], 4),
         "one_pair_of_val": round(1 / rows[0]["val_pairs"], 4),
     }  # fmt: skip
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    existing = json.loads(args.out.read_text()) if args.out.exists() else {}
+    existing[result["pairs"]] = result  # one entry per pairs folder
+    args.out.write_text(json.dumps(existing, indent=2) + "\n")
     print(f"wrote {args.out}")
 
 
