@@ -78,3 +78,12 @@ def test_a_closed_log_does_not_stop_the_run():
         out.close()
         progress.update("rollout", done=1, total=1)
         progress.note("still fine")
+
+
+def test_results_written_to_a_log_are_not_cut_at_80_columns(monkeypatch):
+    from orchrm.cli.progress import LOG_WIDTH, result_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert result_console(False).width == LOG_WIDTH  # pytest's stdout is not a terminal
+    monkeypatch.setenv("COLUMNS", "100")
+    assert result_console(False).width == 100

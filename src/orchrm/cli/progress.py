@@ -10,6 +10,7 @@ the command's result.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -195,6 +196,13 @@ def rollout_info(p: Any) -> str:
     return f"{p.questions_done}/{p.questions_total} questions · {p.plans_valid} valid · {p.correct} correct"
 
 
+#: Width of result tables written to a log (not a terminal, no COLUMNS): rich's 80 truncated the tables' cells.
+LOG_WIDTH = 160
+
+
 def result_console(as_json: bool) -> Console:
     """Where a command prints its human-readable result: stdout, or stderr when stdout carries `--json`."""
-    return Console(highlight=False, stderr=as_json)
+    console = Console(highlight=False, stderr=as_json)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(highlight=False, stderr=as_json, width=LOG_WIDTH)
+    return console
