@@ -129,12 +129,11 @@ class RemoteScorer:
                     try:
                         response = client.post(f"{self.url}/score", json=self._body(chunk))
                     except httpx.TransportError as exc:
-                        if attempt == self.retries:
-                            raise self._unreachable(exc) from None
-                    else:
-                        if response.status_code < 500 or attempt == self.retries:
-                            out += self._scores(response, len(chunk))
-                            break
+                        response = exc
+                    scores = self._settle(response, len(chunk), attempt)
+                    if scores is not None:
+                        out += scores
+                        break
                     time.sleep(0.5 * 2**attempt)
         return out
 
@@ -149,14 +148,23 @@ class RemoteScorer:
                     try:
                         response = await client.post(f"{self.url}/score", json=self._body(chunk))
                     except httpx.TransportError as exc:
-                        if attempt == self.retries:
-                            raise self._unreachable(exc) from None
-                    else:
-                        if response.status_code < 500 or attempt == self.retries:
-                            out += self._scores(response, len(chunk))
-                            break
+                        response = exc
+                    scores = self._settle(response, len(chunk), attempt)
+                    if scores is not None:
+                        out += scores
+                        break
                     await asyncio.sleep(0.5 * 2**attempt)
         return out
+
+    def _settle(self, response: Any, n: int, attempt: int) -> list[float] | None:
+        """One try's outcome, shared by the sync and async loops: the scores, or None to retry (a transport
+        error or a 5xx while tries remain); the last failed try raises."""
+        last = attempt == self.retries
+        if isinstance(response, Exception):
+            if last:
+                raise self._unreachable(response) from None
+            return None
+        return self._scores(response, n) if response.status_code < 500 or last else None
 
     def _unreachable(self, exc: Exception) -> RewardServerError:
         return RewardServerError(f"reward server {self.url} unreachable after {self.retries + 1} tries: {type(exc).__name__}: {exc}",
