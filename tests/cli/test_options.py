@@ -27,8 +27,9 @@ def test_run_defaults_are_a_run_configs():
 
 
 # Not the config's on purpose: the task has no default; agent_backend None means "the orchestrator's" and is
-# resolved before the config is built; N and bon's held-out question count are checked below.
-OWN = ("task", "n_plans", "agent_backend")
+# resolved before the config is built, as checkpoint None is (the adapter's label, else RUN.checkpoint); N
+# and bon's held-out question count are checked below.
+OWN = ("task", "n_plans", "agent_backend", "checkpoint")
 
 
 @pytest.mark.parametrize("command", [rollout, bon])
@@ -57,3 +58,14 @@ def test_pairs_defaults_to_pair_config():
     fields = {f.name: getattr(PairConfig(), f.name) for f in dataclasses.fields(PairConfig)}
     shared = {k: got[k] for k in fields if k in got and k not in ("sources", "specialized", "base")}
     assert len(shared) == 6 and shared == {k: fields[k] for k in shared}
+
+
+def test_the_checkpoint_label_is_the_users_else_the_adapters_else_base(tmp_path):
+    from orchrm.cli.llms import checkpoint_label
+    from orchrm.llm import LLM, AdapterFile, LocalBackend
+
+    adapter = AdapterFile(name="grpo-rm:step-20", path=tmp_path / "a.gguf", sha256="0" * 64)
+    adapted, plain = LLM(LocalBackend(adapter=adapter), cache=None), LLM(LocalBackend(), cache=None)
+    assert checkpoint_label(adapted, None) == "grpo-rm:step-20"
+    assert checkpoint_label(adapted, "mine") == "mine"
+    assert checkpoint_label(plain, None) == RUN.checkpoint == "base"

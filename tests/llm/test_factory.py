@@ -137,3 +137,27 @@ def test_local_server_that_cannot_start_is_one_line_naming_the_role(tmp_path, mo
         asyncio.run(ensure_reachable(agent, "agent"))
     assert "cannot load model" in info.value.detail  # the server's log tail, shown below the one line
     close_llms(orch, agent)
+
+
+def test_an_adapted_orchestrators_agents_are_the_base_model_on_its_server(tmp_path):
+    from orchrm.llm import AdapterFile, LocalBackend
+
+    adapter = AdapterFile(name="run:step-4", path=tmp_path / "a.gguf", sha256="ab" * 32)
+    for agent_options in ({}, {"agent_model": DEFAULT_MODEL}, {"agent_backend": "local"}):
+        orch, agent = open_llms("local", orchestrator_adapter=adapter, cache=tmp_path / "c.sqlite", **agent_options)
+        assert isinstance(agent.backend, LocalBackend) and agent.backend.adapter is None
+        assert agent.backend._host is orch.backend  # the same server process, not a second one
+        assert orch.backend.model_id == f"{agent.backend.model_id}+lora:{'ab' * 32}"
+        assert agent.ledger is orch.ledger and agent.cache is orch.cache
+        close_llms(orch, agent)
+    orch, agent = open_llms("local", orchestrator_adapter=adapter, agent_model="smollm2-135m", cache=tmp_path / "c.sqlite")
+    assert agent.backend._host is None and agent.backend.model_name == "smollm2-135m"  # another model: its own server
+    close_llms(orch, agent)
+
+
+def test_an_adapter_on_a_served_model_is_one_line(tmp_path):
+    from orchrm.llm import AdapterFile
+
+    adapter = AdapterFile(name="x", path=tmp_path / "a.gguf", sha256="0" * 64)
+    with pytest.raises(ConfigError, match="--orchestrator-adapter is for the local backend"):
+        open_llms("openai", base_url="http://127.0.0.1:9/v1", model="m", orchestrator_adapter=adapter, cache=False)

@@ -20,6 +20,7 @@ from .options import (
     AgentMaxTokens,
     AgentModel,
     ApiKeyEnv,
+    Checkpoint,
     REQUEST_TIMEOUT_S,
     RUN,
     Concurrency,
@@ -27,6 +28,7 @@ from .options import (
     Degree,
     Json,
     LogEvery,
+    OrchestratorAdapter,
     OrchestratorBackend,
     OrchestratorBaseUrl,
     OrchestratorModel,
@@ -43,7 +45,7 @@ from ..bon.results import RESULTS_FILE, BonResults
 from ..bon.run import BonProgress, BonResult, abon
 from ..mas.rollout import RunConfig, agent_fields
 from ..tasks import load_task
-from .llms import run_llms
+from .llms import checkpoint_label, run_llms
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 
 
@@ -128,6 +130,8 @@ def bon(
     backend: OrchestratorBackend = RUN.backend,
     model: OrchestratorModel = None,
     base_url: OrchestratorBaseUrl = None,
+    orchestrator_adapter: OrchestratorAdapter = None,
+    checkpoint: Checkpoint = None,
     agent_backend: AgentBackend = None,
     agent_model: AgentModel = None,
     agent_base_url: AgentBaseUrl = None,
@@ -151,10 +155,11 @@ def bon(
     console = result_console(as_json)
     with run_llms(
         backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
-        api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout,
+        api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, orchestrator_adapter=orchestrator_adapter,
     ) as (llm, agent_llm):
         run_config = RunConfig(
-            task=task, split="test", n_questions=n_questions, n_plans=n, seed=seed, execute="all", backend=backend,
+            task=task, split="test", checkpoint=checkpoint_label(llm, checkpoint), n_questions=n_questions, n_plans=n,
+            seed=seed, execute="all", backend=backend,
             model_id=llm.backend.model_id, **agent_fields(llm, agent_llm), degree=degree, constrained=constrained,
             temperature=temperature, plan_max_tokens=plan_max_tokens, agent_max_tokens=agent_max_tokens,
             agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds, agent_context=agent_context,

@@ -6,16 +6,28 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
-from ..llm import LLM, FleetBackend, close_llms, ensure_reachable, open_llms
+from ..errors import ConfigError
+from ..llm import DEFAULT_MODEL, LLM, FleetBackend, LocalBackend, close_llms, ensure_reachable, open_llms
 
 
 @contextmanager
-def run_llms(backend: str, model: str | None, base_url: str | None, **options: object) -> Iterator[tuple[LLM, LLM]]:
+def run_llms(backend: str, model: str | None, base_url: str | None, *, orchestrator_adapter: Path | None = None,
+             **options: object) -> Iterator[tuple[LLM, LLM]]:  # fmt: skip
     """(orchestrator, agent) LLMs, both answering, closed on exit. A model that cannot answer is one line
     naming its role, raised before the caller reads a model id or writes anything. A fleet that failed
-    requests over says so on stderr at the end, one line per role."""
-    orchestrator, agent = open_llms(backend, model=model, base_url=base_url, **options)  # type: ignore[arg-type]
+    requests over says so on stderr at the end, one line per role. `orchestrator_adapter` (a trained
+    orchestrator's run folder, adapter or checkpoint) is checked and converted before any server starts."""
+    adapter = None
+    if orchestrator_adapter is not None:
+        if backend != "local":
+            raise ConfigError("--orchestrator-adapter is for the local backend",
+                              hint="a served model loads its LoRA adapters itself (vLLM --lora-modules): name the adapter with --model")  # fmt: skip
+        from ..grpo.export import served_adapter
+
+        adapter = served_adapter(orchestrator_adapter, model or DEFAULT_MODEL)
+    orchestrator, agent = open_llms(backend, model=model, base_url=base_url, orchestrator_adapter=adapter, **options)  # type: ignore[arg-type]
     try:
         asyncio.run(_ping(orchestrator, agent))
         yield orchestrator, agent
@@ -36,3 +48,12 @@ async def _ping(orchestrator: LLM, agent: LLM) -> None:
     await ensure_reachable(orchestrator, "orchestrator")
     if agent is not orchestrator:
         await ensure_reachable(agent, "agent")
+
+
+def checkpoint_label(llm: LLM, given: str | None) -> str:
+    """The orchestrator checkpoint a run's traces are labelled with: the user's label, else the adapter's
+    (`run:step-N`), else `base`."""
+    if given is not None:
+        return given
+    backend = llm.backend
+    return backend.adapter.name if isinstance(backend, LocalBackend) and backend.adapter is not None else "base"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
@@ -27,6 +28,8 @@ BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL,
 OrchestratorBackend = Annotated[str, typer.Option("--backend", "--orchestrator-backend", help=f"The orchestrator's backend: {', '.join(BACKENDS)}.")]
 OrchestratorModel = Annotated[str | None, typer.Option("--model", "--orchestrator-model", help="The model that writes plans: embedded name or .gguf path (local); served name (openai).")]
 OrchestratorBaseUrl = Annotated[str | None, typer.Option("--base-url", "--orchestrator-base-url", help="The orchestrator's server, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet (least-loaded routing, failover).")]
+OrchestratorAdapter = Annotated[Path | None, typer.Option(help="A trained orchestrator (a train-orchestrator run folder, its adapter/ or a checkpoints/checkpoint-N) that writes the plans; sub-agents stay the base model (local backend).")]
+Checkpoint = Annotated[str | None, typer.Option(help="Label of the orchestrator checkpoint in the traces (default: the adapter's run:step-N, else base).")]
 AgentBackend = Annotated[str | None, typer.Option(help="The sub-agents' backend (default: the orchestrator's).")]
 AgentModel = Annotated[str | None, typer.Option(help="The model that runs the sub-agents (default: the orchestrator's; with the local backend, a second llama-server).")]
 AgentBaseUrl = Annotated[str | None, typer.Option(help="The sub-agents' server (default: the orchestrator's when the backend is the same); several, comma-separated, are a fleet.")]

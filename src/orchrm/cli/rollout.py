@@ -19,6 +19,7 @@ from .options import (
     AgentMaxTokens,
     AgentModel,
     ApiKeyEnv,
+    Checkpoint,
     REQUEST_TIMEOUT_S,
     RUN,
     Concurrency,
@@ -26,6 +27,7 @@ from .options import (
     Degree,
     Json,
     LogEvery,
+    OrchestratorAdapter,
     OrchestratorBackend,
     OrchestratorBaseUrl,
     OrchestratorModel,
@@ -40,7 +42,7 @@ from ..errors import ConfigError
 from ..mas.rollout import Progress as Counters
 from ..mas.rollout import RunConfig, agent_fields, arollout
 from ..tasks import load_task
-from .llms import run_llms
+from .llms import checkpoint_label, run_llms
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 
 
@@ -66,7 +68,7 @@ def rollout(
     top_p: Annotated[float, typer.Option(help="Orchestrator nucleus sampling mass.")] = RUN.top_p,
     plan_max_tokens: PlanMaxTokens = RUN.plan_max_tokens,
     constrained: Constrained = RUN.constrained,
-    checkpoint: Annotated[str, typer.Option(help="Free label of the orchestrator checkpoint (e.g. base).")] = RUN.checkpoint,
+    checkpoint: Checkpoint = None,
     agent_max_tokens: AgentMaxTokens = RUN.agent_max_tokens,
     agent_max_samples: AgentMaxSamples = RUN.agent_max_samples,
     agent_max_rounds: AgentMaxRounds = RUN.agent_max_rounds,
@@ -76,6 +78,7 @@ def rollout(
     backend: OrchestratorBackend = RUN.backend,
     model: OrchestratorModel = None,
     base_url: OrchestratorBaseUrl = None,
+    orchestrator_adapter: OrchestratorAdapter = None,
     agent_backend: AgentBackend = None,
     agent_model: AgentModel = None,
     agent_base_url: AgentBaseUrl = None,
@@ -91,7 +94,7 @@ def rollout(
     settings = dict(
         task=task, split=split, n_questions=n_questions, n_plans=n_plans, seed=seed, execute=execute, backend=backend,
         degree=degree, temperature=temperature, top_p=top_p, plan_max_tokens=plan_max_tokens, constrained=constrained,
-        checkpoint=checkpoint, agent_max_tokens=agent_max_tokens, agent_timeout_s=agent_timeout,
+        checkpoint=checkpoint or RUN.checkpoint, agent_max_tokens=agent_max_tokens, agent_timeout_s=agent_timeout,
         agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds, agent_context=agent_context,
     )
     _check(settings)
@@ -100,7 +103,9 @@ def rollout(
     with run_llms(
         backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
         cache=not no_cache, api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout,
+        orchestrator_adapter=orchestrator_adapter,
     ) as (llm, agent_llm):
+        settings["checkpoint"] = checkpoint_label(llm, checkpoint)
         config = RunConfig.model_validate({**settings, "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
 

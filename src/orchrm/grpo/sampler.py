@@ -16,9 +16,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -130,11 +127,10 @@ class LlamaServerEngine:
 
         from ..llm.models import ModelFile, sha256_file
         from ..llm.server import LlamaServer, ServerConfig
-        from ..llm.server_build import ensure_llama_server, ensure_lora_converter
+        from ..llm.server_build import ensure_llama_server
 
         self.base_config = base_config
         self.work = work
-        self.converter = ensure_lora_converter()
         model = ModelFile(name=gguf.stem, path=gguf, sha256=sha256_file(gguf))
         self.server = LlamaServer(ensure_llama_server(), model, ServerConfig(parallel=parallel, ctx_per_slot=ctx_per_slot))
         self.parallel = parallel
@@ -148,17 +144,10 @@ class LlamaServerEngine:
         self.server.restart(lora=self.convert(peft_dir))
 
     def convert(self, peft_dir: Path) -> Path:
-        """`peft_dir`'s adapter as a GGUF adapter (f32, as trained) at `work/adapter.gguf`."""
-        out = self.work / "adapter.gguf"
-        tmp = self.work / "adapter.gguf.tmp"
-        env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # the base config is local; never ask the hub
-        env.pop("NO_LOCAL_GGUF", None)  # the script must use its own gguf-py, matching the server
-        cmd = [sys.executable, str(self.converter), "--base", str(self.base_config), "--outfile", str(tmp), "--outtype", "f32", str(peft_dir)]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        if proc.returncode != 0 or not tmp.is_file():
-            raise ServerError(f"converting the LoRA adapter to GGUF failed (exit {proc.returncode})", detail=proc.stderr[-2000:])
-        os.replace(tmp, out)
-        return out
+        """`peft_dir`'s adapter as a GGUF adapter at `work/adapter.gguf`."""
+        from .export import convert_lora
+
+        return convert_lora(peft_dir, self.base_config, self.work / "adapter.gguf")
 
     def complete(self, prompt_ids: list[list[int]], sampling: Sampling, seeds: list[int]) -> list[list[int]]:
         """Identical prompts (a GRPO group) go as one request for `n_cmpl` completions: the server reads the

@@ -29,6 +29,7 @@ from ..tasks.base import Task
 from .accounting import POLICY_BACKEND, TOKENS_FILE, TOKENS_LOG, Accounted, LedgerLog, write_totals
 from .checkpoints import last_checkpoint, make_seal_callback
 from .config import GRPORunConfig
+from .export import ADAPTER_CARD
 from .data import prompt_dataset
 from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, server_rollout
@@ -39,7 +40,6 @@ from .weights import PolicyWeights, file_digests
 RUN_FILE = "run.json"
 CHECKPOINTS_DIR = "checkpoints"
 ADAPTER_DIR = "adapter"
-ADAPTER_CARD = "orchrm-adapter.json"
 
 
 class AdapterCard(BaseModel):

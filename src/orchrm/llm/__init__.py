@@ -7,7 +7,7 @@ from .client import LLM
 from .factory import BACKENDS, split_base_urls, close_llms, create_backend, ensure_reachable, open_agent_llm, open_llm, open_llms
 from .fleet import Failover, FleetBackend
 from .local import LocalBackend
-from .models import DEFAULT_MODEL, REGISTRY, ModelFile, prepare_model, resolve_model, verify_model
+from .models import DEFAULT_MODEL, REGISTRY, AdapterFile, ModelFile, prepare_model, resolve_model, verify_model
 from .openai_backend import OpenAIBackend
 from .server import LlamaServer, ServerConfig
 from .types import Completion, GenerateConfig, Message, ToolCall, Usage
@@ -15,6 +15,7 @@ from .types import Completion, GenerateConfig, Message, ToolCall, Usage
 __all__ = [
     "BACKENDS",
     "CATEGORIES",
+    "AdapterFile",
     "DEFAULT_MODEL",
     "LLM",
     "REGISTRY",

@@ -17,7 +17,7 @@ from .cache import ResponseCache
 from .client import LLM
 from .fleet import FleetBackend
 from .local import LocalBackend
-from .models import DEFAULT_MODEL
+from .models import DEFAULT_MODEL, AdapterFile
 from .openai_backend import OpenAIBackend
 from .server import ServerConfig
 from .types import GenerateConfig
@@ -35,12 +35,16 @@ def create_backend(
     timeout_s: float | None = None,
     max_retries: int = 3,
     concurrency: int | None = None,
+    adapter: AdapterFile | None = None,
 ) -> Backend:
     if backend == "local":
         if base_url is not None:
             raise ConfigError("--base-url is for the openai backend; the local backend starts its own server")
         server = ServerConfig(parallel=concurrency) if concurrency else ServerConfig()
-        return LocalBackend(model or DEFAULT_MODEL, server=server, timeout_s=timeout_s or 600.0)
+        return LocalBackend(model or DEFAULT_MODEL, server=server, timeout_s=timeout_s or 600.0, adapter=adapter)
+    if adapter is not None:
+        raise ConfigError("--orchestrator-adapter is for the local backend",
+                          hint="a served model loads its LoRA adapters itself (vLLM --lora-modules): name the adapter with --model")  # fmt: skip
     if backend == "openai":
         if not base_url:
             raise ConfigError("the openai backend needs a base URL", hint="pass --base-url http://host:port/v1")
@@ -95,6 +99,7 @@ def open_llms(
     agent_backend: str | None = None,
     agent_model: str | None = None,
     agent_base_url: str | None = None,
+    orchestrator_adapter: AdapterFile | None = None,
     cache: bool | str | Path = True,
     ledger: TokenLedger | None = None,
     config: GenerateConfig | None = None,
@@ -103,9 +108,10 @@ def open_llms(
     """(orchestrator, agent) LLMs. Agent options left out are the orchestrator's: `agent_model` alone is a
     second model on the same backend (and server URL); `agent_base_url` alone, the model that server serves;
     `agent_backend` alone, that backend's default model. Timeouts, retries, key and concurrency are shared.
-    When nothing differs both are the same object. Close them with `close_llms`."""
+    When nothing differs both are the same object, or with an `orchestrator_adapter` (a trained orchestrator
+    on the local backend) the same server's base model. Close them with `close_llms`."""
     orchestrator = open_llm(backend, cache=cache, ledger=ledger, config=config, model=model, base_url=base_url,
-                            **backend_options)  # fmt: skip
+                            adapter=orchestrator_adapter, **backend_options)  # fmt: skip
     try:
         agent = open_agent_llm(
             orchestrator, agent_backend, model=agent_model, base_url=agent_base_url,
@@ -131,7 +137,7 @@ def open_agent_llm(
     orchestrator's ledger and replays from its response cache (the cache keys by model, so no answer is
     shared between them)."""
     if backend is None and model is None and base_url is None:
-        return orchestrator
+        return _base_model(orchestrator)
     own = same_as or (orchestrator.backend.kind, None, None)
     kind = backend or own[0]
     # Same backend, no URL of its own: the agent model is served where the orchestrator's is; on that same
@@ -140,9 +146,18 @@ def open_agent_llm(
     if model is None and (kind, url) == own[::2]:
         model = own[1]
     if same_as is not None and _same_target(kind, model, url) == _same_target(*own):
-        return orchestrator
+        return _base_model(orchestrator)
     created = create_backend(kind, model=model, base_url=url, **backend_options)  # type: ignore[arg-type]
     return LLM(created, cache=orchestrator.cache, ledger=orchestrator.ledger, config=orchestrator.config)
+
+
+def _base_model(orchestrator: LLM) -> LLM:
+    """The orchestrator's LLM for the sub-agents: itself, or for an adapted local model its base view (the
+    sub-agents are the base model; only plans come from the trained adapter)."""
+    backend = orchestrator.backend
+    if not isinstance(backend, LocalBackend) or backend.adapter is None:
+        return orchestrator
+    return LLM(backend.base_view(), cache=orchestrator.cache, ledger=orchestrator.ledger, config=orchestrator.config)
 
 
 def close_llms(*llms: LLM) -> None:

@@ -91,6 +91,15 @@ class ModelFile:
     sha256: str
 
 
+@dataclass(frozen=True)
+class AdapterFile:
+    """A LoRA adapter as a GGUF file whose sha256 has been checked; `name` labels the checkpoint it is."""
+
+    name: str
+    path: Path
+    sha256: str
+
+
 def get_model(name: str) -> EmbeddedModel:
     try:
         return REGISTRY[name]

@@ -51,6 +51,7 @@ class OpenAIBackend(Backend):
         max_retries: int = 3,
         concurrency: int = 8,
         identity: str | None = None,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base URL {base_url!r} must start with http:// or https://")
@@ -64,6 +65,8 @@ class OpenAIBackend(Backend):
         self.concurrency = concurrency
         # The cache identity of the weights behind this server; the local backend passes the GGUF's sha256.
         self._identity = identity
+        # Server-specific fields sent with every request (the local backend's LoRA scales).
+        self.extra_body = extra_body
         self._clients: dict[int, list[openai.AsyncOpenAI]] = {}
         self._in_flight: dict[int, list[int]] = {}
 
@@ -174,6 +177,8 @@ class OpenAIBackend(Backend):
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": config.json_schema, "strict": True},
             }
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
         if config.tools:
             kwargs["tools"] = config.tools
             if config.tool_choice is not None:
