@@ -1,0 +1,264 @@
+"""Reward-guided vs trajectory-level GRPO on the orchestrator: held-out accuracy against steps and tokens.
+
+    python bench/train_orchestrator.py                       # both arms to --steps, evaluated at --eval-every
+    python bench/train_orchestrator.py --until 16:40         # stop at a checkpoint after 16:40 (resume later)
+    python bench/train_orchestrator.py --tables-only         # rewrite the summary from what is on disk
+
+From one base orchestrator (the embedded 0.5B, its GGUF dequantised for training; plans sampled by
+llama-server with the current adapter), on issue #13's mixed pool (`mix:world_qa,chain_sum`), with the same
+steps, group size, learning rate and seed, two arms:
+
+- `rm`: the orchestration RM (trained on issue #13's committed pairs) scores every sampled plan; nothing runs;
+- `execute`: every sampled plan is executed by the sub-agents and graded (trajectory-level RL).
+
+Each arm's checkpoints are evaluated on held-out questions the way a user would (`orchrm rollout
+--orchestrator-adapter`): `--eval-plans` sampled plans per question, unconstrained as in training, executed and
+graded; the base orchestrator is evaluated the same way on the same questions (paired bootstrap intervals).
+Tokens per arm come from the run's ledger (the seal of each checkpoint holds the cumulative count), and the
+RM arm is also stated with the tokens that collecting its training pairs cost (issue #13's training rollouts).
+
+Everything resumes: GRPO from its last sealed checkpoint, evaluations trace by trace. Committed under
+bench/results/train_orchestrator/<task>/: each arm's run.json, samples.jsonl, steps.jsonl, tokens.json, the
+evaluation traces, results.json; and bench/results/train_orchestrator.md. Not committed (see .gitignore): the
+checkpoints, adapters, the RM (retrained from the committed pairs when missing) and the response cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from orchrm.bon.stats import Bootstrap
+from orchrm.grpo import ExecuteScorer, GRPORunConfig, RMScorer, open_run, policy_weights, resolve_sampler
+from orchrm.grpo import train_orchestrator as train
+from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
+from orchrm.grpo.export import served_adapter
+from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
+from orchrm.mas.plans import plan_shape
+from orchrm.mas.rollout import RunConfig, agent_fields, arollout
+from orchrm.mas.traces import read_traces
+from orchrm.rm.config import RMConfig
+from orchrm.rm.model import RewardModel
+from orchrm.tasks import load_task
+
+HERE = Path(__file__).parent
+TASK = "mix:world_qa,chain_sum"
+PAIRS_FROM = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"  # issue #13's committed run
+ARMS = ("rm", "execute")
+
+
+def slug(task: str) -> str:
+    return task.replace(":", "_").replace(",", "+")
+
+
+def eval_config(args: argparse.Namespace, label: str, llm, agent_llm) -> RunConfig:  # noqa: ANN001
+    return RunConfig(
+        task=args.task, split="test", n_questions=args.eval_questions, n_plans=args.eval_plans, seed=args.seed,
+        execute="all", degree="dag", temperature=args.temperature, top_p=0.95, plan_max_tokens=args.plan_max_tokens,
+        constrained=False, checkpoint=label, agent_max_tokens=args.agent_max_tokens, agent_max_samples=3,
+        agent_max_rounds=1, model_id=llm.backend.model_id, **agent_fields(llm, agent_llm),
+    )  # fmt: skip
+
+
+def ensure_rm(root: Path) -> RewardModel:
+    """The RM issue #13's bench trained, retrained from its committed pairs with its settings when missing."""
+    from orchrm.rm.train import train_from_folder
+
+    folder = root / "rm"
+    if not folder.is_dir():  # saved whole (swapped in), so a folder that exists is complete
+        loop = json.loads((PAIRS_FROM / "loop.json").read_text())
+        print(f"training the RM on {PAIRS_FROM / 'pairs'} ...", flush=True)
+        train_from_folder(PAIRS_FROM / "pairs", folder, RMConfig(**loop["rm"]), progress=False)
+    return RewardModel.load(folder)
+
+
+def pair_collection_tokens() -> int:
+    """Tokens issue #13's training rollouts spent (plans sampled, executed, verified): what the RM's pairs cost."""
+    return sum(c.total_tokens for t in read_traces(PAIRS_FROM / "train" / "traces.jsonl") for c in t.tokens.values())
+
+
+def deadline_callback(deadline: float | None, save_steps: int):  # noqa: ANN201
+    """Stops training at the first checkpoint step after the deadline (the checkpoint is still saved)."""
+    from transformers import TrainerCallback
+
+    class Deadline(TrainerCallback):  # type: ignore[misc]
+        def on_step_end(self, args, state, control, **kw):  # noqa: ANN001, ANN201
+            if deadline is not None and time.time() > deadline and state.global_step % save_steps == 0:
+                control.should_training_stop = True
+                control.should_save = True
+
+    return Deadline()
+
+
+def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | None) -> None:
+    task = load_task(args.task)
+    weights = policy_weights(DEFAULT_MODEL)
+    out = root / "arms" / arm
+    rm = ensure_rm(root) if arm == "rm" else None
+    agent_llm = open_llm("local", cache=root / "responses.sqlite") if arm == "execute" else None
+    config = GRPORunConfig(
+        task=args.task, policy=DEFAULT_MODEL, policy_sha256=weights.sha256, reward=arm,  # type: ignore[arg-type]
+        rm_sha256=rm.card.weights_sha256 if rm else "", agent_model_id=agent_llm.backend.model_id if agent_llm else "",
+        group_size=args.group, n_questions=args.train_questions, max_steps=args.steps, save_steps=args.eval_every,
+        learning_rate=args.lr, plan_max_tokens=args.plan_max_tokens, temperature=args.temperature, seed=args.seed,
+        sampler=resolve_sampler("auto", weights),
+    )  # fmt: skip
+    ledger = open_run(out, config)
+    try:
+        if rm is not None:
+            scorer = RMScorer(rm)
+        else:
+            assert agent_llm is not None
+            agent_llm.ledger = ledger
+            scorer = ExecuteScorer(task, agent_llm, eval_config(args, "x", agent_llm, agent_llm).executor_config())
+        result = train(config, task, weights, out, ledger=ledger, scorer=scorer,
+                       callbacks=[deadline_callback(deadline, args.eval_every)])  # fmt: skip
+        print(f"{arm}: {result.steps} steps, tokens {result.tokens['total']['total_tokens']:,}", flush=True)
+    finally:
+        ledger.close()
+        if agent_llm is not None:
+            agent_llm.close()
+
+
+def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: Path) -> None:
+    """`--eval-plans` plans per held-out question from the base or an adapter, executed and graded."""
+    task = load_task(args.task)
+    served = served_adapter(adapter, DEFAULT_MODEL) if adapter is not None else None
+    llm, agent_llm = open_llms("local", orchestrator_adapter=served, cache=root / "responses.sqlite", ledger=TokenLedger())
+    try:
+        cfg = eval_config(args, label, llm, agent_llm)
+        asyncio.run(arollout(task, llm, root / "evals" / label, cfg, agent_llm=agent_llm, parallel_questions=2))
+    finally:
+        close_llms(llm, agent_llm)
+
+
+def eval_points(arm_dir: Path) -> list[tuple[int, Path]]:
+    return [(s, p) for s, p in checkpoints(arm_dir / "checkpoints") if (p / SEAL_FILE).is_file()]
+
+
+def per_question(folder: Path) -> dict[str, float]:
+    """Mean correctness of each question's plans (an invalid or failed plan counts as wrong)."""
+    got: dict[str, list[float]] = defaultdict(list)
+    for t in read_traces(folder / "traces.jsonl"):
+        got[t.question_id].append(1.0 if t.score is not None and t.score.correct else 0.0)
+    return {q: statistics.fmean(v) for q, v in got.items()}
+
+
+def shapes(folder: Path) -> dict[str, int]:
+    return dict(Counter(plan_shape(t.plan if t.valid else None) for t in read_traces(folder / "traces.jsonl")).most_common(6))
+
+
+def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstrap) -> dict:
+    run = json.loads((arm_dir / "run.json").read_text())
+    tokens = json.loads((arm_dir / "tokens.json").read_text()) if (arm_dir / "tokens.json").is_file() else {}
+    steps = [json.loads(x) for x in (arm_dir / "steps.jsonl").read_text().splitlines()] if (arm_dir / "steps.jsonl").is_file() else []
+    samples = [json.loads(x) for x in (arm_dir / "samples.jsonl").read_text().splitlines()] if (arm_dir / "samples.jsonl").is_file() else []
+    by_step: dict[int, list[dict]] = defaultdict(list)
+    for s in samples:
+        by_step[s["step"]].append(s)
+    curve = [{"step": k, "valid": sum(s["valid"] for s in v) / len(v),
+              "reward": statistics.fmean(s["reward"] for s in v if s["reward"] is not None)} for k, v in sorted(by_step.items())]  # fmt: skip
+    points = []
+    for step, path in eval_points(arm_dir):
+        folder = root / "evals" / f"{arm_dir.name}:step-{step}"
+        acc = per_question(folder) if (folder / "traces.jsonl").is_file() else {}
+        if not acc or set(acc) != set(base):
+            continue
+        qs = sorted(base)
+        seal = json.loads((path / SEAL_FILE).read_text())
+        points.append({
+            "step": step, "accuracy": boot.mean([acc[q] for q in qs]).model_dump(),
+            "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
+            "tokens": seal["tokens"]["total"]["total_tokens"], "shapes": shapes(folder),
+        })  # fmt: skip
+    mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
+    return {"reward": run["reward"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
+            "steps_done": max((s["step"] for s in steps), default=0), "tokens": tokens.get("categories", {}),
+            "total_tokens": tokens.get("total", {}).get("total_tokens", 0), "curve": curve, "evals": points,
+            "step_time": {k: mean(k) for k in ("generation_s", "sync_s", "reward_s", "update_s", "step_s")}}  # fmt: skip
+
+
+def summarize(args: argparse.Namespace, root: Path) -> dict:
+    base = per_question(root / "evals" / "base") if (root / "evals" / "base" / "traces.jsonl").is_file() else {}
+    boot = Bootstrap(len(base) or 1, seed=0)
+    out = {"task": args.task, "eval_questions": len(base), "eval_plans": args.eval_plans,
+           "base": {"accuracy": boot.mean(list(base.values())).model_dump() if base else None, "shapes": shapes(root / "evals" / "base") if base else {}},
+           "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
+    for arm in ARMS:
+        if (root / "arms" / arm / "run.json").is_file():
+            out["arms"][arm] = arm_summary(root / "arms" / arm, root, base, boot)
+    (root / "results.json").write_text(json.dumps(out, indent=2) + "\n")
+    return out
+
+
+def _iv(d: dict | None, scale: float = 100) -> str:
+    return "—" if not d else f"{d['value'] * scale:.1f} [{d['low'] * scale:.1f}, {d['high'] * scale:.1f}]"
+
+
+def markdown(r: dict) -> str:
+    lines = [f"## {r['task']}: {r['eval_questions']} held-out questions × {r['eval_plans']} sampled plans, executed", "",
+             f"Base orchestrator: {_iv(r['base']['accuracy'])} % · plan shapes {r['base']['shapes']}", "",
+             "| arm | step | accuracy % [95% CI] | − base, points | tokens (cumulative) | plan shapes |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for arm, a in r["arms"].items():
+        for p in a["evals"]:
+            lines.append(f"| {arm} | {p['step']} | {_iv(p['accuracy'])} | {_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")
+    lines += ["", "| arm | steps | tokens by category | generation / sync / reward / update s per step |", "|---|---|---|---|"]
+    for arm, a in r["arms"].items():
+        cats = ", ".join(f"{k} {v['total_tokens']:,}" for k, v in a["tokens"].items())
+        t = a["step_time"]
+        times = " / ".join("—" if t[k] is None else f"{t[k]:.1f}" for k in ("generation_s", "sync_s", "reward_s", "update_s"))
+        lines.append(f"| {arm} | {a['steps_done']} | {cats} | {times} |")
+    lines += ["", f"Tokens issue #13's training rollouts spent collecting the RM's pairs: {r['pair_collection_tokens']:,}.", "",
+              "Training curve (mean reward, valid-plan share per step):", ""]  # fmt: skip
+    for arm, a in r["arms"].items():
+        lines.append(f"- {arm}: " + ", ".join(f"{c['step']}: {c['reward']:.2f}/{c['valid']:.2f}" for c in a["curve"]))
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--task", default=TASK)
+    ap.add_argument("--arms", default=",".join(ARMS))
+    ap.add_argument("--steps", type=int, default=16)
+    ap.add_argument("--eval-every", type=int, default=8, help="Checkpoint (and evaluation) every K steps.")
+    ap.add_argument("--group", type=int, default=8)
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--train-questions", type=int, default=64)
+    ap.add_argument("--eval-questions", type=int, default=30)
+    ap.add_argument("--eval-plans", type=int, default=1)
+    ap.add_argument("--plan-max-tokens", type=int, default=320)
+    ap.add_argument("--agent-max-tokens", type=int, default=192)
+    ap.add_argument("--temperature", type=float, default=0.8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--until", help="HH:MM: stop at the first checkpoint after it, and start no evaluation after it.")
+    ap.add_argument("--tables-only", action="store_true")
+    args = ap.parse_args()
+    root = HERE / "results" / "train_orchestrator" / slug(args.task)
+    root.mkdir(parents=True, exist_ok=True)
+    deadline = None
+    if args.until:
+        h, m = map(int, args.until.split(":"))
+        now = time.localtime()
+        deadline = time.mktime((*now[:3], h, m, 0, 0, 0, -1))
+    late = lambda: deadline is not None and time.time() > deadline  # noqa: E731
+    if not args.tables_only:
+        evaluate("base", None, args, root)
+        for arm in args.arms.split(","):
+            if late():
+                break
+            train_arm(arm, args, root, deadline)
+            for step, path in eval_points(root / "arms" / arm):
+                if not late():
+                    evaluate(f"{arm}:step-{step}", path, args, root)
+            (HERE / "results" / "train_orchestrator.md").write_text(markdown(summarize(args, root)))
+    (HERE / "results" / "train_orchestrator.md").write_text(markdown(summarize(args, root)))
+    print(markdown(summarize(args, root)))
+
+
+if __name__ == "__main__":
+    main()
