@@ -37,6 +37,7 @@ class GRPORunConfig(BaseModel):
     beta: float = Field(0.0, ge=0, description="KL coefficient against the base policy (0: no reference model).")
     num_iterations: int = Field(1, ge=1, description="Optimisation passes per generated batch.")
     degree: str = "dag"
+    prompt_examples: bool = Field(True, description="Worked example plans in the prompt (False: training from scratch).")
     temperature: float = Field(0.8, gt=0)
     top_p: float = Field(0.95, gt=0, le=1)
     plan_max_tokens: int = Field(400, ge=8)

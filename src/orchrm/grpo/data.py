@@ -31,11 +31,12 @@ def prompt_rows(questions: list[Question], tokenizer: Any, system: str, degree: 
     return rows
 
 
-def prompt_dataset(task: Task, tokenizer: Any, *, n_questions: int, degree: str, seed: int) -> tuple[Any, dict[str, Question]]:
+def prompt_dataset(task: Task, tokenizer: Any, *, n_questions: int, degree: str, seed: int,
+                   examples: bool = True) -> tuple[Any, dict[str, Question]]:  # fmt: skip
     """The training prompts as a `datasets.Dataset`, and the questions by id (their scorer metadata stays
     out of the dataset, whose columns must be flat)."""
     from datasets import Dataset
 
     questions = task.questions(n_questions, split="train", seed=seed)
-    system = system_prompt(degree, agent_types_for(task))
+    system = system_prompt(degree, agent_types_for(task), examples=examples)
     return Dataset.from_list(prompt_rows(questions, tokenizer, system, degree)), {q.id: q for q in questions}

@@ -148,7 +148,8 @@ def train_orchestrator(
         raise ConfigError("train_orchestrator needs exactly one of scorer and reward")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     model, tokenizer = load_policy(weights, config.bf16)
-    dataset, questions = prompt_dataset(task, tokenizer, n_questions=config.n_questions, degree=config.degree, seed=config.seed)
+    dataset, questions = prompt_dataset(task, tokenizer, n_questions=config.n_questions, degree=config.degree, seed=config.seed,
+                                        examples=config.prompt_examples)  # fmt: skip
     if reward is None:
         reward = PlanReward(scorer, questions, degree=config.degree, agent_types=agent_types_for(task),  # type: ignore[arg-type]
                             penalty=config.invalid_penalty, samples_path=out / SAMPLES_FILE)  # fmt: skip

@@ -34,6 +34,7 @@ class OrchestratorConfig:
     seed: int = 0
     constrained: bool = False
     checkpoint: str = "base"
+    examples: bool = True  # worked example plans in the system prompt; False: the bare instructions
 
     def __post_init__(self) -> None:
         if self.degree not in DEGREES:
@@ -52,7 +53,9 @@ class PlanSample:
     info: OrchestratorInfo = field(default=None)  # type: ignore[assignment]
 
 
-def system_prompt(degree: str, agent_types: tuple[str, ...]) -> str:
+def system_prompt(degree: str, agent_types: tuple[str, ...], *, examples: bool = True) -> str:
+    """The orchestrator's instructions; `examples=False` leaves out the worked example plans (an orchestrator
+    trained from scratch starts from the bare instructions)."""
     if degree == "direct":
         return (PROMPTS / "orchestrator_direct.md").read_text().strip()
     lines = (PROMPTS / "agent_types.md").read_text().splitlines()
@@ -60,9 +63,9 @@ def system_prompt(degree: str, agent_types: tuple[str, ...]) -> str:
     # Arithmetic examples always (every pool has some arithmetic); retrieval ones where there is a corpus.
     kinds = ["math", "search"] if "search" in agent_types else ["math"]
     prefix = "examples_single_" if degree == "single" else "examples_"
-    examples = "\n\n".join((PROMPTS / f"{prefix}{k}.md").read_text().strip() for k in kinds)
+    shown = "\n\n".join((PROMPTS / f"{prefix}{k}.md").read_text().strip() for k in kinds) if examples else ""
     template = (PROMPTS / f"orchestrator_{degree}.md").read_text()
-    return render(template, agent_types=types_text, examples=examples).strip()
+    return render(template, agent_types=types_text, examples=shown).strip()
 
 
 class Orchestrator:
@@ -72,7 +75,7 @@ class Orchestrator:
         self.llm = llm
         self.config = config or OrchestratorConfig()
         self.agent_types = agent_types
-        self.system = system_prompt(self.config.degree, agent_types)
+        self.system = system_prompt(self.config.degree, agent_types, examples=self.config.examples)
         self.prompt_id = hashlib.sha256(self.system.encode()).hexdigest()[:12]
 
     def messages(self, question: str) -> list[Message]:

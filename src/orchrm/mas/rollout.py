@@ -50,6 +50,7 @@ class RunConfig(BaseModel):
     plan_max_tokens: int = 400
     constrained: bool = False
     checkpoint: str = "base"
+    prompt_examples: bool = Field(True, description="Worked example plans in the orchestrator's prompt.")
     agent_max_tokens: int = 384
     agent_temperature: float = 0.0
     agent_sample_temperature: float = 0.7
@@ -63,7 +64,7 @@ class RunConfig(BaseModel):
     def orchestrator_config(self) -> OrchestratorConfig:
         return OrchestratorConfig(
             degree=self.degree, temperature=self.temperature, top_p=self.top_p, max_tokens=self.plan_max_tokens,
-            seed=self.seed, constrained=self.constrained, checkpoint=self.checkpoint,
+            seed=self.seed, constrained=self.constrained, checkpoint=self.checkpoint, examples=self.prompt_examples,
         )
 
     def executor_config(self, max_parallel: int = 4) -> ExecutorConfig:
