@@ -1,8 +1,6 @@
-import threading
-import time
-
 import pytest
-from adapter_fakes import ITEMS, Garbage, free_port
+from adapter_fakes import ITEMS, Garbage
+from live_server import live_server
 from tiny_policy import tiny_rm
 
 
@@ -27,23 +25,11 @@ def expected(rm):
 @pytest.fixture(scope="session")
 def server(rm):
     """`orchrm serve`'s app (with the OpenRLHF route, as the CLI builds it) over real HTTP."""
-    import uvicorn
-
     from orchrm.adapters import openrlhf
     from orchrm.rm.server import create_app
 
-    port = free_port()
-    app = create_app(rm, max_items=8, routes=[openrlhf.router])
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with live_server(create_app(rm, max_items=8, routes=[openrlhf.router])) as url:
+        yield url
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ import time
 
 import httpx
 import pytest
-from adapter_fakes import ITEMS, free_port
+from adapter_fakes import ITEMS
+from live_server import free_port
 
 import orchrm.adapters.openrlhf as openrlhf_module
 from orchrm.errors import ConfigError

@@ -4,7 +4,8 @@ import asyncio
 import logging
 
 import pytest
-from adapter_fakes import ITEMS, free_port
+from adapter_fakes import ITEMS
+from live_server import free_port
 
 from orchrm import AsyncTRLReward, TRLReward
 from orchrm.errors import ConfigError

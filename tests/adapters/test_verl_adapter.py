@@ -5,7 +5,8 @@ import logging
 from functools import partial
 
 import pytest
-from adapter_fakes import ITEMS, free_port
+from adapter_fakes import ITEMS
+from live_server import free_port
 
 import orchrm.adapters.verl as verl_module
 

@@ -1,44 +1,25 @@
 """The reward-model server, over real HTTP on 127.0.0.1."""
 
 import json
-import socket
-import threading
-import time
 
 import httpx
 import pytest
-import uvicorn
 from fake_rm import FakeRM
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from live_server import live_server
 from synthetic_pairs import plan_json, question
 
 from orchrm.rm import RewardModel
 from orchrm.rm.server import create_app
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(rm_dir):
     model = RewardModel.load(rm_dir)
-    port = _free_port()
-    app = create_app(model, token="s3cret", max_items=4, max_body_bytes=20_000)
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started
-    yield f"http://127.0.0.1:{port}", model
-    srv.should_exit = True
-    thread.join(10)
+    with live_server(create_app(model, token="s3cret", max_items=4, max_body_bytes=20_000)) as url:
+        yield url, model
 
 
 AUTH = {"Authorization": "Bearer s3cret"}

@@ -1,7 +1,6 @@
-"""Items, a port finder and a garbage-answering server for the reward adapters' tests."""
+"""Items and a garbage-answering server for the reward adapters' tests."""
 
 import json
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -15,12 +14,6 @@ ITEMS = [
     (question(2), "I would first search, then answer: ```json\n" + plan_json("good", 2) + "\n```"),
     (question(3), "{ not a plan"),
 ]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Garbage:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from .options import AgentContext, AgentMaxTokens, Json, LogEvery, Quiet, Seed, TaskName
-from ..llm import DEFAULT_MODEL
-from ..loop import LoopConfig, LoopEvent, arun_loop
+from ..llm import DEFAULT_MODEL, TokenLedger
+from ..loop import LoopConfig, LoopEvent, LoopResult, arun_loop
 from ..tasks import load_task
 from .bon import report_bon, results_tables
 from .llms import run_llms
@@ -63,31 +64,44 @@ def demo(
     llms = run_llms("local", model, None, agent_model=agent_model)
     mode = choose_mode(quiet=quiet, as_json=as_json)
     with llms as (llm, agent_llm), Reporter(mode, interval_s=log_every) as progress:
-
-        def on_event(e: LoopEvent) -> None:
-            if e.stage == "rollout" and e.rollout is not None:
-                r = e.rollout
-                progress.update("train rollouts", done=r.plans_done, total=r.plans_total, tokens=r.tokens, info=rollout_info(r))
-            elif e.stage == "train":
-                progress.note(f"training the reward model ({e.message})")
-            elif e.stage == "bon" and e.bon is not None:
-                report_bon(progress, e.bon)
-
-        result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, on_event=on_event))
+        result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, on_event=_reporting(progress)))
         ledger = llm.ledger
     wall_s = time.perf_counter() - start
     if as_json:
-        tokens = {c: t.model_dump() for c, t in ledger.totals().items()}
-        summary = {"out": str(out), "wall_s": round(wall_s, 1), "rm": result.rm_metrics, "rm_trained": result.rm_trained,
-                   "reports": {k: str(v) for k, v in result.reports.items()}, "tokens_this_run": tokens,
-                   "warnings": result.bon.warnings, **result.bon.results.dump()}  # fmt: skip
-        print(json.dumps(summary))
-        return
+        print(json.dumps(_summary(out, wall_s, result, ledger)))
+    else:
+        _print_result(console, result, ledger, wall_s)
+
+
+def _reporting(progress: Reporter) -> Callable[[LoopEvent], None]:
+    """The loop's events as progress lines: rollout counts, RM training, best-of-N."""
+
+    def on_event(e: LoopEvent) -> None:
+        if e.stage == "rollout" and e.rollout is not None:
+            r = e.rollout
+            progress.update("train rollouts", done=r.plans_done, total=r.plans_total, tokens=r.tokens, info=rollout_info(r))
+        elif e.stage == "train":
+            progress.note(f"training the reward model ({e.message})")
+        elif e.stage == "bon" and e.bon is not None:
+            report_bon(progress, e.bon)
+
+    return on_event
+
+
+def _summary(out: Path, wall_s: float, result: LoopResult, ledger: TokenLedger) -> dict[str, Any]:
+    """`--json`'s one line: where, how long, the RM, the reports, this run's tokens and the results."""
+    tokens = {c: t.model_dump() for c, t in ledger.totals().items()}
+    return {"out": str(out), "wall_s": round(wall_s, 1), "rm": result.rm_metrics, "rm_trained": result.rm_trained,
+            "reports": {k: str(v) for k, v in result.reports.items()}, "tokens_this_run": tokens,
+            "warnings": result.bon.warnings, **result.bon.results.dump()}  # fmt: skip
+
+
+def _print_result(console: Console, result: LoopResult, ledger: TokenLedger, wall_s: float) -> None:
     m = result.rm_metrics
     acc = m.get("val_accuracy")
     console.print(
         f"reward model: {m.get('train_pairs')} train / {m.get('val_pairs')} val pairs, held-out pairwise accuracy "
-        f"{acc:.3f}" if acc is not None else "reward model: no validation pairs", 
+        f"{acc:.3f}" if acc is not None else "reward model: no validation pairs",
     )
     if not result.rm_trained:
         console.print("[dim](reused: trained earlier on the same pairs)[/]")

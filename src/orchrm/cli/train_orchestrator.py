@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..errors import ConfigError
 from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
 from .options import AgentBackend, AgentBaseUrl, AgentMaxTokens, AgentModel, ApiKeyEnv, Concurrency, Degree, Seed, TaskName, Temperature
+
+if TYPE_CHECKING:
+    from ..grpo import TrainOutcome
 
 DEFAULTS = GRPORunConfig(task="", policy="")
 
@@ -52,51 +53,25 @@ def train_orchestrator(
     timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.")] = 600.0,
 ) -> None:
     """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter."""
-    from ..grpo import ExecuteScorer, RMScorer, open_run, policy_weights, resolve_sampler
-    from ..grpo import train_orchestrator as train
-    from ..llm import ensure_reachable, open_llm
-    from ..mas.executor import ExecutorConfig
-    from ..mas.agents import AgentSettings
-    from ..rm.model import RewardModel, rm_warnings
-    from ..tasks import load_task
+    from ..grpo import AgentOptions, setup_run
 
-    if reward == "rm" and rm is None:
-        raise ConfigError("--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute")
-    if reward == "execute" and rm is not None:
-        raise ConfigError("--rm is for --reward rm; --reward execute grades plans by running them")
-    console = Console(highlight=False)
-    the_task = load_task(task)
-    reward_model = RewardModel.load(rm) if rm is not None else None
-    weights = policy_weights(policy, dtype="bfloat16" if bf16 else "float32")
-    agent_llm = None
-    if reward == "execute":
-        agent_llm = open_llm(agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
-                             concurrency=concurrency, timeout_s=timeout)  # fmt: skip
-    config = GRPORunConfig(
-        task=task, policy=policy, policy_sha256=weights.sha256, reward=reward,
-        rm_sha256=reward_model.card.weights_sha256 if reward_model else "",
-        agent_model_id=agent_llm.backend.model_id if agent_llm else "", invalid_penalty=penalty, group_size=group_size,
-        questions_per_step=questions_per_step, n_questions=n_questions, max_steps=steps, save_steps=save_steps,
-        learning_rate=lr, lora_r=lora_r, lora_alpha=2 * lora_r, beta=beta, degree=degree, temperature=temperature,
-        plan_max_tokens=plan_max_tokens, seed=seed, bf16=bf16, sampler=resolve_sampler(sampler, weights),
+    settings = GRPORunConfig(
+        task=task, policy=policy, reward=reward, invalid_penalty=penalty, group_size=group_size, questions_per_step=questions_per_step,
+        n_questions=n_questions, max_steps=steps, save_steps=save_steps, learning_rate=lr, lora_r=lora_r, lora_alpha=2 * lora_r,
+        beta=beta, degree=degree, temperature=temperature, plan_max_tokens=plan_max_tokens, seed=seed, bf16=bf16,
     )  # fmt: skip
-    ledger = open_run(out, config)
-    try:
-        if reward_model is not None:
-            for w in rm_warnings(reward_model, the_task, task):
-                console.print(f"[yellow]warning:[/] {w}")
-            scorer = RMScorer(reward_model)
-        else:
-            assert agent_llm is not None
-            agent_llm.ledger = ledger  # sub-agent tokens land in the run's ledger under `execute`
-            asyncio.run(ensure_reachable(agent_llm, "agent"))
-            settings = AgentSettings(max_tokens=agent_max_tokens, seed=seed)
-            scorer = ExecuteScorer(the_task, agent_llm, ExecutorConfig(settings=settings))
-        result = train(config, the_task, weights, out, ledger=ledger, scorer=scorer, progress=True)
-    finally:
-        ledger.close()
-        if agent_llm is not None:
-            agent_llm.close()
+    agents = AgentOptions(backend=agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
+                          concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip
+    console = Console(highlight=False)
+    with setup_run(settings, out, rm=rm, sampler=sampler, agents=agents) as run:
+        for w in run.warnings:
+            console.print(f"[yellow]warning:[/] {w}")
+        result = run.train(progress=True)
+    _print_outcome(console, result, run.config.sampler, out)
+
+
+def _print_outcome(console: Console, result: TrainOutcome, sampler: str, out: Path) -> None:
+    """Tokens by category, the mean step's timings and where the adapter, tokens and samples went."""
     table = Table(title=f"orchestrator training: {result.steps} steps" + (f" (resumed from {result.resumed_from.name})" if result.resumed_from else ""),
                   title_justify="left")  # fmt: skip
     for col in ("category", "calls", "prompt tokens", "completion tokens"):
@@ -107,7 +82,7 @@ def train_orchestrator(
     if result.timings:
         sampled = [t for t in result.timings if t.plans]
         mean = lambda f: sum(f(t) for t in sampled) / max(1, len(sampled))  # noqa: E731
-        console.print(f"per step ({config.sampler} sampler, {len(sampled)} steps): generation {mean(lambda t: t.generation_s):.1f}s "
+        console.print(f"per step ({sampler} sampler, {len(sampled)} steps): generation {mean(lambda t: t.generation_s):.1f}s "
                       f"({mean(lambda t: t.tokens_per_s):.1f} tok/s), reward {mean(lambda t: t.reward_s):.1f}s, "
                       f"update {mean(lambda t: t.update_s):.1f}s · {out / 'steps.jsonl'}")  # fmt: skip
     console.print(f"adapter: {result.adapter} · tokens: {out / 'tokens.json'} · samples: {out / 'samples.jsonl'}")

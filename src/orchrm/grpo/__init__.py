@@ -4,13 +4,16 @@ from .accounting import LedgerLog
 from .config import GRPORunConfig
 from .rewards import ExecuteScorer, PlanReward, RMScorer, SampleRecord, Scored
 from .sampler import PlanEngine, Sampling, resolve_sampler
+from .setup import AgentOptions, GRPOSetup, setup_run
 from .timing import StepTiming
 from .train import TrainOutcome, open_run, train_orchestrator
 from .weights import PolicyWeights, convert_gguf, policy_weights
 
 __all__ = [
+    "AgentOptions",
     "ExecuteScorer",
     "GRPORunConfig",
+    "GRPOSetup",
     "LedgerLog",
     "PlanEngine",
     "PlanReward",
@@ -25,5 +28,6 @@ __all__ = [
     "open_run",
     "policy_weights",
     "resolve_sampler",
+    "setup_run",
     "train_orchestrator",
 ]

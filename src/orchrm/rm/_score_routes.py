@@ -1,0 +1,77 @@
+"""orchrm's own protocol: `GET /health`, `GET /info` and `POST /score` (see server.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from pydantic import BaseModel, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from ._server_context import ServerContext, unprocessable
+from .model import RewardModel
+
+
+class ScoreItem(BaseModel):
+    question: str = Field(min_length=1)
+    plan: dict[str, Any] | str
+
+
+class ScoreRequest(BaseModel):
+    items: list[ScoreItem] = Field(min_length=1)
+
+
+class ScoreResponse(BaseModel):
+    scores: list[float]
+
+
+def score_routes(context: ServerContext, model: RewardModel) -> APIRouter:
+    """/health (no token), /info (the card without its training history, and the limits) and /score."""
+    routes = APIRouter()
+
+    @routes.get("/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @routes.get("/info", dependencies=[Depends(context.authorize)])
+    def info() -> dict[str, Any]:
+        card = model.card.model_dump(mode="json")
+        card["metrics"] = {k: v for k, v in card["metrics"].items() if k != "history"}
+        limits = {"max_items": context.max_items, "max_body_bytes": context.max_body_bytes, "max_item_chars": context.max_item_chars}
+        return {"card": card, "limits": limits}
+
+    # The body is read here, not by FastAPI: its parser recurses on nested JSON (400 on deep bodies) and
+    # accepts what safejson refuses.
+    @routes.post(
+        "/score", response_model=ScoreResponse, dependencies=[Depends(context.authorize)],
+        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": ScoreRequest.model_json_schema()}}}},
+    )  # fmt: skip
+    async def score(request: Request) -> ScoreResponse:
+        raw = await context.read_json(request)
+        return await run_in_threadpool(lambda: _score_items(context, _parse(raw, context.max_items)))
+
+    return routes
+
+
+def _parse(raw: Any, max_items: int) -> ScoreRequest:
+    try:
+        request = ScoreRequest.model_validate(raw)
+    except ValidationError as exc:
+        raise unprocessable(exc) from None
+    if len(request.items) > max_items:
+        raise HTTPException(413, f"{len(request.items)} items exceed the limit of {max_items} per request")
+    return request
+
+
+def _plan_text(item: ScoreItem, index: int, max_item_chars: int) -> str:
+    text = item.plan if isinstance(item.plan, str) else json.dumps(item.plan)
+    if len(item.question) + len(text) > max_item_chars:
+        raise HTTPException(413, f"item {index} has {len(item.question) + len(text)} characters, at most {max_item_chars}")
+    return text
+
+
+def _score_items(context: ServerContext, request: ScoreRequest) -> ScoreResponse:
+    # every item checked before any work
+    texts = [_plan_text(it, i, context.max_item_chars) for i, it in enumerate(request.items)]
+    return ScoreResponse(scores=context.score([(it.question, text) for it, text in zip(request.items, texts)]))
