@@ -34,6 +34,7 @@ from .options import (
     OrchestratorModel,
     ParallelQuestions,
     PlanMaxTokens,
+    PromptExamples,
     Quiet,
     Seed,
     TaskName,
@@ -132,6 +133,7 @@ def bon(
     base_url: OrchestratorBaseUrl = None,
     orchestrator_adapter: OrchestratorAdapter = None,
     checkpoint: Checkpoint = None,
+    prompt_examples: PromptExamples = RUN.prompt_examples,
     agent_backend: AgentBackend = None,
     agent_model: AgentModel = None,
     agent_base_url: AgentBaseUrl = None,
@@ -148,25 +150,23 @@ def bon(
 
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
-    the_task = load_task(task)
-    reward_model = RewardModel.load(rm)
+    the_task, reward_model = load_task(task), RewardModel.load(rm)
     config = BonConfig(n=n, judge=judge, judge_max_steps=judge_steps, judge_max_tokens=judge_max_tokens,
                        judge_ns=judge_n or [], tau=tau, seed=seed)  # fmt: skip
-    console = result_console(as_json)
+    settings = dict(
+        task=task, split="test", n_questions=n_questions, n_plans=n, seed=seed, execute="all", backend=backend, degree=degree,
+        constrained=constrained, temperature=temperature, plan_max_tokens=plan_max_tokens, prompt_examples=prompt_examples,
+        agent_max_tokens=agent_max_tokens, agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds,
+        agent_context=agent_context,
+    )  # fmt: skip
     with run_llms(
         backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
         api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, orchestrator_adapter=orchestrator_adapter,
     ) as (llm, agent_llm):
-        run_config = RunConfig(
-            task=task, split="test", checkpoint=checkpoint_label(llm, checkpoint), n_questions=n_questions, n_plans=n,
-            seed=seed, execute="all", backend=backend,
-            model_id=llm.backend.model_id, **agent_fields(llm, agent_llm), degree=degree, constrained=constrained,
-            temperature=temperature, plan_max_tokens=plan_max_tokens, agent_max_tokens=agent_max_tokens,
-            agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds, agent_context=agent_context,
-        )  # fmt: skip
+        run_config = RunConfig.model_validate({**settings, "checkpoint": checkpoint_label(llm, checkpoint),
+                                               "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})  # fmt: skip
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
             result = asyncio.run(abon(the_task, llm, reward_model, out, run_config, config, agent_llm=agent_llm,
-                                      parallel_questions=parallel_questions,
-                                      on_progress=lambda p: report_bon(progress, p),
+                                      parallel_questions=parallel_questions, on_progress=lambda p: report_bon(progress, p),
                                       prior_traces=prior_traces))  # fmt: skip
-    show_results(console, result, out, as_json=as_json)
+    show_results(result_console(as_json), result, out, as_json=as_json)

@@ -29,6 +29,7 @@ OrchestratorBackend = Annotated[str, typer.Option("--backend", "--orchestrator-b
 OrchestratorModel = Annotated[str | None, typer.Option("--model", "--orchestrator-model", help="The model that writes plans: embedded name or .gguf path (local); served name (openai).")]
 OrchestratorBaseUrl = Annotated[str | None, typer.Option("--base-url", "--orchestrator-base-url", help="The orchestrator's server, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet (least-loaded routing, failover).")]
 OrchestratorAdapter = Annotated[Path | None, typer.Option(help="A trained orchestrator (a train-orchestrator run folder, its adapter/ or a checkpoints/checkpoint-N) that writes the plans; sub-agents stay the base model (local backend).")]
+PromptExamples = Annotated[bool, typer.Option("--prompt-examples/--no-prompt-examples", help="Worked example plans in the orchestrator's prompt (off: the bare instructions, as for an orchestrator trained from scratch).")]
 Checkpoint = Annotated[str | None, typer.Option(help="Label of the orchestrator checkpoint in the traces (default: the adapter's run:step-N, else base).")]
 AgentBackend = Annotated[str | None, typer.Option(help="The sub-agents' backend (default: the orchestrator's).")]
 AgentModel = Annotated[str | None, typer.Option(help="The model that runs the sub-agents (default: the orchestrator's; with the local backend, a second llama-server).")]

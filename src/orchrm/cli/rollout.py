@@ -33,6 +33,7 @@ from .options import (
     OrchestratorModel,
     ParallelQuestions,
     PlanMaxTokens,
+    PromptExamples,
     Quiet,
     Seed,
     TaskName,
@@ -69,6 +70,7 @@ def rollout(
     plan_max_tokens: PlanMaxTokens = RUN.plan_max_tokens,
     constrained: Constrained = RUN.constrained,
     checkpoint: Checkpoint = None,
+    prompt_examples: PromptExamples = RUN.prompt_examples,
     agent_max_tokens: AgentMaxTokens = RUN.agent_max_tokens,
     agent_max_samples: AgentMaxSamples = RUN.agent_max_samples,
     agent_max_rounds: AgentMaxRounds = RUN.agent_max_rounds,
@@ -94,12 +96,12 @@ def rollout(
     settings = dict(
         task=task, split=split, n_questions=n_questions, n_plans=n_plans, seed=seed, execute=execute, backend=backend,
         degree=degree, temperature=temperature, top_p=top_p, plan_max_tokens=plan_max_tokens, constrained=constrained,
-        checkpoint=checkpoint or RUN.checkpoint, agent_max_tokens=agent_max_tokens, agent_timeout_s=agent_timeout,
+        checkpoint=checkpoint or RUN.checkpoint, prompt_examples=prompt_examples, agent_max_tokens=agent_max_tokens,
+        agent_timeout_s=agent_timeout,
         agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds, agent_context=agent_context,
     )
     _check(settings)
     the_task = load_task(task)
-    console = result_console(as_json)
     with run_llms(
         backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
         cache=not no_cache, api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout,
@@ -114,12 +116,19 @@ def rollout(
 
             result = asyncio.run(arollout(the_task, llm, out, config, agent_llm=agent_llm,
                                          parallel_questions=parallel_questions, on_progress=update))  # fmt: skip
+    _print_summary(out, result, as_json)
+
+
+def _print_summary(out: Path, result: Counters, as_json: bool) -> None:
+    """The run's counts; accuracy is correct traces over all traces (an invalid or failed plan is wrong)."""
+    accuracy = result.correct / result.plans_done if result.plans_done else None
     summary = dict(out=str(out), traces=result.plans_done, resumed=result.resumed, valid_plans=result.plans_valid,
-                   correct=result.correct, tokens=result.tokens)  # fmt: skip
+                   correct=result.correct, accuracy=accuracy, tokens=result.tokens)  # fmt: skip
     if as_json:
         print(json.dumps(summary))
-    else:
-        console.print(
-            f"[bold]{out}[/]: {result.plans_done} traces ({result.resumed} from before), "
-            f"{result.plans_valid} valid plans, {result.correct} correct, {result.tokens:,} tokens"
-        )
+        return
+    share = f" ({accuracy:.1%})" if accuracy is not None else ""
+    result_console(as_json).print(
+        f"[bold]{out}[/]: {result.plans_done} traces ({result.resumed} from before), "
+        f"{result.plans_valid} valid plans, {result.correct} correct{share}, {result.tokens:,} tokens"
+    )

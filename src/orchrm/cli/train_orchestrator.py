@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
-from .options import AgentBackend, AgentBaseUrl, AgentMaxTokens, AgentModel, ApiKeyEnv, Concurrency, Degree, Seed, TaskName, Temperature
+from .options import AgentBackend, AgentBaseUrl, AgentMaxTokens, AgentModel, ApiKeyEnv, Concurrency, Degree, PromptExamples, Seed, TaskName, Temperature
 
 if TYPE_CHECKING:
     from ..grpo import TrainOutcome
@@ -35,6 +35,7 @@ def train_orchestrator(
     lora_r: Annotated[int, typer.Option(help="LoRA rank (alpha is twice it).")] = DEFAULTS.lora_r,
     beta: Annotated[float, typer.Option(help="KL coefficient against the base policy.")] = DEFAULTS.beta,
     degree: Degree = "dag",
+    prompt_examples: PromptExamples = DEFAULTS.prompt_examples,
     temperature: Temperature = DEFAULTS.temperature,
     plan_max_tokens: Annotated[int, typer.Option(help="Token limit of one sampled plan.")] = DEFAULTS.plan_max_tokens,
     bf16: Annotated[bool, typer.Option(help="Train in bf16 (GPUs; converted weights are bf16 too).")] = False,
@@ -58,7 +59,8 @@ def train_orchestrator(
     settings = GRPORunConfig(
         task=task, policy=policy, reward=reward, invalid_penalty=penalty, group_size=group_size, questions_per_step=questions_per_step,
         n_questions=n_questions, max_steps=steps, save_steps=save_steps, learning_rate=lr, lora_r=lora_r, lora_alpha=2 * lora_r,
-        beta=beta, degree=degree, temperature=temperature, plan_max_tokens=plan_max_tokens, seed=seed, bf16=bf16,
+        beta=beta, degree=degree, prompt_examples=prompt_examples, temperature=temperature, plan_max_tokens=plan_max_tokens,
+        seed=seed, bf16=bf16,
     )  # fmt: skip
     agents = AgentOptions(backend=agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
                           concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip
