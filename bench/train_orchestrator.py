@@ -9,7 +9,9 @@ llama-server with the current adapter), on issue #13's mixed pool (`mix:world_qa
 steps, group size, learning rate and seed, two arms:
 
 - `rm`: the orchestration RM (trained on issue #13's committed pairs) scores every sampled plan; nothing runs;
-- `execute`: every sampled plan is executed by the sub-agents and graded (trajectory-level RL).
+- `execute`: every sampled plan is executed by the sub-agents and graded (trajectory-level RL);
+- `scratch`: the RM reward again, from the bare prompt (no worked example plans): training from scratch,
+  compared with the base orchestrator on that same bare prompt (`base-bare`).
 
 Each arm's checkpoints are evaluated on held-out questions the way a user would (`orchrm rollout
 --orchestrator-adapter`): `--eval-plans` sampled plans per question, unconstrained as in training, executed and
@@ -49,15 +51,17 @@ from orchrm.tasks import load_task
 HERE = Path(__file__).parent
 TASK = "mix:world_qa,chain_sum"
 PAIRS_FROM = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"  # issue #13's committed run
-ARMS = ("rm", "execute")
+ARMS = ("rm", "execute", "scratch")
+BASE_OF = {"rm": "base", "execute": "base", "scratch": "base-bare"}  # the evaluation each arm starts from
 
 
 def slug(task: str) -> str:
     return task.replace(":", "_").replace(",", "+")
 
 
-def eval_config(args: argparse.Namespace, label: str, llm, agent_llm) -> RunConfig:  # noqa: ANN001
+def eval_config(args: argparse.Namespace, label: str, llm, agent_llm, examples: bool = True) -> RunConfig:  # noqa: ANN001
     return RunConfig(
+        prompt_examples=examples,
         task=args.task, split="test", n_questions=args.eval_questions, n_plans=args.eval_plans, seed=args.seed,
         execute="all", degree="dag", temperature=args.temperature, top_p=0.95, plan_max_tokens=args.plan_max_tokens,
         constrained=False, checkpoint=label, agent_max_tokens=args.agent_max_tokens, agent_max_samples=3,
@@ -99,14 +103,15 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
     task = load_task(args.task)
     weights = policy_weights(DEFAULT_MODEL)
     out = root / "arms" / arm
-    rm = ensure_rm(root) if arm == "rm" else None
+    reward = "execute" if arm == "execute" else "rm"
+    rm = ensure_rm(root) if reward == "rm" else None
     agent_llm = open_llm("local", cache=root / "responses.sqlite") if arm == "execute" else None
     config = GRPORunConfig(
-        task=args.task, policy=DEFAULT_MODEL, policy_sha256=weights.sha256, reward=arm,  # type: ignore[arg-type]
+        task=args.task, policy=DEFAULT_MODEL, policy_sha256=weights.sha256, reward=reward,  # type: ignore[arg-type]
         rm_sha256=rm.card.weights_sha256 if rm else "", agent_model_id=agent_llm.backend.model_id if agent_llm else "",
         group_size=args.group, n_questions=args.train_questions, max_steps=args.steps, save_steps=args.eval_every,
         learning_rate=args.lr, plan_max_tokens=args.plan_max_tokens, temperature=args.temperature, seed=args.seed,
-        sampler=resolve_sampler("auto", weights),
+        sampler=resolve_sampler("auto", weights), prompt_examples=arm != "scratch",
     )  # fmt: skip
     ledger = open_run(out, config)
     try:
@@ -125,13 +130,13 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
             agent_llm.close()
 
 
-def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: Path) -> None:
+def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: Path, examples: bool = True) -> None:
     """`--eval-plans` plans per held-out question from the base or an adapter, executed and graded."""
     task = load_task(args.task)
     served = served_adapter(adapter, DEFAULT_MODEL) if adapter is not None else None
     llm, agent_llm = open_llms("local", orchestrator_adapter=served, cache=root / "responses.sqlite", ledger=TokenLedger())
     try:
-        cfg = eval_config(args, label, llm, agent_llm)
+        cfg = eval_config(args, label, llm, agent_llm, examples)
         asyncio.run(arollout(task, llm, root / "evals" / label, cfg, agent_llm=agent_llm, parallel_questions=2))
     finally:
         close_llms(llm, agent_llm)
@@ -154,6 +159,7 @@ def shapes(folder: Path) -> dict[str, int]:
 
 
 def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstrap) -> dict:
+    """An arm's training curve, step times, tokens, and each evaluated checkpoint paired with `base`."""
     run = json.loads((arm_dir / "run.json").read_text())
     tokens = json.loads((arm_dir / "tokens.json").read_text()) if (arm_dir / "tokens.json").is_file() else {}
     steps = [json.loads(x) for x in (arm_dir / "steps.jsonl").read_text().splitlines()] if (arm_dir / "steps.jsonl").is_file() else []
@@ -184,14 +190,21 @@ def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstr
 
 
 def summarize(args: argparse.Namespace, root: Path) -> dict:
-    base = per_question(root / "evals" / "base") if (root / "evals" / "base" / "traces.jsonl").is_file() else {}
-    boot = Bootstrap(len(base) or 1, seed=0)
-    out = {"task": args.task, "eval_questions": len(base), "eval_plans": args.eval_plans,
-           "base": {"accuracy": boot.mean(list(base.values())).model_dump() if base else None, "shapes": shapes(root / "evals" / "base") if base else {}},
+    starts = {}
+    for label in sorted(set(BASE_OF.values())):
+        folder = root / "evals" / label
+        if (folder / "traces.jsonl").is_file():
+            acc = per_question(folder)
+            starts[label] = {"per_question": acc, "accuracy": Bootstrap(len(acc), seed=0).mean(list(acc.values())).model_dump(),
+                             "shapes": shapes(folder)}  # fmt: skip
+    n = len(starts.get("base", {}).get("per_question", {}))
+    out = {"task": args.task, "eval_questions": n, "eval_plans": args.eval_plans,
+           "starts": {k: {"accuracy": v["accuracy"], "shapes": v["shapes"]} for k, v in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
     for arm in ARMS:
-        if (root / "arms" / arm / "run.json").is_file():
-            out["arms"][arm] = arm_summary(root / "arms" / arm, root, base, boot)
+        if (root / "arms" / arm / "run.json").is_file() and BASE_OF[arm] in starts:
+            base = starts[BASE_OF[arm]]["per_question"]
+            out["arms"][arm] = {"start": BASE_OF[arm], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0))}
     (root / "results.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 
@@ -202,11 +215,12 @@ def _iv(d: dict | None, scale: float = 100) -> str:
 
 def markdown(r: dict) -> str:
     lines = [f"## {r['task']}: {r['eval_questions']} held-out questions × {r['eval_plans']} sampled plans, executed", "",
-             f"Base orchestrator: {_iv(r['base']['accuracy'])} % · plan shapes {r['base']['shapes']}", "",
-             "| arm | step | accuracy % [95% CI] | − base, points | tokens (cumulative) | plan shapes |", "|---|---|---|---|---|---|"]  # fmt: skip
+             "| run | step | accuracy % [95% CI] | − its start, points | tokens (cumulative) | plan shapes |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for label, st in r["starts"].items():
+        lines.append(f"| {label} (untrained) | 0 | {_iv(st['accuracy'])} | — | 0 | {st['shapes']} |")
     for arm, a in r["arms"].items():
         for p in a["evals"]:
-            lines.append(f"| {arm} | {p['step']} | {_iv(p['accuracy'])} | {_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")
+            lines.append(f"| {arm} (from {a['start']}) | {p['step']} | {_iv(p['accuracy'])} | {_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")
     lines += ["", "| arm | steps | tokens by category | generation / sync / reward / update s per step |", "|---|---|---|---|"]
     for arm, a in r["arms"].items():
         cats = ", ".join(f"{k} {v['total_tokens']:,}" for k, v in a["tokens"].items())
@@ -247,14 +261,16 @@ def main() -> None:
         deadline = time.mktime((*now[:3], h, m, 0, 0, 0, -1))
     late = lambda: deadline is not None and time.time() > deadline  # noqa: E731
     if not args.tables_only:
-        evaluate("base", None, args, root)
         for arm in args.arms.split(","):
+            examples = arm != "scratch"
+            if not late():
+                evaluate(BASE_OF[arm], None, args, root, examples)
             if late():
                 break
             train_arm(arm, args, root, deadline)
             for step, path in eval_points(root / "arms" / arm):
                 if not late():
-                    evaluate(f"{arm}:step-{step}", path, args, root)
+                    evaluate(f"{arm}:step-{step}", path, args, root, examples)
             (HERE / "results" / "train_orchestrator.md").write_text(markdown(summarize(args, root)))
     (HERE / "results" / "train_orchestrator.md").write_text(markdown(summarize(args, root)))
     print(markdown(summarize(args, root)))
