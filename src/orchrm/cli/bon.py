@@ -45,6 +45,7 @@ from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, mark_rows, method_
 from ..bon.results import RESULTS_FILE, BonResults
 from ..bon.run import BonProgress, BonResult, abon
 from ..mas.rollout import RunConfig, agent_fields
+from ..mas.traces import locate_traces
 from ..tasks import load_task
 from .llms import checkpoint_label, run_llms
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
@@ -145,24 +146,20 @@ def bon(
     log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."""
-    from ..mas.traces import locate_traces
-    from ..rm.model import RewardModel
+    from ..rm.model import RewardModel  # torch: loaded only when a verb needs it
 
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
     the_task, reward_model = load_task(task), RewardModel.load(rm)
     config = BonConfig(n=n, judge=judge, judge_max_steps=judge_steps, judge_max_tokens=judge_max_tokens,
                        judge_ns=judge_n or [], tau=tau, seed=seed)  # fmt: skip
-    settings = dict(
-        task=task, split="test", n_questions=n_questions, n_plans=n, seed=seed, execute="all", backend=backend, degree=degree,
-        constrained=constrained, temperature=temperature, plan_max_tokens=plan_max_tokens, prompt_examples=prompt_examples,
-        agent_max_tokens=agent_max_tokens, agent_max_samples=agent_max_samples, agent_max_rounds=agent_max_rounds,
-        agent_context=agent_context,
-    )  # fmt: skip
-    with run_llms(
-        backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
-        api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, orchestrator_adapter=orchestrator_adapter,
-    ) as (llm, agent_llm):
+    settings = dict(task=task, split="test", n_questions=n_questions, n_plans=n, seed=seed, execute="all", backend=backend,
+                    degree=degree, constrained=constrained, temperature=temperature, plan_max_tokens=plan_max_tokens,
+                    prompt_examples=prompt_examples, agent_max_tokens=agent_max_tokens, agent_max_samples=agent_max_samples,
+                    agent_max_rounds=agent_max_rounds, agent_context=agent_context)  # fmt: skip
+    with run_llms(backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
+                  api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, orchestrator_adapter=orchestrator_adapter,
+                  ) as (llm, agent_llm):  # fmt: skip
         run_config = RunConfig.model_validate({**settings, "checkpoint": checkpoint_label(llm, checkpoint),
                                                "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})  # fmt: skip
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:

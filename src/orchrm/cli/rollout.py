@@ -110,13 +110,13 @@ def rollout(
         settings["checkpoint"] = checkpoint_label(llm, checkpoint)
         config = RunConfig.model_validate({**settings, "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
-
-            def update(p: Counters) -> None:
-                progress.update("rollout plans", done=p.plans_done, total=p.plans_total, tokens=p.tokens, info=rollout_info(p))
-
-            result = asyncio.run(arollout(the_task, llm, out, config, agent_llm=agent_llm,
-                                         parallel_questions=parallel_questions, on_progress=update))  # fmt: skip
+            result = asyncio.run(arollout(the_task, llm, out, config, agent_llm=agent_llm, parallel_questions=parallel_questions,
+                                          on_progress=lambda p: _report(progress, p)))  # fmt: skip
     _print_summary(out, result, as_json)
+
+
+def _report(progress: Reporter, p: Counters) -> None:
+    progress.update("rollout plans", done=p.plans_done, total=p.plans_total, tokens=p.tokens, info=rollout_info(p))
 
 
 def _print_summary(out: Path, result: Counters, as_json: bool) -> None:
