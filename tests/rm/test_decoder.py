@@ -25,6 +25,16 @@ QUESTION = "What is 5 + 15?"
 PLANS = [plan_json("good", 5), plan_json("bad", 5), "not json"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _threads_restored():
+    """`RMConfig.threads` sets torch's threads for the process: give the next test module its own back."""
+    import torch
+
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
     return tiny_policy(tmp_path_factory.mktemp("base") / "tiny")
@@ -32,7 +42,8 @@ def base(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def trained(base):
-    config = RMConfig(backbone=str(base), epochs=3, learning_rate=1e-2, max_length=96)
+    # one thread: a tiny model gains nothing from more, and loses much to a busy machine's other processes
+    config = RMConfig(backbone=str(base), epochs=3, learning_rate=1e-2, max_length=96, threads=1)
     return train_reward_model(make_rows(16), make_rows(8, offset=100), config, progress=False)
 
 
@@ -78,6 +89,16 @@ def test_training_learns_through_an_adapter_and_leaves_the_base_alone(trained, b
     original = load_file(base / "model.safetensors")
     assert state["model.layers.0.self_attn.q_proj.base_layer.weight"].equal(original["model.layers.0.self_attn.q_proj.weight"])
     assert any("lora_B" in k and v.abs().sum() > 0 for k, v in state.items())
+
+
+def test_the_best_epochs_adapter_is_the_one_kept(base):
+    val = make_rows(12, offset=100)
+    for i in (0, 3, 4, 6, 8, 9):  # flipped pairs: held-out accuracy rises and falls between epochs
+        val[i].chosen, val[i].rejected = val[i].rejected, val[i].chosen
+    config = RMConfig(backbone=str(base), epochs=4, learning_rate=3e-2, max_length=96, early_stopping_patience=4, threads=1)
+    result = train_reward_model(make_rows(16), val, config, progress=False)
+    best = max(h.accuracy for h in result.history)
+    assert pairwise_accuracy(result.model, val)[0] == result.model.card.metrics["val_accuracy"] == best
 
 
 def test_the_folder_holds_the_adapter_head_tokenizer_and_card_only(saved, base):

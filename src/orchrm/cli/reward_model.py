@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from ..adapters.openrlhf import DEFAULT_PENALTY
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..rm.config import RMConfig
+
+if TYPE_CHECKING:
+    from ..rm.train import TrainResult
 
 
 def _margins(items: list[str] | None) -> dict[str, float]:
@@ -73,8 +76,12 @@ def train_rm(
         **{k: v for k, v in given.items() if v is not None},  # the rest: the backbone kind's defaults
     )
     result = train_from_folder(pairs_dir, out, config)
-    if not result.main_process:
-        return  # `accelerate launch`: the main process reports
+    if result.main_process:  # under `accelerate launch` the main process reports
+        _report(result, out)
+
+
+def _report(result: TrainResult, out: Path) -> None:
+    """Held-out accuracy per epoch, the epoch kept, throughput and where the model went."""
     m = result.model.card.metrics
     table = Table(title="held-out pairwise accuracy per epoch", title_justify="left")
     table.add_column("epoch", justify="right")
