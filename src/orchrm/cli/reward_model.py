@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from ..adapters.openrlhf import DEFAULT_PENALTY
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..rm.config import RMConfig
+
+if TYPE_CHECKING:
+    from ..rm.train import TrainResult
 
 
 def _margins(items: list[str] | None) -> dict[str, float]:
@@ -35,15 +38,21 @@ def _margins(items: list[str] | None) -> dict[str, float]:
 def train_rm(
     pairs_dir: Annotated[Path, typer.Argument(help="Folder made by `orchrm pairs`.")],
     out: Annotated[Path, typer.Option(help="Model folder to write.")],
-    backbone: Annotated[str, typer.Option(help="Embedded backbone name or local transformers folder.")] = RMConfig().backbone,
-    epochs: Annotated[int, typer.Option()] = RMConfig().epochs,
-    batch_size: Annotated[int, typer.Option()] = RMConfig().batch_size,
-    lr: Annotated[float, typer.Option(help="Learning rate.")] = RMConfig().learning_rate,
-    max_length: Annotated[int, typer.Option(help="Tokens of question + plan.")] = RMConfig().max_length,
+    backbone: Annotated[
+        str, typer.Option(help="Encoder (all-minilm-l6-v2, a local folder) or decoder LLM (qwen2.5-coder-0.5b, a .gguf, "
+                          "a local causal-LM folder): a decoder trains a LoRA adapter and a value head.")  # fmt: skip
+    ] = RMConfig().backbone,
+    epochs: Annotated[int | None, typer.Option(help="Default 4; 2 for a decoder.")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Pairs a step. Default 8; 4 for a decoder.")] = None,
+    lr: Annotated[float | None, typer.Option(help="Learning rate. Default 5e-5; 1e-4 for a decoder.")] = None,
+    max_length: Annotated[int | None, typer.Option(help="Tokens of question + plan. Default 256.")] = None,
     margin: Annotated[list[str] | None, typer.Option(help="Per-source margin, SOURCE=NUMBER (repeatable).")] = None,
     center: Annotated[float, typer.Option(help="Reward-centring coefficient (0 = off).")] = 0.01,
     patience: Annotated[int, typer.Option(help="Early stopping: epochs without held-out gain.")] = 2,
-    lora: Annotated[bool, typer.Option(help="Train LoRA adapters (for large backbones).")] = False,
+    lora: Annotated[
+        bool | None, typer.Option("--lora/--no-lora", help="Train LoRA adapters (merged, for large encoders; always on for a decoder).")
+    ] = None,
+    lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = RMConfig().lora_r,
     bf16: Annotated[bool, typer.Option(help="bf16 autocast while training.")] = False,
     seed: Annotated[int, typer.Option()] = 0,
     device: Annotated[str, typer.Option(help="cpu, or auto (an accelerator when present).")] = RMConfig().device,
@@ -54,23 +63,25 @@ def train_rm(
     (--batch-size is per process) and only the main process writes the model folder."""
     from ..rm.train import train_from_folder
 
+    given = {"epochs": epochs, "batch_size": batch_size, "learning_rate": lr, "max_length": max_length, "lora": lora}
     config = RMConfig(
         backbone=backbone,
-        epochs=epochs,
-        batch_size=batch_size,
-        learning_rate=lr,
-        max_length=max_length,
         margins=_margins(margin),
         center_rewards_coefficient=center or None,
         early_stopping_patience=patience,
-        lora=lora,
+        lora_r=lora_r,
         bf16=bf16,
         seed=seed,
         device=device,  # type: ignore[arg-type]
+        **{k: v for k, v in given.items() if v is not None},  # the rest: the backbone kind's defaults
     )
     result = train_from_folder(pairs_dir, out, config)
-    if not result.main_process:
-        return  # `accelerate launch`: the main process reports
+    if result.main_process:  # under `accelerate launch` the main process reports
+        _report(result, out)
+
+
+def _report(result: TrainResult, out: Path) -> None:
+    """Held-out accuracy per epoch, the epoch kept, throughput and where the model went."""
     m = result.model.card.metrics
     table = Table(title="held-out pairwise accuracy per epoch", title_justify="left")
     table.add_column("epoch", justify="right")
@@ -87,6 +98,7 @@ def train_rm(
     console = Console(highlight=False)
     console.print(table)
     console.print(
+        f"{result.model.card.backbone_kind} backbone {result.model.card.backbone}: "
         f"kept epoch {m['best_epoch']}; {result.pairs_per_second:.1f} pairs/s; wrote {out} "
         f"({m['train_pairs']} train / {m['val_pairs']} val pairs)"
     )

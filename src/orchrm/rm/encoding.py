@@ -5,6 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def encode(tokenizer: Any, prompt: str, plan: str, max_length: int) -> list[int]:
-    """Question and plan as a sentence pair, truncated (longest side first) to `max_length`, never dropped."""
-    return list(tokenizer(prompt, plan, truncation="longest_first", max_length=max_length)["input_ids"])
+def encode(tokenizer: Any, prompt: str, plan: str, max_length: int, *, decoder: bool = False) -> list[int]:
+    """Question and plan as a sentence pair, truncated (longest side first) to `max_length`, never dropped.
+
+    An encoder's tokenizer marks the pair itself ([CLS] question [SEP] plan [SEP]). A decoder's adds nothing
+    between the two, so the question ends in a newline, and the sequence in the end-of-text token: the value
+    head reads the last token, which then has seen the whole plan (TRL appends EOS the same way)."""
+    if not decoder:
+        return list(tokenizer(prompt, plan, truncation="longest_first", max_length=max_length)["input_ids"])
+    ids = tokenizer(prompt + "\n", plan, truncation="longest_first", max_length=max_length - 1, add_special_tokens=False)
+    return [*ids["input_ids"], tokenizer.eos_token_id]

@@ -1,6 +1,7 @@
 """A trained reward model on disk and in memory: save, verified load, batched scoring.
 
-A model folder holds safetensors weights, the tokenizer, and `orchrm.json` (the card): backbone, tasks,
+A model folder holds safetensors weights (an encoder's whole network, or a decoder's LoRA adapter and value
+head: see `decoder.py`), the tokenizer, and `orchrm.json` (the card): backbone and its kind, tasks,
 training-data hash, pair stats, metrics, the rendering version, and the sha256 of every other file in the
 folder. Loading refuses a folder whose card is missing, foreign or outdated, in which any file was changed,
 removed or added (the tokenizer changes scores as surely as the weights do), or whose backbone is not the
@@ -24,7 +25,9 @@ from ..hashing import sha256_file
 from ..mas.plans import Plan
 from ..pairs.render import RENDER_VERSION, render_plan, render_question
 from ..version import __version__
+from .backbone import Kind
 from .config import RMConfig
+from .decoder import ADAPTER_FILE, load_decoder, save_adapter
 from .encoding import encode
 
 if TYPE_CHECKING:
@@ -44,6 +47,7 @@ class ModelCard(BaseModel):
     created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     backbone: str
     backbone_sha256: str
+    backbone_kind: Kind = Field("encoder", description="decoder: the folder holds a LoRA adapter and value head over the backbone.")
     model_type: str
     render_version: int = RENDER_VERSION
     max_length: int
@@ -57,8 +61,12 @@ class ModelCard(BaseModel):
     files: dict[str, str] = Field(default_factory=dict, description="sha256 of every file in the folder but the card.")
 
     @property
+    def weights_file(self) -> str:
+        return ADAPTER_FILE if self.backbone_kind == "decoder" else WEIGHTS_FILE
+
+    @property
     def weights_sha256(self) -> str:
-        return self.files.get(WEIGHTS_FILE, "")
+        return self.files.get(self.weights_file, "")
 
 
 def _folder_files(folder: Path) -> dict[str, str]:
@@ -109,6 +117,54 @@ def _torch() -> Any:
     return torch
 
 
+def _read_card(folder: Path) -> ModelCard:
+    """The folder's card, refused when missing, foreign, outdated or invalid (its files are checked apart)."""
+    card_path = folder / CARD_FILE
+    if not card_path.is_file():
+        raise ModelError(f"{folder} is not an orchrm reward model (no {CARD_FILE})", hint="train one with `orchrm train-rm`")
+    try:
+        raw = json.loads(card_path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{card_path} is not a valid model card: {exc}") from None
+    if not isinstance(raw, dict) or raw.get("format") != CARD_FORMAT:
+        got = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
+        raise ModelError(f"{card_path} has format {got!r}, expected {CARD_FORMAT!r}")
+    if raw.get("card_version") != CARD_VERSION:
+        raise OutdatedModel(
+            f"{folder} has a v{raw.get('card_version')} model card, which does not vouch for all its files; "
+            f"this orchrm reads v{CARD_VERSION}",
+            hint="retrain it with `orchrm train-rm`",
+        )
+    try:
+        card = ModelCard.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(card)"
+        raise ModelError(f"{card_path} is not a valid model card: {where}: {err['msg']}") from None
+    if card.render_version != RENDER_VERSION:
+        raise OutdatedModel(
+            f"{folder} was trained on plan rendering v{card.render_version}; this orchrm renders v{RENDER_VERSION}",
+            hint="retrain the reward model",
+        )
+    return card
+
+
+def _load_encoder(folder: Path, card: ModelCard) -> Any:
+    """The folder's whole network, after checking that its config is the architecture the card names."""
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{folder}/config.json is unreadable: {exc}") from None
+    if config.get("model_type") != card.model_type:
+        raise ModelError(
+            f"{folder}/config.json describes a {config.get('model_type')!r} model, its card a {card.model_type!r} one",
+            hint="the weights and the card come from different backbones",
+        )
+    from transformers import AutoModelForSequenceClassification
+
+    return AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True, local_files_only=True)
+
+
 class RewardModel:
     """Scores (question, plan) without running any sub-agent: higher is a better plan."""
 
@@ -122,52 +178,21 @@ class RewardModel:
     def load(cls, folder: str | Path, *, expect_backbone: str | None = None) -> RewardModel:
         folder = Path(folder)
         recover(folder)  # a save killed halfway through its fallback swap
-        card_path = folder / CARD_FILE
-        if not card_path.is_file():
-            raise ModelError(f"{folder} is not an orchrm reward model (no {CARD_FILE})", hint="train one with `orchrm train-rm`")
-        try:
-            raw = json.loads(card_path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{card_path} is not a valid model card: {exc}") from None
-        if not isinstance(raw, dict) or raw.get("format") != CARD_FORMAT:
-            got = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
-            raise ModelError(f"{card_path} has format {got!r}, expected {CARD_FORMAT!r}")
-        if raw.get("card_version") != CARD_VERSION:
-            raise OutdatedModel(
-                f"{folder} has a v{raw.get('card_version')} model card, which does not vouch for all its files; "
-                f"this orchrm reads v{CARD_VERSION}",
-                hint="retrain it with `orchrm train-rm`",
-            )
-        try:
-            card = ModelCard.model_validate(raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "(card)"
-            raise ModelError(f"{card_path} is not a valid model card: {where}: {err['msg']}") from None
-        if card.render_version != RENDER_VERSION:
-            raise OutdatedModel(
-                f"{folder} was trained on plan rendering v{card.render_version}; this orchrm renders v{RENDER_VERSION}",
-                hint="retrain the reward model",
-            )
+        card = _read_card(folder)
         if expect_backbone is not None and card.backbone != expect_backbone:
             raise ModelError(f"{folder} was trained on backbone {card.backbone!r}, not {expect_backbone!r}")
-        if WEIGHTS_FILE not in card.files:
-            raise ModelError(f"{card_path} lists no {WEIGHTS_FILE}")
+        if card.weights_file not in card.files:
+            raise ModelError(f"{folder / CARD_FILE} lists no {card.weights_file}")
         _verify_files(folder, card)
-        try:
-            config = json.loads((folder / "config.json").read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{folder}/config.json is unreadable: {exc}") from None
-        if config.get("model_type") != card.model_type:
-            raise ModelError(
-                f"{folder}/config.json describes a {config.get('model_type')!r} model, its card a {card.model_type!r} one",
-                hint="the weights and the card come from different backbones",
-            )
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoTokenizer
 
         with quiet_transformers():
-            model = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True, local_files_only=True)
             tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+            if card.backbone_kind == "decoder":
+                model = load_decoder(folder, backbone=card.backbone, sha256=card.backbone_sha256,
+                                     model_type=card.model_type, tokenizer=tokenizer)  # fmt: skip
+            else:
+                model = _load_encoder(folder, card)
         return cls(model, tokenizer, card, folder)
 
     def save(self, folder: str | Path) -> Path:
@@ -175,7 +200,10 @@ class RewardModel:
         folder = Path(folder)
         with replacing_dir(folder) as tmp:
             with quiet_transformers():
-                self.model.save_pretrained(tmp, safe_serialization=True)
+                if self.card.backbone_kind == "decoder":
+                    save_adapter(self.model, tmp, self.card.backbone)
+                else:
+                    self.model.save_pretrained(tmp, safe_serialization=True)
                 self.tokenizer.save_pretrained(tmp)
             card = self.card.model_copy(update={"files": _folder_files(tmp)})
             (tmp / CARD_FILE).write_text(card.model_dump_json(indent=2) + "\n")
@@ -194,20 +222,23 @@ class RewardModel:
     def score_rendered(self, items: Sequence[tuple[str, str]], *, batch_size: int = 64) -> list[float]:
         """Rewards of already-rendered (prompt, plan) texts, e.g. pair rows."""
         torch = _torch()
-        ids = [encode(self.tokenizer, p, c, self.card.max_length) for p, c in items]
+        decoder = self.card.backbone_kind == "decoder"
+        ids = [encode(self.tokenizer, p, c, self.card.max_length, decoder=decoder) for p, c in items]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # like lengths batched: less padding computed
         pad = self.tokenizer.pad_token_id or 0
-        out: list[float] = []
+        out = [0.0] * len(ids)
         with torch.inference_mode():
-            for start in range(0, len(ids), batch_size):
-                batch = ids[start : start + batch_size]
-                width = max(len(x) for x in batch)
-                input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for i, seq in enumerate(batch):
-                    input_ids[i, : len(seq)] = torch.tensor(seq)
-                    mask[i, : len(seq)] = 1
+            for start in range(0, len(order), batch_size):
+                chunk = order[start : start + batch_size]
+                width = max(len(ids[i]) for i in chunk)
+                input_ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(chunk), width), dtype=torch.long)
+                for row, i in enumerate(chunk):
+                    input_ids[row, : len(ids[i])] = torch.tensor(ids[i])
+                    mask[row, : len(ids[i])] = 1
                 logits = self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1)
-                out.extend(float(x) for x in logits.tolist())
+                for i, x in zip(chunk, logits.tolist(), strict=True):
+                    out[i] = float(x)
         return out
 
 

@@ -30,8 +30,9 @@ from pydantic import ValidationError
 from ..errors import ConfigError
 from ..pairs.builder import PairStats
 from ..pairs.rows import PairRow
-from .backbone import Backbone, resolve_backbone
+from .backbone import Backbone, backbone_kind, resolve_backbone
 from .config import RMConfig
+from .decoder import base_classifier
 from .model import ModelCard, RewardModel, quiet_transformers
 
 
@@ -93,21 +94,31 @@ def data_models(pair_stats: dict[str, Any] | None) -> dict[str, list[str]]:
 
 
 def _load_backbone(config: RMConfig) -> tuple[Backbone, Any, Any]:
-    """Backbone, tokenizer and a fresh one-output classifier; seeded first, so its new head is reproducible."""
+    """Backbone, tokenizer and a fresh one-output classifier, seeded just before, so its new head is reproducible."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     if config.threads:
         torch.set_num_threads(config.threads)
-    torch.manual_seed(config.seed)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.getLogger("transformers.modeling_utils").setLevel(logging.ERROR)  # "newly initialised head" is expected
+    if backbone_kind(config.backbone) == "decoder" and not config.lora:
+        raise ConfigError(
+            f"backbone {config.backbone} is a decoder LLM: it trains LoRA adapters and a value head, not every weight",
+            hint="leave lora at its default (on) for decoder backbones",
+        )
     backbone = resolve_backbone(config.backbone)
     tokenizer = AutoTokenizer.from_pretrained(backbone.path, local_files_only=True)
+    torch.manual_seed(config.seed)  # after resolving: a first GGUF conversion draws random numbers
     with quiet_transformers():
-        net = AutoModelForSequenceClassification.from_pretrained(
-            backbone.path, num_labels=1, use_safetensors=True, local_files_only=True
-        )
+        if backbone.kind == "decoder":
+            if tokenizer.pad_token is None:  # the value head finds each sequence's end by the padding after it
+                tokenizer.pad_token = tokenizer.eos_token
+            net = base_classifier(backbone.path, tokenizer)
+        else:
+            net = AutoModelForSequenceClassification.from_pretrained(
+                backbone.path, num_labels=1, use_safetensors=True, local_files_only=True
+            )
     return backbone, tokenizer, net
 
 
@@ -115,6 +126,7 @@ def _card(backbone: Backbone, net: Any, train: list[PairRow], config: RMConfig, 
     return ModelCard(
         backbone=backbone.name,
         backbone_sha256=backbone.sha256,
+        backbone_kind=backbone.kind,
         model_type=net.config.model_type,
         max_length=config.max_length,
         tasks=sorted({r.task for r in train if r.task}),
@@ -143,8 +155,9 @@ def train_reward_model(
     config = config or RMConfig()
     if not train:
         raise ConfigError("no training pairs", hint="build pairs from more rollouts (see `orchrm pairs` stats)")
-    peft_config = setup.lora_config(config)
     backbone, tokenizer, net = _load_backbone(config)
+    decoder = backbone.kind == "decoder"
+    peft_config = setup.lora_config(config, decoder=decoder)
     epochs = setup.EpochHistory(progress)
     # The arguments set up the processes' shared state (gloo or NCCL under `accelerate launch`); the
     # checkpoint folder, which all processes must share, can only be agreed on after that.
@@ -154,8 +167,8 @@ def train_reward_model(
         trainer = RewardTrainer(
             model=net,
             args=args,
-            train_dataset=setup.preference_dataset(train, tokenizer, config),
-            eval_dataset=setup.preference_dataset(val, tokenizer, config) if val else None,
+            train_dataset=setup.preference_dataset(train, tokenizer, config, decoder=decoder),
+            eval_dataset=setup.preference_dataset(val, tokenizer, config, decoder=decoder) if val else None,
             processing_class=tokenizer,
             compute_metrics=setup.PairwiseAccuracy([r.source for r in val]),
             preprocess_logits_for_metrics=setup.paired_rewards,
@@ -170,7 +183,7 @@ def train_reward_model(
         seconds = time.perf_counter() - start
     # Accelerate wraps forward() in autocast under bf16; scoring must run the plain fp32 forward.
     net = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
-    if peft_config is not None:
+    if peft_config is not None and not decoder:  # a decoder keeps its adapter apart from the base it names
         net = net.merge_and_unload()
     rm = RewardModel(net.cpu(), tokenizer, _card(backbone, net, train, config, pair_stats))
     result = _result(rm, epochs.history, len(train), len(val), seconds)

@@ -50,8 +50,13 @@ def reward_config(config: RMConfig, out: str, n_train: int, validate: bool, prog
     )
 
 
-def lora_config(config: RMConfig) -> Any:
-    """TRL's `peft_config` (adapters are merged into the weights after training), or None without LoRA."""
+def lora_config(config: RMConfig, *, decoder: bool = False) -> Any:
+    """TRL's `peft_config`: a decoder's adapter (kept apart from its base), an encoder's when asked for
+    (merged into the weights after training), or None."""
+    if decoder:
+        from .decoder import lora_config as decoder_lora
+
+        return decoder_lora(config.lora_r)
     if not config.lora:
         return None
     try:
@@ -61,15 +66,15 @@ def lora_config(config: RMConfig) -> Any:
     return LoraConfig(task_type=TaskType.SEQ_CLS, r=config.lora_r, lora_alpha=2 * config.lora_r)
 
 
-def preference_dataset(rows: list[PairRow], tokenizer: Any, config: RMConfig) -> Any:
+def preference_dataset(rows: list[PairRow], tokenizer: Any, config: RMConfig, *, decoder: bool = False) -> Any:
     """TRL's pre-tokenised preference rows, tokenised by `encode` like scoring, so none is dropped for length."""
     from datasets import Dataset
 
     return Dataset.from_list(
         [
             {
-                "chosen_ids": encode(tokenizer, r.prompt, r.chosen, config.max_length),
-                "rejected_ids": encode(tokenizer, r.prompt, r.rejected, config.max_length),
+                "chosen_ids": encode(tokenizer, r.prompt, r.chosen, config.max_length, decoder=decoder),
+                "rejected_ids": encode(tokenizer, r.prompt, r.rejected, config.max_length, decoder=decoder),
                 "margin": float(config.margins.get(r.source, 0.0)),
             }
             for r in rows
