@@ -126,3 +126,25 @@ def test_one_server_serves_the_adapted_orchestrator_and_the_base_model(tiny, tmp
     assert pid == view_pid  # one process
     assert off == bare and on == on_again and on != bare  # scale 0 is the base model; the adapter's scale comes back
     assert adapted.model_id == f"{plain.model_id}+lora:{adapter.sha256}" and base_view.model_id == plain.model_id
+
+
+@pytest.mark.real_model
+def test_rollout_with_an_adapter_labels_its_traces_with_the_checkpoint(tiny, tmp_path):
+    from mas_fakes import make_task
+    from typer.testing import CliRunner
+
+    from orchrm.cli.app import app
+    from orchrm.mas.traces import read_traces
+
+    make_task(tmp_path)
+    run = trained_run(tiny, tmp_path / "grpo")
+    args = ["rollout", "--task", f"jsonl:{tmp_path / 'qs.jsonl'}", "--model", str(tiny.gguf), "--n-questions", "2", "--n-plans", "1",
+            "--plan-max-tokens", "16", "--agent-max-tokens", "8", "--no-cache", "--quiet", "--json"]  # fmt: skip
+    adapted = CliRunner().invoke(app, [*args, "--orchestrator-adapter", str(run), "--out", str(tmp_path / "spec")])
+    base = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "base")])
+    assert adapted.exit_code == 0 and base.exit_code == 0, adapted.output + base.output
+    spec_traces, base_traces = read_traces(tmp_path / "spec" / "traces.jsonl"), read_traces(tmp_path / "base" / "traces.jsonl")
+    assert {t.orchestrator.checkpoint for t in spec_traces} == {"grpo:step-3"}
+    assert {t.orchestrator.checkpoint for t in base_traces} == {"base"}
+    assert all(t.orchestrator.model_id.endswith("+lora:" + served_adapter(run, str(tiny.gguf)).sha256) for t in spec_traces)
+    assert json.loads(adapted.stdout.strip().splitlines()[-1])["traces"] == 2
