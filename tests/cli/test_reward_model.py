@@ -47,6 +47,14 @@ def test_pairs_then_train_then_score(tmp_path):
     assert "held-out pairwise accuracy" in out.stdout
     card = json.loads((tmp_path / "rm" / "orchrm.json").read_text())
     assert card["metrics"]["train_pairs"] == len(train_rows)
+    assert "\r" not in out.stderr  # no tqdm bar in a log: progress comes as lines
+
+    out = orchrm("train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm2"), "--epochs", "1", "--max-length", "64", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["out"] == str(tmp_path / "rm2") and [e["epoch"] for e in result["epochs"]] == [1]
+    steps = [json.loads(x) for x in out.stderr.splitlines() if x.startswith("{") and "train-rm steps" in x]
+    assert steps and steps[-1]["finished"] and steps[-1]["done"] == steps[-1]["total"] > 0
 
     requests = tmp_path / "plans.jsonl"
     requests.write_text(json.dumps({"question": "q1?", "plans": [json.loads(plan_json("good", 1)), "raw text plan"]}) + "\n")

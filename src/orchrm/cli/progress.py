@@ -206,3 +206,38 @@ def result_console(as_json: bool) -> Console:
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(highlight=False, stderr=as_json, width=LOG_WIDTH)
     return console
+
+
+def trainer_progress(reporter: Reporter, stage: str, info: Any = None) -> Any:
+    """A transformers `TrainerCallback` that reports optimiser steps to `reporter` from the main process:
+    `stage` counts steps against `max_steps`, and `info(logs)` (the latest value of every key the trainer
+    has logged) adds counters such as the loss or the mean reward. Training verbs pass it instead of TRL's tqdm bar, which in a log
+    file is one line of carriage returns."""
+    from transformers import TrainerCallback
+
+    def describe(logs: dict[str, Any]) -> str:
+        if info is not None:
+            return str(info(logs))
+        return f"loss {logs['loss']:.4f}" if isinstance(logs.get("loss"), (int, float)) else ""
+
+    class StepProgress(TrainerCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.logged: dict[str, Any] = {}
+            self.shown = ""
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kw: Any) -> None:
+            if logs and state.is_world_process_zero:
+                self.logged.update(logs)
+                self.shown = describe(self.logged)
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if state.is_world_process_zero:
+                epoch = f"epoch {state.epoch:.2f}" if state.epoch is not None else ""
+                shown = " · ".join(p for p in (epoch, self.shown) if p)
+                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=shown)
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if state.is_world_process_zero:  # early stopping ends before max_steps
+                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=self.shown, finished=True)
+
+    return StepProgress()

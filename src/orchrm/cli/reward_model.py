@@ -17,6 +17,8 @@ from ..adapters.openrlhf import DEFAULT_PENALTY
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..rm.config import RMConfig
+from .options import Json, LogEvery, Quiet
+from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 
 if TYPE_CHECKING:
     from ..rm.train import TrainResult
@@ -56,6 +58,9 @@ def train_rm(
     bf16: Annotated[bool, typer.Option(help="bf16 autocast while training.")] = False,
     seed: Annotated[int, typer.Option()] = 0,
     device: Annotated[str, typer.Option(help="cpu, or auto (an accelerator when present).")] = RMConfig().device,
+    quiet: Quiet = False,
+    as_json: Json = False,
+    log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer).
 
@@ -75,14 +80,28 @@ def train_rm(
         device=device,  # type: ignore[arg-type]
         **{k: v for k, v in given.items() if v is not None},  # the rest: the backbone kind's defaults
     )
-    result = train_from_folder(pairs_dir, out, config)
+    with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+        result = train_from_folder(pairs_dir, out, config, progress=False, callbacks=[trainer_progress(progress, "train-rm steps", _rm_info)])
     if result.main_process:  # under `accelerate launch` the main process reports
-        _report(result, out)
+        _report(result, out, as_json)
 
 
-def _report(result: TrainResult, out: Path) -> None:
+def _rm_info(logged: dict[str, Any]) -> str:
+    from ..rm.trl_setup import ACCURACY  # transformers: imported by training anyway, not by `--help`
+
+    val = logged.get(f"eval_{ACCURACY}")
+    parts = [f"loss {logged['loss']:.4f}" if "loss" in logged else "", f"held-out {val:.3f}" if isinstance(val, float) else ""]
+    return " · ".join(p for p in parts if p)
+
+
+def _report(result: TrainResult, out: Path, as_json: bool = False) -> None:
     """Held-out accuracy per epoch, the epoch kept, throughput and where the model went."""
     m = result.model.card.metrics
+    if as_json:
+        epochs = [{"epoch": h.epoch, "train_loss": h.train_loss, "accuracy": h.accuracy, "per_source": h.per_source} for h in result.history]
+        print(json.dumps({"out": str(out), "best_epoch": m["best_epoch"], "epochs": epochs, "pairs_per_second": result.pairs_per_second,
+                          "train_pairs": m["train_pairs"], "val_pairs": m["val_pairs"]}))  # fmt: skip
+        return
     table = Table(title="held-out pairwise accuracy per epoch", title_justify="left")
     table.add_column("epoch", justify="right")
     table.add_column("train loss", justify="right")

@@ -144,6 +144,7 @@ def train_reward_model(
     *,
     pair_stats: dict[str, Any] | None = None,
     progress: bool = True,
+    callbacks: list[Any] | None = None,
 ) -> TrainResult:
     """Train on `train`, evaluate on `val` each epoch; returns the best epoch's model (not yet saved)."""
     from transformers import EarlyStoppingCallback
@@ -172,7 +173,7 @@ def train_reward_model(
             processing_class=tokenizer,
             compute_metrics=setup.PairwiseAccuracy([r.source for r in val]),
             preprocess_logits_for_metrics=setup.paired_rewards,
-            callbacks=[epochs, *([EarlyStoppingCallback(config.early_stopping_patience)] if val else [])],
+            callbacks=[epochs, *([EarlyStoppingCallback(config.early_stopping_patience)] if val else []), *(callbacks or [])],
             peft_config=peft_config,
         )
         if not progress:
@@ -237,8 +238,10 @@ def _result(rm: RewardModel, history: list[EpochMetrics], n_train: int, n_val: i
     )
 
 
-def train_from_folder(pairs_dir: Path, out: Path, config: RMConfig | None = None, progress: bool = True) -> TrainResult:
-    """`orchrm train-rm`: read a pairs folder, train, save the model folder."""
+def train_from_folder(pairs_dir: Path, out: Path, config: RMConfig | None = None, progress: bool = True,
+                      callbacks: list[Any] | None = None) -> TrainResult:  # fmt: skip
+    """`orchrm train-rm`: read a pairs folder, train, save the model folder. `progress` is TRL's own output
+    (tqdm, a line per epoch); `callbacks` go to the trainer."""
     import json
 
     from ..pairs.rows import STATS_FILE, read_pairs_dir
@@ -246,7 +249,7 @@ def train_from_folder(pairs_dir: Path, out: Path, config: RMConfig | None = None
     train, val = read_pairs_dir(pairs_dir)
     stats_path = pairs_dir / STATS_FILE
     stats = json.loads(stats_path.read_text()) if stats_path.is_file() else {}
-    result = train_reward_model(train, val, config, pair_stats=stats, progress=progress)
+    result = train_reward_model(train, val, config, pair_stats=stats, progress=progress, callbacks=callbacks)
     if result.main_process:
         result.model.save(out)
     if result.processes > 1:
