@@ -86,20 +86,22 @@ def setup_run(
 
     What `settings` cannot know is filled in here: the policy's and the RM's sha256, the agents' model id
     and the sampler (`sampler` resolved for this machine, policy and number of processes). A reward that does
-    not fit its options, or a step that does not split over the processes, is refused before any model loads."""
+    not fit its options is refused before any model loads, a step that does not split over the processes
+    before any is trained."""
     if settings.reward == "rm" and rm is None:
         raise ConfigError("--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute")
     if settings.reward == "execute" and rm is not None:
         raise ConfigError("--rm is for --reward rm; --reward execute grades plans by running them")
     if settings.reward == "custom":
         raise ConfigError("setup_run builds the rm and execute rewards; pass a custom reward to train_orchestrator")
-    processes = process_state()  # several under `accelerate launch`
-    plans_per_process(settings, processes.num_processes)
     from ..rm.model import RewardModel
 
     task = load_task(settings.task)
     reward_model = RewardModel.load(rm) if rm is not None else None
+    # Before the processes meet: once they have, transformers saves a converted GGUF on rank 0 only.
     weights = policy_weights(settings.policy, dtype="bfloat16" if settings.bf16 else "float32")
+    processes = process_state()  # several under `accelerate launch`
+    plans_per_process(settings, processes.num_processes)
     agents = agents or AgentOptions()
     with ExitStack() as cleanup:  # on any failure, what was opened is closed again
         agent_llm = None
