@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..errors import OrchrmError
+
 T = TypeVar("T")
 
 
@@ -35,14 +37,23 @@ def process_state() -> Any:
 
 
 def on_main(state: Any, work: Callable[[], T]) -> T:
-    """`work()` done by the main process alone while the others wait; every process gets its result."""
+    """`work()` done by the main process alone while the others wait; every process gets its result, or
+    raises the `OrchrmError` it raised (so each exits with the same one line, not a broken connection)."""
     if state.num_processes == 1:
         return work()
     from accelerate.utils import broadcast_object_list
 
-    box = [work() if state.is_main_process else None]
+    box: list[Any] = [None]
+    if state.is_main_process:
+        try:
+            box = [(True, work())]
+        except OrchrmError as exc:
+            box = [(False, exc)]
     broadcast_object_list(box)  # the others wait here until the main process has finished `work`
-    return box[0]  # type: ignore[return-value]
+    done, value = box[0]
+    if not done:
+        raise value
+    return value  # type: ignore[no-any-return]
 
 
 def gathered(state: Any) -> Callable[[list[T]], list[T]] | None:
