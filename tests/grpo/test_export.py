@@ -16,7 +16,7 @@ from orchrm.grpo import export as export_mod
 from orchrm.grpo.checkpoints import seal
 from orchrm.grpo.export import adapter_folder, served_adapter
 from orchrm.grpo.train import save_adapter
-from orchrm.llm import LocalBackend, TokenLedger
+from orchrm.llm import LocalBackend
 from orchrm.llm.server import ServerConfig
 from orchrm.llm.types import GenerateConfig, Message
 
@@ -46,7 +46,7 @@ def trained_run(weights, run, steps=3):
     (run / "run.json").write_text(config.model_dump_json())
     ckpt = run / "checkpoints" / f"checkpoint-{steps}"
     model.save_pretrained(ckpt)
-    seal(ckpt, steps, TokenLedger())
+    seal(ckpt, steps, {})
     save_adapter(model, AutoTokenizer.from_pretrained(weights.path), run / "adapter", weights, config, steps)
     return run
 

@@ -15,7 +15,7 @@ from test_grpo_train import config, count_b
 from orchrm.errors import ConfigError
 from orchrm.grpo import GRPORunConfig, open_run, policy_weights, resolve_sampler, train_orchestrator
 from orchrm.grpo.checkpoints import last_checkpoint
-from orchrm.grpo.train import CHECKPOINTS_DIR, grpo_args
+from orchrm.grpo.train import CHECKPOINTS_DIR, grpo_args, plans_per_process
 from orchrm.grpo.weights import PolicyWeights
 
 
@@ -137,6 +137,18 @@ def test_auto_picks_the_server_for_a_gguf_policy_on_a_cpu(tmp_path, monkeypatch)
     assert resolve_sampler("auto", gguf) == "trl"  # a GPU without vllm: TRL's generate on the GPU
     monkeypatch.setattr("orchrm.grpo.sampler.vllm_available", lambda: True)
     assert resolve_sampler("auto", gguf) == "vllm"
+
+
+def test_several_processes_sample_with_trl_on_a_cpu_and_split_each_step(tmp_path, monkeypatch):
+    monkeypatch.setattr("orchrm.grpo.sampler.on_gpu", lambda: False)
+    gguf = PolicyWeights(name="tiny", path=tmp_path, sha256="0" * 64, gguf=tmp_path / "tiny.gguf")
+    assert resolve_sampler("auto", gguf, processes=2) == "trl"  # a llama-server per process would share the cores
+    with pytest.raises(ConfigError, match=r"--sampler server samples in one process; this run has 2 \(use --sampler trl"):
+        resolve_sampler("server", gguf, processes=2)
+    assert resolve_sampler("trl", gguf, processes=2) == "trl"
+    assert plans_per_process(config(group_size=4, questions_per_step=3), 2) == 6  # the step stays 12 plans
+    with pytest.raises(ConfigError, match="do not split evenly over 4 processes"):
+        plans_per_process(config(group_size=3, questions_per_step=2), 4)
 
 
 def test_the_lora_converter_comes_from_the_pinned_sdist(tmp_path, monkeypatch):

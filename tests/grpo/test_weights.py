@@ -65,3 +65,11 @@ def test_a_local_folder_is_used_as_it_is_and_pickles_are_refused(policy_dir, tmp
     (bad / "pytorch_model.bin").write_bytes(b"pickle")
     with pytest.raises(ModelError, match="pickled"):
         policy_weights(bad)
+
+
+def test_a_conversion_that_wrote_no_weights_is_not_cached(gguf_file, monkeypatch):
+    # transformers saves on rank 0 only once a process group has started: a later rank writes nothing.
+    monkeypatch.setattr("transformers.modeling_utils.PreTrainedModel.should_save_on_this_rank", lambda self, main: False)
+    with pytest.raises(ModelError, match="wrote no weights converting tiny.gguf"):
+        policy_weights(str(gguf_file))
+    assert not any(p.is_dir() for p in (gguf_file.parent / "cache" / "policies").iterdir())  # nothing half-made cached

@@ -27,7 +27,7 @@ def train_orchestrator(
     policy: Annotated[str, typer.Option(help="The orchestrator to train: embedded model name, .gguf path, or transformers folder.")] = DEFAULT_MODEL,
     penalty: Annotated[float, typer.Option(help="Reward of a plan the parser or validator rejects.")] = DEFAULTS.invalid_penalty,
     group_size: Annotated[int, typer.Option(help="Plans sampled per question (GRPO group).")] = DEFAULTS.group_size,
-    questions_per_step: Annotated[int, typer.Option(help="Questions per optimiser step.")] = DEFAULTS.questions_per_step,
+    questions_per_step: Annotated[int, typer.Option(help="Questions per optimiser step (over all processes under accelerate launch).")] = DEFAULTS.questions_per_step,
     n_questions: Annotated[int, typer.Option(help="Train-split questions to sample from.")] = DEFAULTS.n_questions,
     steps: Annotated[int, typer.Option(help="Optimiser steps in all (a resumed run may raise it).")] = DEFAULTS.max_steps,
     save_steps: Annotated[int, typer.Option(help="A checkpoint every K steps.")] = DEFAULTS.save_steps,
@@ -53,7 +53,8 @@ def train_orchestrator(
     concurrency: Concurrency = None,
     timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.")] = 600.0,
 ) -> None:
-    """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter."""
+    """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter.
+    Runs under `accelerate launch --num_processes N` too: a step's plans are split over the processes."""
     from ..grpo import AgentOptions, setup_run
 
     settings = GRPORunConfig(
@@ -66,10 +67,11 @@ def train_orchestrator(
                           concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip
     console = Console(highlight=False)
     with setup_run(settings, out, rm=rm, sampler=sampler, agents=agents) as run:
-        for w in run.warnings:
+        for w in run.warnings if run.main_process else []:
             console.print(f"[yellow]warning:[/] {w}")
         result = run.train(progress=True)
-    _print_outcome(console, result, run.config.sampler, out)
+    if result.main_process:  # under `accelerate launch`, one report
+        _print_outcome(console, result, run.config.sampler, out)
 
 
 def _print_outcome(console: Console, result: TrainOutcome, sampler: str, out: Path) -> None:

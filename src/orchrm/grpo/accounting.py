@@ -2,8 +2,10 @@
 `--reward execute` under `execute`, the optimisation passes under `train`.
 
 `LedgerLog` is a `TokenLedger` that appends each usage record to `tokens.jsonl` the moment it is counted
-and reads the file back on resume, so tokens spent before a kill -9 stay counted (they were spent).
-`tokens.json` holds the totals, rewritten at every checkpoint and at the end.
+and reads the file back on resume, so tokens spent before a kill -9 stay counted (they were spent). Under
+several processes each appends only what it spent, to its own file (`tokens.jsonl` for the main process,
+`tokens.rank<N>.jsonl` for process N), so no line is shared and none is counted twice. `tokens.json` holds
+the totals over every such file on disk, rewritten at every checkpoint and at the end.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .timing import StepClock
 
 TOKENS_LOG = "tokens.jsonl"
 TOKENS_FILE = "tokens.json"
+_RANK_LOG = "tokens.rank{}.jsonl"
 POLICY_BACKEND = "transformers"
 
 
@@ -54,8 +57,25 @@ def totals_json(ledger: TokenLedger) -> str:
     return json.dumps(out, indent=2) + "\n"
 
 
-def write_totals(ledger: TokenLedger, path: Path) -> None:
-    write_text_atomic(path, totals_json(ledger))
+def ledger_path(run_dir: Path, process_index: int = 0) -> Path:
+    """The file process `process_index` appends its usage records to."""
+    return run_dir / (TOKENS_LOG if process_index == 0 else _RANK_LOG.format(process_index))
+
+
+def run_ledger(run_dir: Path) -> TokenLedger:
+    """Every usage record of a run on disk, from every process's file (a torn last line is skipped, not cut:
+    the file may belong to another process)."""
+    ledger = TokenLedger()
+    for path in [ledger_path(run_dir), *sorted(run_dir.glob(_RANK_LOG.format("*")))]:
+        ledger.add(jsonl.read(path, UsageRecord.model_validate, "usage record"))
+    return ledger
+
+
+def write_totals(run_dir: Path) -> dict[str, Any]:
+    """`tokens.json`: the totals of every usage record on disk (`run_ledger`); also returned."""
+    text = totals_json(run_ledger(run_dir))
+    write_text_atomic(run_dir / TOKENS_FILE, text)
+    return json.loads(text)
 
 
 class Accounted:

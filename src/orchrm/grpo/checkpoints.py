@@ -3,8 +3,9 @@
 TRL writes `checkpoint-N/` (the LoRA adapter as safetensors, the optimizer, scheduler and RNG state a
 resume needs, and `trainer_state.json`), but not atomically: a kill -9 during a save leaves a folder that
 looks like a checkpoint. So after TRL's save, `CheckpointSeal` writes a seal (`orchrm-checkpoint.json`,
-atomically) holding the sha256 of every file; only a sealed checkpoint whose files still match is resumed
-from, and unsealed ones after it (a save cut short) are removed.
+atomically) holding the sha256 of every file and the run's token totals so far; only a sealed checkpoint
+whose files still match is resumed from, and unsealed ones after it (a save cut short) are removed. Under
+several processes the main process seals, once every process has written its part of the checkpoint.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..atomic import write_text_atomic
 from ..errors import ChecksumMismatch
-from ..llm.accounting import TokenLedger
-from .accounting import TOKENS_FILE, totals_json, write_totals
+from .accounting import write_totals
 from .weights import file_digests, mismatch
 
 SEAL_FILE = "orchrm-checkpoint.json"
@@ -33,8 +33,7 @@ class Seal(BaseModel):
     tokens: dict[str, Any]
 
 
-def seal(folder: Path, step: int, ledger: TokenLedger) -> None:
-    tokens = json.loads(totals_json(ledger))
+def seal(folder: Path, step: int, tokens: dict[str, Any]) -> None:
     write_text_atomic(folder / SEAL_FILE, Seal(step=step, files=file_digests(folder, SEAL_FILE), tokens=tokens).model_dump_json(indent=2) + "\n")
 
 
@@ -70,15 +69,19 @@ def last_checkpoint(folder: Path) -> Path | None:
     return None
 
 
-def make_seal_callback(run_dir: Path, ledger: TokenLedger) -> Any:
-    """A TrainerCallback that seals each checkpoint TRL saves and rewrites `tokens.json`."""
+def make_seal_callback(run_dir: Path, processes: Any) -> Any:
+    """A TrainerCallback that seals each checkpoint TRL saves and rewrites `tokens.json` (the main process of
+    `processes`, accelerate's `PartialState`, once every process has saved its part)."""
     from transformers import TrainerCallback
 
     class CheckpointSeal(TrainerCallback):  # type: ignore[misc]
         def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            processes.wait_for_everyone()  # each process writes its own RNG state into the checkpoint
+            if not processes.is_main_process:
+                return
+            tokens = write_totals(run_dir)  # past the wait, every process's records of this step are on disk
             folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
             if folder.is_dir():
-                seal(folder, state.global_step, ledger)
-            write_totals(ledger, run_dir / TOKENS_FILE)
+                seal(folder, state.global_step, tokens)
 
     return CheckpointSeal()

@@ -4,7 +4,8 @@
 at rollout, gives a rejected plan the fixed penalty (recorded with the rule it broke, never raised), and
 hands the valid ones to a scorer: `RMScorer` (the orchestration RM reads (question, plan), no sub-agent
 runs) or `ExecuteScorer` (the sub-agents run the plan and the task's scorer grades the answer). Every
-sample is appended to `samples.jsonl` with its reward, so a run can be read back plan by plan.
+sample is appended to `samples.jsonl` with its reward, so a run can be read back plan by plan (under several
+processes each rewards its own shard, and `gather` brings the records to the one process that writes them).
 A scorer that fails on a plan records `error` and returns no reward (TRL's None), never a zero.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,6 +54,7 @@ class SampleRecord(BaseModel):
     step: int
     question_id: str
     completion: str
+    completion_tokens: int | None = Field(None, description="The completion's length in tokens, as sampled.")
     valid: bool
     rule: str | None = Field(None, description="The plan rule broken, for an invalid plan.")
     reason: str | None = None
@@ -72,6 +75,7 @@ class PlanReward:
         agent_types: tuple[str, ...],
         penalty: float = -1.0,
         samples_path: Path | None = None,
+        gather: Callable[[list[SampleRecord]], list[SampleRecord]] | None = None,
     ) -> None:
         self.scorer = scorer
         self.questions = questions
@@ -79,29 +83,33 @@ class PlanReward:
         self.agent_types = agent_types
         self.penalty = penalty
         self.samples_path = samples_path
+        self.gather = gather  # every process's records, in process order (processes.gathered)
         self.__name__ = scorer.name
 
-    async def __call__(self, prompts: list, completions: list, question_id: list[str], trainer_state: Any = None, **_: Any) -> list[float | None]:
+    async def __call__(self, prompts: list, completions: list, question_id: list[str], trainer_state: Any = None,
+                       completion_ids: list | None = None, **_: Any) -> list[float | None]:  # fmt: skip
         step = int(getattr(trainer_state, "global_step", 0) or 0)
         texts = [completion_text(c) for c in completions]
+        lengths = [len(c) for c in completion_ids] if completion_ids is not None else [None] * len(texts)
         records: list[SampleRecord] = []
         valid: dict[str, list[tuple[int, Plan]]] = defaultdict(list)
-        for i, (text, qid) in enumerate(zip(texts, question_id, strict=True)):
+        for i, (text, qid, n) in enumerate(zip(texts, question_id, lengths, strict=True)):
             try:
                 plan = check_plan(text, degree=self.degree, agent_types=self.agent_types)
             except PlanError as exc:
-                records.append(SampleRecord(step=step, question_id=qid, completion=text, valid=False, rule=exc.rule,
-                                            reason=exc.reason, reward=self.penalty))  # fmt: skip
+                records.append(SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=False,
+                                            rule=exc.rule, reason=exc.reason, reward=self.penalty))  # fmt: skip
                 continue
-            records.append(SampleRecord(step=step, question_id=qid, completion=text, valid=True, reward=None))
+            records.append(SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=True, reward=None))
             valid[qid].append((i, plan))
         verdicts = await asyncio.gather(*(self.scorer.score(self.questions[q], [p for _, p in ps]) for q, ps in valid.items()))
         for (q, ps), scored in zip(valid.items(), verdicts, strict=True):
             for (i, _), s in zip(ps, scored, strict=True):
                 records[i].reward, records[i].detail, records[i].error = s.reward, s.detail, s.error
+        everyone = self.gather(records) if self.gather is not None else records
         if self.samples_path is not None:
             with jsonl.JsonlWriter(self.samples_path) as writer:
-                for r in records:
+                for r in everyone:
                     writer.write(r)
         return [r.reward for r in records]
 

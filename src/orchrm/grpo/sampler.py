@@ -11,7 +11,11 @@
   completions come back as token ids: what is trained on is exactly what was sampled. Sampling is plain
   temperature then top-p (no top-k, min-p or repetition penalty), as TRL's defaults sample.
 - `auto`: on a GPU, vllm if installed, else trl (generate on the GPU; our llama-server build is CPU-only);
-  on a CPU, server when the policy came from a GGUF, else trl.
+  on a CPU, server when the policy came from a GGUF and the run has one process, else trl.
+
+Under several processes (`accelerate launch`) `trl` and `vllm` sample each process's shard; `server` is
+refused: every process would start its own llama-server on the same cores, convert its adapter into the
+one `sampler/` folder, and seed its plans as the others do.
 """
 
 from __future__ import annotations
@@ -45,17 +49,25 @@ def vllm_available() -> bool:
     return on_gpu() and importlib.util.find_spec("vllm") is not None
 
 
-def resolve_sampler(choice: SamplerChoice, weights: PolicyWeights) -> SamplerKind:
-    """The sampler a run uses: `choice`, or for `auto` the fastest this machine and policy allow."""
+def resolve_sampler(choice: SamplerChoice, weights: PolicyWeights, processes: int = 1) -> SamplerKind:
+    """The sampler a run of `processes` processes uses: `choice`, or for `auto` the fastest this machine
+    and policy allow."""
     if choice == "auto":
         if on_gpu():
             return "vllm" if vllm_available() else "trl"
-        return "server" if weights.gguf is not None else "trl"
+        return "server" if weights.gguf is not None and processes == 1 else "trl"
+    check_processes(choice, processes)
     if choice == "server" and weights.gguf is None:
         raise ConfigError(f"--sampler server needs a GGUF policy; {weights.path} is a transformers folder", hint="use --sampler trl")
     if choice == "vllm" and not vllm_available():
         raise ConfigError("--sampler vllm needs a CUDA GPU and the vllm package", hint="pip install vllm, or use --sampler server")
     return choice
+
+
+def check_processes(sampler: SamplerKind, processes: int) -> None:
+    """Refuse a sampler that cannot serve a run of several processes."""
+    if sampler == "server" and processes > 1:
+        raise ConfigError(f"--sampler server samples in one process; this run has {processes}", hint="use --sampler trl, or vllm on GPUs")
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,10 @@ from ..tasks import load_task
 from ..tasks.base import Task
 from .accounting import LedgerLog
 from .config import GRPORunConfig
+from .processes import process_state
 from .rewards import ExecuteScorer, PlanScorer, RMScorer
 from .sampler import SamplerChoice, resolve_sampler
-from .train import TrainOutcome, open_run, train_orchestrator
+from .train import TrainOutcome, open_run, plans_per_process, train_orchestrator
 from .weights import PolicyWeights, policy_weights
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class GRPOSetup:
     scorer: PlanScorer
     warnings: list[str] = field(default_factory=list)  # what makes the reward suspect on this task
     agent_llm: LLM | None = None
+    main_process: bool = True  # False in the other processes under `accelerate launch`: the main one reports
 
     def train(self, *, progress: bool = False) -> TrainOutcome:
         return train_orchestrator(self.config, self.task, self.weights, self.out, ledger=self.ledger, scorer=self.scorer,
@@ -83,8 +85,9 @@ def setup_run(
     (`rm` scores with the model folder `rm`; `execute` runs each plan on `agents`) and the training settings.
 
     What `settings` cannot know is filled in here: the policy's and the RM's sha256, the agents' model id
-    and the sampler (`sampler` resolved for this machine and policy). A reward that does not fit its
-    options is refused before any model loads."""
+    and the sampler (`sampler` resolved for this machine, policy and number of processes). A reward that does
+    not fit its options is refused before any model loads, a step that does not split over the processes
+    before any is trained."""
     if settings.reward == "rm" and rm is None:
         raise ConfigError("--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute")
     if settings.reward == "execute" and rm is not None:
@@ -95,7 +98,10 @@ def setup_run(
 
     task = load_task(settings.task)
     reward_model = RewardModel.load(rm) if rm is not None else None
+    # Before the processes meet: once they have, transformers saves a converted GGUF on rank 0 only.
     weights = policy_weights(settings.policy, dtype="bfloat16" if settings.bf16 else "float32")
+    processes = process_state()  # several under `accelerate launch`
+    plans_per_process(settings, processes.num_processes)
     agents = agents or AgentOptions()
     with ExitStack() as cleanup:  # on any failure, what was opened is closed again
         agent_llm = None
@@ -105,13 +111,13 @@ def setup_run(
             cleanup.callback(agent_llm.close)
         config = settings.model_copy(update={
             "policy_sha256": weights.sha256, "rm_sha256": reward_model.card.weights_sha256 if reward_model else "",
-            "agent_model_id": agent_llm.backend.model_id if agent_llm else "", "sampler": resolve_sampler(sampler, weights),
+            "agent_model_id": agent_llm.backend.model_id if agent_llm else "", "sampler": resolve_sampler(sampler, weights, processes.num_processes),
         })  # fmt: skip
         ledger = open_run(out, config)
         cleanup.callback(ledger.close)
         scorer, warnings = _scorer(task, config, ledger, reward_model, agent_llm, agents)
         cleanup.pop_all()
-    return GRPOSetup(config, task, weights, out, ledger, scorer, warnings, agent_llm)
+    return GRPOSetup(config, task, weights, out, ledger, scorer, warnings, agent_llm, processes.is_main_process)
 
 
 def _scorer(task: Task, config: GRPORunConfig, ledger: LedgerLog, reward_model: RewardModel | None, agent_llm: LLM | None,

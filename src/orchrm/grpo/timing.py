@@ -5,11 +5,14 @@ is called, it returns, the step ends (`on_step_end`). Generation is start -> rew
 server sampler also the adapter sync, shown apart as `sync_s`, and part of `generation_s`). Reward is the
 reward call. Update is reward return -> step end: the loss, the backward pass and the optimiser step. A
 step that trains on buffered samples (`num_iterations` > 1) generates nothing and shows update only.
+Under several processes the times are the main process's, and the plans and tokens the step's over all
+processes (`combine` gathers them; every process's clock must call it, only the main one writes the line).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +45,10 @@ class StepTiming(BaseModel):
 class StepClock:
     """Stamps the phase boundaries of the current step; `callback()` closes each step into `steps.jsonl`."""
 
-    def __init__(self, path: Path | None, sampler: str) -> None:
+    def __init__(self, path: Path | None, sampler: str, combine: Callable[[list[Any]], list[Any]] | None = None) -> None:
         self.path = path
         self.sampler = sampler
+        self.combine = combine  # every process's items, in process order (processes.gathered)
         self.history: list[StepTiming] = []
         self._reset(time.perf_counter())
 
@@ -74,10 +78,11 @@ class StepClock:
         now = time.perf_counter()
         start = self._reward_start if self._reward_start is not None else self._begin
         stop = self._reward_end if self._reward_end is not None else start
+        counts = self.combine([(self._plans, self._tokens)]) if self.combine is not None else [(self._plans, self._tokens)]
         timing = StepTiming(
             step=step, sampler=self.sampler, generation_s=start - self._begin, sync_s=self._sync,
-            reward_s=stop - start, update_s=now - stop, step_s=now - self._begin, plans=self._plans,
-            completion_tokens=self._tokens,
+            reward_s=stop - start, update_s=now - stop, step_s=now - self._begin, plans=sum(p for p, _ in counts),
+            completion_tokens=sum(t for _, t in counts),
         )  # fmt: skip
         self.history.append(timing)
         if self.path is not None:

@@ -7,11 +7,14 @@ A run folder holds `run.json` (the settings; a resume must match them), `checkpo
 update; see timing.py), `sampler/` (the server sampler's adapter in GGUF) and, once training ends,
 `adapter/`: the LoRA adapter (safetensors), the tokenizer and a card naming the base weights, the reward and the task. Running the same
 command again after a kill continues from the last sealed checkpoint.
+
+Under `accelerate launch --num_processes N` a step's plans (`group_size` x `questions_per_step`, the same
+optimisation whatever N) are split evenly over the processes, and the folder is written as processes.py
+says: what belongs to the whole run by the main process alone, each process's tokens by itself.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,13 +29,14 @@ from ..errors import ConfigError
 from ..mas.rollout import agent_types_for
 from ..mas.run_folder import settle_run_file
 from ..tasks.base import Task
-from .accounting import POLICY_BACKEND, TOKENS_FILE, TOKENS_LOG, Accounted, LedgerLog, write_totals
+from .accounting import POLICY_BACKEND, Accounted, LedgerLog, ledger_path, write_totals
 from .checkpoints import last_checkpoint, make_seal_callback
 from .config import GRPORunConfig
 from .export import ADAPTER_CARD
 from .data import prompt_dataset
+from .processes import gathered, on_main, process_state
 from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
-from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, server_rollout
+from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, server_rollout
 from .shared_prompt import shared_prompt_trainer
 from .timing import STEPS_FILE, StepClock, StepTiming
 from .weights import PolicyWeights, file_digests
@@ -62,21 +66,35 @@ class TrainOutcome:
     tokens: dict[str, Any]
     log_history: list[dict[str, Any]] = field(default_factory=list)
     timings: list[StepTiming] = field(default_factory=list)
+    #: False in the other processes of a multi-process (`accelerate launch`) run: the main process reports.
+    main_process: bool = True
 
 
 def open_run(out: Path, config: GRPORunConfig) -> LedgerLog:
-    """Create the run folder, or check that an existing one has the same settings; the run's ledger."""
-    settle_run_file(out, config, lambda new, old: new.differences(old), what="a training run")
-    return LedgerLog(out / TOKENS_LOG)
+    """Create the run folder, or check that an existing one has the same settings (the main process does,
+    before any process opens a file there); the ledger this process appends its tokens to."""
+    processes = process_state()
+    on_main(processes, lambda: settle_run_file(out, config, lambda new, old: new.differences(old), what="a training run"))
+    return LedgerLog(ledger_path(out, processes.process_index))
 
 
-def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool) -> Any:
+def plans_per_process(config: GRPORunConfig, processes: int) -> int:
+    """A step's plans (`group_size` x `questions_per_step`) split evenly over the processes: more processes
+    share a step's work, they do not change the step."""
+    plans = config.group_size * config.questions_per_step
+    if plans % processes:
+        raise ConfigError(f"a step's {plans} plans (group size x questions per step) do not split evenly over {processes} processes",
+                          hint=f"make --group-size x --questions-per-step a multiple of {processes}")  # fmt: skip
+    return plans // processes
+
+
+def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool, processes: int = 1) -> Any:
     import torch
     from trl import GRPOConfig
 
     return GRPOConfig(
         output_dir=str(out / CHECKPOINTS_DIR),
-        per_device_train_batch_size=config.group_size * config.questions_per_step,
+        per_device_train_batch_size=plans_per_process(config, processes),
         num_generations=config.group_size,
         max_completion_length=config.plan_max_tokens,
         temperature=config.temperature,
@@ -140,20 +158,25 @@ def train_orchestrator(
     """Train LoRA adapters on the orchestrator with GRPO; resumes from the last sealed checkpoint in `out`.
 
     The reward is `PlanReward` over `scorer` (penalty for invalid plans), or any TRL reward function
-    given as `reward`. Either way each sample's tokens are counted in `ledger` (from `open_run`).
-    Plans are sampled by `config.sampler`; for `server`, `engine` replaces llama-server (tests)."""
+    given as `reward`. Either way each sample's tokens are counted in `ledger` (from `open_run`). Under
+    `accelerate launch` every process calls this, with its own ledger; `main_process` on the outcome says
+    which one reports. Plans are sampled by `config.sampler`; for `server`, `engine` replaces llama-server (tests)."""
     from transformers.trainer_callback import PrinterCallback
 
     if (scorer is None) == (reward is None):
         raise ConfigError("train_orchestrator needs exactly one of scorer and reward")
+    processes = process_state()
+    check_processes(config.sampler, processes.num_processes)
+    args = grpo_args(config, out, progress=progress, processes=processes.num_processes)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     model, tokenizer = load_policy(weights, config.bf16)
     dataset, questions = prompt_dataset(task, tokenizer, n_questions=config.n_questions, degree=config.degree, seed=config.seed,
                                         examples=config.prompt_examples)  # fmt: skip
+    main, gather = processes.is_main_process, gathered(processes)
     if reward is None:
         reward = PlanReward(scorer, questions, degree=config.degree, agent_types=agent_types_for(task),  # type: ignore[arg-type]
-                            penalty=config.invalid_penalty, samples_path=out / SAMPLES_FILE)  # fmt: skip
-    clock = StepClock(out / STEPS_FILE, config.sampler)
+                            penalty=config.invalid_penalty, samples_path=out / SAMPLES_FILE if main else None, gather=gather)  # fmt: skip
+    clock = StepClock(out / STEPS_FILE if main else None, config.sampler, combine=gather)
     rollout = None
     if config.sampler == "server":
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental
@@ -162,23 +185,35 @@ def train_orchestrator(
     accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock)
     try:
         trainer = shared_prompt_trainer()(
-            model=model, reward_funcs=accounted, args=grpo_args(config, out, progress=progress), train_dataset=dataset,
-            processing_class=tokenizer, peft_config=lora_config(config), rollout_func=rollout,
-            callbacks=[make_seal_callback(out, ledger), clock.callback(), *(callbacks or [])],
+            model=model, reward_funcs=accounted, args=args, train_dataset=dataset, processing_class=tokenizer,
+            peft_config=lora_config(config), rollout_func=rollout,
+            callbacks=[make_seal_callback(out, processes), clock.callback(), *(callbacks or [])],
         )  # fmt: skip
         if not progress:
             trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every log dict
-        resume = last_checkpoint(out / CHECKPOINTS_DIR)
+        resume = on_main(processes, lambda: last_checkpoint(out / CHECKPOINTS_DIR))  # it removes unsealed checkpoints
         trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     finally:
         if rollout is not None:
             rollout.engine.close()
+    return _finish(trainer, tokenizer, weights, config, out, processes, resume, clock)
+
+
+def _finish(trainer: Any, tokenizer: Any, weights: PolicyWeights, config: GRPORunConfig, out: Path, processes: Any,
+            resume: Path | None, clock: StepClock) -> TrainOutcome:  # fmt: skip
+    """The adapter and `tokens.json`, written by the main process once every process has finished training;
+    every process returns once they are on disk."""
     steps = trainer.state.global_step
-    adapter = save_adapter(trainer.model, tokenizer, out / ADAPTER_DIR, weights, config, steps)
-    write_totals(ledger, out / TOKENS_FILE)
-    tokens = json.loads((out / TOKENS_FILE).read_text())
-    return TrainOutcome(steps=steps, adapter=adapter, resumed_from=resume, tokens=tokens, log_history=list(trainer.state.log_history),
-                        timings=list(clock.history))  # fmt: skip
+    processes.wait_for_everyone()  # no process still appending tokens or samples
+
+    def write() -> dict[str, Any]:
+        save_adapter(trainer.model, tokenizer, out / ADAPTER_DIR, weights, config, steps)
+        return write_totals(out)
+
+    tokens = on_main(processes, write)
+    return TrainOutcome(steps=steps, adapter=out / ADAPTER_DIR, resumed_from=resume, tokens=tokens,
+                        log_history=list(trainer.state.log_history), timings=list(clock.history),
+                        main_process=processes.is_main_process)  # fmt: skip
 
 
 def _rollout(config: GRPORunConfig, weights: PolicyWeights, tokenizer: Any, dataset: Any, out: Path, clock: StepClock,

@@ -120,6 +120,9 @@ def convert_gguf(gguf: Path, target: Path, *, source: str, sha256: str, dtype: D
         del packed
         with replacing_dir(target) as tmp:
             model.save_pretrained(tmp, safe_serialization=True)
+            if not (tmp / "config.json").is_file():  # a process other than rank 0 of a started process group
+                raise ModelError(f"transformers wrote no weights converting {gguf.name} in this process",
+                                 hint="convert it in one process first (policy_weights), then launch the others")  # fmt: skip
             tokenizer.save_pretrained(tmp)
             card = WeightsCard(source=source, gguf_sha256=sha256, dtype=dtype, model_type=config.model_type, files=file_digests(tmp))
             (tmp / CARD_FILE).write_text(card.model_dump_json(indent=2) + "\n")
