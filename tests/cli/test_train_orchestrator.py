@@ -54,3 +54,16 @@ def test_reward_options_that_do_not_fit_are_refused_before_any_model_loads(setup
     assert isinstance(result.exception, ConfigError) and "--rm DIR" in str(result.exception)
     result = runner.invoke(app, args(setup, "--reward", "execute", "--rm", str(setup["rm"])))
     assert isinstance(result.exception, ConfigError) and not setup["out"].exists()
+
+
+def test_json_mode_reports_steps_as_lines_and_the_result_as_one_object(setup):
+    result = runner.invoke(app, args(setup, "--reward", "rm", "--rm", str(setup["rm"]), "--steps", "2", "--json"))
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    lines = result.stdout.strip().splitlines()
+    outcome = json.loads(lines[-1])
+    assert outcome["steps"] == 2 and outcome["adapter"].endswith("adapter") and len(outcome["timings"]) == 2
+    assert outcome["tokens"]["categories"]["plan"]["calls"] == 4
+    steps = [json.loads(x) for x in result.stderr.splitlines() if x.startswith("{") and "GRPO steps" in x]
+    assert steps[-1]["finished"] and steps[-1]["done"] == steps[-1]["total"] == 2
+    assert steps[-1]["tokens"] == outcome["tokens"]["total"]["total_tokens"] and "reward -3.000" in steps[-1]["info"]
+    assert "\r" not in result.stderr

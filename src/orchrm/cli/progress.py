@@ -208,10 +208,10 @@ def result_console(as_json: bool) -> Console:
     return console
 
 
-def trainer_progress(reporter: Reporter, stage: str, info: Any = None) -> Any:
+def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: Any = None) -> Any:
     """A transformers `TrainerCallback` that reports optimiser steps to `reporter` from the main process:
     `stage` counts steps against `max_steps`, and `info(logs)` (the latest value of every key the trainer
-    has logged) adds counters such as the loss or the mean reward. Training verbs pass it instead of TRL's tqdm bar, which in a log
+    has logged) adds counters such as the loss or the mean reward; `tokens()` is the run's token count. Training verbs pass it instead of TRL's tqdm bar, which in a log
     file is one line of carriage returns."""
     from transformers import TrainerCallback
 
@@ -219,6 +219,9 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None) -> Any:
         if info is not None:
             return str(info(logs))
         return f"loss {logs['loss']:.4f}" if isinstance(logs.get("loss"), (int, float)) else ""
+
+    def spent() -> int:
+        return int(tokens()) if tokens is not None else 0
 
     class StepProgress(TrainerCallback):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -234,10 +237,11 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None) -> Any:
             if state.is_world_process_zero:
                 epoch = f"epoch {state.epoch:.2f}" if state.epoch is not None else ""
                 shown = " · ".join(p for p in (epoch, self.shown) if p)
-                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=shown)
+                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=shown, tokens=spent())
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if state.is_world_process_zero:  # early stopping ends before max_steps
-                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=self.shown, finished=True)
+                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=self.shown, tokens=spent(),
+                                finished=True)  # fmt: skip
 
     return StepProgress()

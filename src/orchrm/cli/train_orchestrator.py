@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -11,7 +12,11 @@ from rich.table import Table
 
 from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
-from .options import AgentBackend, AgentBaseUrl, AgentMaxTokens, AgentModel, ApiKeyEnv, Concurrency, Degree, PromptExamples, Seed, TaskName, Temperature
+from .options import (
+    AgentBackend, AgentBaseUrl, AgentMaxTokens, AgentModel, ApiKeyEnv, Concurrency, Degree, Json, LogEvery, PromptExamples, Quiet, Seed,
+    TaskName, Temperature,
+)  # fmt: skip
+from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 
 if TYPE_CHECKING:
     from ..grpo import TrainOutcome
@@ -52,6 +57,9 @@ def train_orchestrator(
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     concurrency: Concurrency = None,
     timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.")] = 600.0,
+    quiet: Quiet = False,
+    as_json: Json = False,
+    log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter.
     Runs under `accelerate launch --num_processes N` too: a step's plans are split over the processes."""
@@ -65,17 +73,31 @@ def train_orchestrator(
     )  # fmt: skip
     agents = AgentOptions(backend=agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
                           concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip
-    console = Console(highlight=False)
-    with setup_run(settings, out, rm=rm, sampler=sampler, agents=agents) as run:
+    console = Console(highlight=False, stderr=as_json)
+    with setup_run(settings, out, rm=rm, sampler=sampler, agents=agents) as run, \
+            Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:  # fmt: skip
         for w in run.warnings if run.main_process else []:
             console.print(f"[yellow]warning:[/] {w}")
-        result = run.train(progress=True)
+        steps = trainer_progress(progress, "GRPO steps", _grpo_info, tokens=lambda: run.ledger.total().total_tokens)
+        result = run.train(callbacks=[steps])
     if result.main_process:  # under `accelerate launch`, one report
-        _print_outcome(console, result, run.config.sampler, out)
+        _print_outcome(console, result, run.config.sampler, out, as_json)
 
 
-def _print_outcome(console: Console, result: TrainOutcome, sampler: str, out: Path) -> None:
+def _grpo_info(logged: dict) -> str:
+    """TRL's mean reward and its spread within groups, from the step's log."""
+    parts = [f"reward {logged['reward']:.3f}" if isinstance(logged.get("reward"), float) else "",
+             f"group std {logged['reward_std']:.3f}" if isinstance(logged.get("reward_std"), float) else ""]  # fmt: skip
+    return " · ".join(p for p in parts if p)
+
+
+def _print_outcome(console: Console, result: TrainOutcome, sampler: str, out: Path, as_json: bool = False) -> None:
     """Tokens by category, the mean step's timings and where the adapter, tokens and samples went."""
+    if as_json:
+        print(json.dumps({"out": str(out), "steps": result.steps, "resumed_from": str(result.resumed_from) if result.resumed_from else None,
+                          "adapter": str(result.adapter), "tokens": result.tokens,
+                          "timings": [t.model_dump() for t in result.timings]}))  # fmt: skip
+        return
     table = Table(title=f"orchestrator training: {result.steps} steps" + (f" (resumed from {result.resumed_from.name})" if result.resumed_from else ""),
                   title_justify="left")  # fmt: skip
     for col in ("category", "calls", "prompt tokens", "completion tokens"):

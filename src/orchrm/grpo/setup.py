@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..llm import LLM, ensure_reachable, open_llm
@@ -62,9 +62,10 @@ class GRPOSetup:
     agent_llm: LLM | None = None
     main_process: bool = True  # False in the other processes under `accelerate launch`: the main one reports
 
-    def train(self, *, progress: bool = False) -> TrainOutcome:
+    def train(self, *, progress: bool = False, callbacks: list[Any] | None = None) -> TrainOutcome:
+        """`progress`: TRL's own bar; `callbacks`: more trainer callbacks (a progress reporter, a deadline)."""
         return train_orchestrator(self.config, self.task, self.weights, self.out, ledger=self.ledger, scorer=self.scorer,
-                                  progress=progress)  # fmt: skip
+                                  progress=progress, callbacks=callbacks)  # fmt: skip
 
     def close(self) -> None:
         self.ledger.close()
