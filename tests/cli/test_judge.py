@@ -37,6 +37,9 @@ def test_rules_only_pairwise_with_references(tmp_path):
     judged = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [(j["id"], j["verdict"], j["llm_skipped"]) for j in judged] == [(1, "A", True), (2, "B", True)]
     assert "2 judged (2 ok" in out.stderr
+    assert "judged rows 2/2 (100%) · done" in out.stderr  # a log gets progress lines, not silence
+    quiet = orchrm("judge", str(rows), "--no-llm", "--quiet", "-o", str(tmp_path / "q.jsonl"))
+    assert quiet.returncode == 0 and "judged rows" not in quiet.stderr
 
 
 def test_pointwise_and_listwise_from_stdin():

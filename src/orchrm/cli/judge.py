@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -12,11 +13,12 @@ import typer
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.console import Console
 
-from .options import ApiKeyEnv, Backend, BaseUrl, Model
+from .options import ApiKeyEnv, Backend, BaseUrl, LogEvery, Model, Quiet
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..evidence import EvaluatorConfig, Judgment, SkillEvaluator, load_skills
 from ..llm import open_llm
+from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode
 from .render import usage_table
 
 Mode = Literal["pointwise", "pairwise", "listwise"]
@@ -73,18 +75,27 @@ def read_rows(path: Path, mode: Mode) -> list[JudgeRow]:
     return rows
 
 
-async def judge_rows(ev: SkillEvaluator, rows: list[JudgeRow], mode: Mode, kind: str, concurrency: int) -> list[Judgment]:
+async def judge_rows(ev: SkillEvaluator, rows: list[JudgeRow], mode: Mode, kind: str, concurrency: int,
+                     on_done: Callable[[int], None] | None = None) -> list[Judgment]:  # fmt: skip
+    """Every row judged, `concurrency` at a time; `on_done(n)` after each, with the count judged so far."""
     sem = asyncio.Semaphore(concurrency)
+    done = 0
 
     async def one(row: JudgeRow) -> Judgment:
+        nonlocal done
         async with sem:
             kw = {"kind": row.kind or kind, "reference": row.reference, "entry": row.entry}
             c = row.candidates()
             if mode == "pointwise":
-                return await ev.apointwise(row.question, c[0], **kw)
-            if mode == "pairwise":
-                return await ev.apairwise(row.question, c[0], c[1], **kw)
-            return await ev.alistwise(row.question, c, **kw)
+                judged = await ev.apointwise(row.question, c[0], **kw)
+            elif mode == "pairwise":
+                judged = await ev.apairwise(row.question, c[0], c[1], **kw)
+            else:
+                judged = await ev.alistwise(row.question, c, **kw)
+        done += 1
+        if on_done is not None:
+            on_done(done)
+        return judged
 
     return list(await asyncio.gather(*(one(r) for r in rows)))
 
@@ -107,6 +118,8 @@ def judge(
     protocol: Annotated[str, typer.Option(help="Agent actions: auto | json | tools (native tool calls).")] = "auto",
     concurrency: Annotated[int, typer.Option(help="Rows judged at once.")] = 4,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
+    quiet: Quiet = False,
+    log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Judge responses with the skill evaluator; one judgment per input row, token usage under `verify`."""
     if mode not in _NEEDS:
@@ -122,7 +135,10 @@ def judge(
 
     def run(llm: Any) -> list[Judgment]:
         ev = SkillEvaluator(llm, loaded, config)
-        return asyncio.run(judge_rows(ev, rows, mode, kind, concurrency))  # type: ignore[arg-type]
+        with Reporter(choose_mode(quiet=quiet), interval_s=log_every) as progress:
+            spent = (lambda: llm.ledger.total().total_tokens) if llm is not None else (lambda: 0)  # noqa: E731
+            report = lambda n: progress.update("judged rows", done=n, total=len(rows), tokens=spent())  # noqa: E731
+            return asyncio.run(judge_rows(ev, rows, mode, kind, concurrency, report))  # type: ignore[arg-type]
 
     if no_llm:
         judgments, ledger = run(None), None
