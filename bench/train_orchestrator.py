@@ -31,6 +31,8 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
+import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -251,6 +253,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--until", help="HH:MM: stop at the first checkpoint after it, and start no evaluation after it.")
     ap.add_argument("--tables-only", action="store_true")
+    ap.add_argument("--only-train", help=argparse.SUPPRESS)  # one arm's training, in a process of its own
     args = ap.parse_args()
     root = HERE / "results" / "train_orchestrator" / slug(args.task)
     root.mkdir(parents=True, exist_ok=True)
@@ -260,6 +263,9 @@ def main() -> None:
         now = time.localtime()
         deadline = time.mktime((*now[:3], h, m, 0, 0, 0, -1))
     late = lambda: deadline is not None and time.time() > deadline  # noqa: E731
+    if args.only_train:
+        train_arm(args.only_train, args, root, deadline)
+        return
     if not args.tables_only:
         for arm in args.arms.split(","):
             examples = arm != "scratch"
@@ -267,7 +273,9 @@ def main() -> None:
                 evaluate(BASE_OF[arm], None, args, root, examples)
             if late():
                 break
-            train_arm(arm, args, root, deadline)
+            # Each arm trains in a process of its own: a finished trainer's memory (10+ GB here) is not all
+            # given back, and the next arm would start beside it.
+            subprocess.run([sys.executable, __file__, *sys.argv[1:], "--only-train", arm], check=True)
             for step, path in eval_points(root / "arms" / arm):
                 if not late():
                     evaluate(f"{arm}:step-{step}", path, args, root, examples)
