@@ -220,13 +220,27 @@ def _number(token: str, limits: Limits) -> int | float | _Failure:
     return int(token)
 
 
+def _scalar(text: str, at: int, end: int, kind: int, tok: str, limits: Limits) -> tuple[Any, int, _Failure | None]:
+    """The string, number or literal whose token (group `kind` of `_TOKEN`) starts at `at` and ends at `end`:
+    (value, offset after it, None), or (None, `at`, why)."""
+    if kind == 2:
+        got = _string(text, at)
+        return (got[0], got[1], None) if type(got[1]) is int else (None, at, got)  # type: ignore[return-value]
+    if kind == 3:
+        if tok.isdigit() and (tok[0] != "0" or len(tok) == 1) and len(tok) <= limits.max_number_chars:
+            return int(tok), end, None  # the common case, without the general number checks
+        value = _number(tok, limits)
+        return (None, at, value) if type(value) is tuple else (value, end, None)  # type: ignore[return-value]
+    if kind == 4:
+        return _LITERALS[tok], end, None
+    return None, at, ("non_finite", f"{tok} is not a finite number")
+
+
 def _parse_object(
     text: str, start: int, limits: Limits, inner: list[tuple[int, dict[str, Any]]], key: str, pos: int
 ) -> tuple[dict[str, Any], int, None] | tuple[None, int, _Failure]:
-    """The object opening at `start`, whose first `key` and colon `_START` has read (its first value starts
-    at `pos`), parsed with an explicit stack (no recursion), and the offset after it; or None, the offset of
-    the offending token and why. Objects that close inside the attempt are added to `inner` with their
-    offset, so a broken wrapper still yields the whole objects it holds."""
+    """The object opening at `start` (first `key` and colon read by `_START`, first value at `pos`) parsed with
+    a stack, or None, the bad token's offset and why; objects closed on the way go to `inner` with offsets."""
     match = _TOKEN.match
     stack: list[list[Any]] = [[start, {}, key]]  # [offset, container, pending key]
     state = _VALUE
@@ -235,8 +249,7 @@ def _parse_object(
         if m is None:
             return None, pos, ("syntax", "unexpected text")
         kind = m.lastindex
-        at = m.start(kind)
-        pos = m.end()
+        at, pos = m.start(kind), m.end()
         tok = text[at] if kind <= 2 else m.group(kind)
         value: Any
         if state == _AFTER:
@@ -246,8 +259,7 @@ def _parse_object(
                 continue
             if tok != ("}" if type(top[1]) is dict else "]"):
                 return None, at, ("syntax", "expected ',' or a closing bracket")
-            stack.pop()
-            opened, value = top[0], top[1]
+            opened, value, _ = stack.pop()
         elif state == _KEY or state == _FIRST_KEY:
             if kind == 2:
                 got = _string(text, at)
@@ -258,53 +270,42 @@ def _parse_object(
                 continue
             if tok != "}" or state != _FIRST_KEY:
                 return None, at, ("syntax", "expected a key")
-            top = stack.pop()
-            opened, value = top[0], top[1]
+            opened, value, _ = stack.pop()
         elif state == _COLON:
             if tok != ":":
                 return None, at, ("syntax", "expected ':'")
             state = _VALUE
             continue
-        else:  # a value, or `]` right after `[`
+        elif tok == "{" or tok == "[":
+            if len(stack) >= limits.max_depth:
+                return None, at, ("depth", f"nesting deeper than {limits.max_depth}")
+            stack.append([at, {} if tok == "{" else [], None])
+            state = _FIRST_KEY if tok == "{" else _FIRST_VALUE
+            continue
+        elif kind >= 2:
             opened = at
-            if tok == "{" or tok == "[":
-                if len(stack) >= limits.max_depth:
-                    return None, at, ("depth", f"nesting deeper than {limits.max_depth}")
-                stack.append([at, {} if tok == "{" else [], None])
-                state = _FIRST_KEY if tok == "{" else _FIRST_VALUE
-                continue
-            if kind == 2:
-                got = _string(text, at)
-                if type(got[1]) is not int:
-                    return None, at, got  # type: ignore[return-value]
-                value, pos = got
-            elif kind == 3:
-                if tok.isdigit() and (tok[0] != "0" or len(tok) == 1) and len(tok) <= limits.max_number_chars:
-                    value = int(tok)  # the common case, without the general number checks
-                else:
-                    value = _number(tok, limits)
-                    if type(value) is tuple:
-                        return None, at, value
-            elif kind == 4:
-                value = _LITERALS[tok]
-            elif kind == 5:
-                return None, at, ("non_finite", f"{tok} is not a finite number")
-            elif tok == "]" and state == _FIRST_VALUE:
-                top = stack.pop()
-                opened, value = top[0], top[1]
-            else:
-                return None, at, ("syntax", "expected a value")
-        # `value` is complete: a scalar, or the container just closed.
-        if not stack:
-            return value, pos, None
-        if type(value) is dict:
-            inner.append((opened, value))
-        top = stack[-1]
-        if type(top[1]) is dict:
-            top[1][top[2]] = value
+            value, pos, why = _scalar(text, at, pos, kind, tok, limits)
+            if why is not None:
+                return None, pos, why
+        elif tok == "]" and state == _FIRST_VALUE:
+            opened, value, _ = stack.pop()
         else:
-            top[1].append(value)
+            return None, at, ("syntax", "expected a value")
+        if not stack:  # `value` is complete: a scalar, or the container just closed
+            return value, pos, None
+        _put(stack, inner, opened, value)
         state = _AFTER
+
+
+def _put(stack: list[list[Any]], inner: list[tuple[int, dict[str, Any]]], opened: int, value: Any) -> None:
+    """A finished value into the container being built (a finished object into `inner` too)."""
+    if type(value) is dict:
+        inner.append((opened, value))
+    top = stack[-1]
+    if type(top[1]) is dict:
+        top[1][top[2]] = value
+    else:
+        top[1].append(value)
 
 
 def find_objects(text: str, limits: Limits = DEFAULT) -> Found:
