@@ -125,3 +125,19 @@ def test_a_run_killed_with_sigkill_resumes(tmp_path, policy_dir):
     result = run(tmp_path, policy_dir, out, max_steps=2)
     assert result.resumed_from is not None and result.resumed_from.name == "checkpoint-1" and result.steps == 2
     assert json.loads((out / "tokens.json").read_text())["categories"]["plan"]["calls"] == 8
+
+
+def test_a_finished_run_started_again_trains_no_further(tmp_path, policy_dir):
+    from safetensors.torch import load_file
+
+    out = tmp_path / "run"
+    first = run(tmp_path, policy_dir, out, max_steps=1)
+    steps, ledger = (out / "steps.jsonl").read_text(), (out / "tokens.jsonl").read_text()
+    tokens = json.loads((out / "tokens.json").read_text())
+    again = run(tmp_path, policy_dir, out, max_steps=1)
+    assert first.steps == again.steps == 1 and again.resumed_from == out / CHECKPOINTS_DIR / "checkpoint-1"
+    assert (out / "steps.jsonl").read_text() == steps and (out / "tokens.jsonl").read_text() == ledger  # no step taken
+    assert json.loads((out / "tokens.json").read_text())["total"] == tokens["total"]
+    saved = load_file(str(out / "adapter" / "adapter_model.safetensors"))
+    sealed = load_file(str(out / CHECKPOINTS_DIR / "checkpoint-1" / "adapter_model.safetensors"))
+    assert saved.keys() == sealed.keys() and all(bool((saved[k] == sealed[k]).all()) for k in saved)

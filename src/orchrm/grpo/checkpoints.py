@@ -52,6 +52,14 @@ def checkpoints(folder: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def checkpoint_step(folder: Path) -> int:
+    """The optimiser step a `checkpoint-N` folder was saved at."""
+    m = _CHECKPOINT.match(folder.name)
+    if m is None:
+        raise ValueError(f"{folder} is not a checkpoint-N folder")
+    return int(m.group(1))
+
+
 def last_checkpoint(folder: Path) -> Path | None:
     """The newest sealed checkpoint (its files checked against the seal); unsealed newer ones are removed."""
     for step, path in reversed(checkpoints(folder)):

@@ -30,7 +30,7 @@ from ..mas.rollout import agent_types_for
 from ..mas.run_folder import settle_run_file
 from ..tasks.base import Task
 from .accounting import POLICY_BACKEND, Accounted, LedgerLog, ledger_path, write_totals
-from .checkpoints import last_checkpoint, make_seal_callback
+from .checkpoints import checkpoint_step, last_checkpoint, make_seal_callback
 from .config import GRPORunConfig
 from .export import ADAPTER_CARD
 from .data import prompt_dataset
@@ -192,11 +192,26 @@ def train_orchestrator(
         if not progress:
             trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every log dict
         resume = on_main(processes, lambda: last_checkpoint(out / CHECKPOINTS_DIR))  # it removes unsealed checkpoints
-        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        if resume is not None and checkpoint_step(resume) >= config.max_steps:
+            load_finished(trainer, resume)
+        else:
+            trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     finally:
         if rollout is not None:
             rollout.engine.close()
     return _finish(trainer, tokenizer, weights, config, out, processes, resume, clock)
+
+
+def load_finished(trainer: Any, checkpoint: Path) -> None:
+    """A run resumed at its last step: the checkpoint's adapter and trainer state, and no training. (The
+    Trainer, resumed at `max_steps`, runs one more step before it checks the limit: a finished run started
+    again would train past what its settings say.)"""
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+    from transformers import TrainerState
+
+    set_peft_model_state_dict(trainer.model, load_file(str(checkpoint / "adapter_model.safetensors")))
+    trainer.state = TrainerState.load_from_json(str(checkpoint / "trainer_state.json"))
 
 
 def _finish(trainer: Any, tokenizer: Any, weights: PolicyWeights, config: GRPORunConfig, out: Path, processes: Any,
