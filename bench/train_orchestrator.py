@@ -160,6 +160,17 @@ def shapes(folder: Path) -> dict[str, int]:
     return dict(Counter(plan_shape(t.plan if t.valid else None) for t in read_traces(folder / "traces.jsonl")).most_common(6))
 
 
+def by_kind(folder: Path) -> dict[str, dict]:
+    """Per question kind (the pool member a question came from): correct plans, plans, and their shapes; what
+    an accuracy change is made of."""
+    cells: dict[str, list] = defaultdict(list)
+    for t in read_traces(folder / "traces.jsonl"):
+        cells[t.question_kind or t.question_id.split("/")[0]].append(t)
+    return {k: {"correct": sum(bool(t.score and t.score.correct) for t in ts), "plans": len(ts),
+                "shapes": dict(Counter(plan_shape(t.plan if t.valid else None) for t in ts).most_common(4))}
+            for k, ts in sorted(cells.items())}  # fmt: skip
+
+
 def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstrap) -> dict:
     """An arm's training curve, step times, tokens, and each evaluated checkpoint paired with `base`."""
     run = json.loads((arm_dir / "run.json").read_text())
@@ -182,7 +193,7 @@ def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstr
         points.append({
             "step": step, "accuracy": boot.mean([acc[q] for q in qs]).model_dump(),
             "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
-            "tokens": seal["tokens"]["total"]["total_tokens"], "shapes": shapes(folder),
+            "tokens": seal["tokens"]["total"]["total_tokens"], "shapes": shapes(folder), "by_kind": by_kind(folder),
         })  # fmt: skip
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
     return {"reward": run["reward"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
@@ -198,10 +209,10 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
         if (folder / "traces.jsonl").is_file():
             acc = per_question(folder)
             starts[label] = {"per_question": acc, "accuracy": Bootstrap(len(acc), seed=0).mean(list(acc.values())).model_dump(),
-                             "shapes": shapes(folder)}  # fmt: skip
+                             "shapes": shapes(folder), "by_kind": by_kind(folder)}  # fmt: skip
     n = len(starts.get("base", {}).get("per_question", {}))
     out = {"task": args.task, "eval_questions": n, "eval_plans": args.eval_plans,
-           "starts": {k: {"accuracy": v["accuracy"], "shapes": v["shapes"]} for k, v in starts.items()},
+           "starts": {k: {"accuracy": v["accuracy"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
     for arm in ARMS:
         if (root / "arms" / arm / "run.json").is_file() and BASE_OF[arm] in starts:
@@ -223,6 +234,11 @@ def markdown(r: dict) -> str:
     for arm, a in r["arms"].items():
         for p in a["evals"]:
             lines.append(f"| {arm} (from {a['start']}) | {p['step']} | {_iv(p['accuracy'])} | {_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")
+    lines += ["", "Per question kind (correct / plans · plan shapes):", ""]
+    rows = [(f"{k} (untrained)", st["by_kind"]) for k, st in r["starts"].items()]
+    rows += [(f"{arm} step {p['step']}", p["by_kind"]) for arm, a in r["arms"].items() for p in a["evals"]]
+    for label, kinds in rows:
+        lines.append(f"- {label}: " + "; ".join(f"{k} {c['correct']}/{c['plans']} {c['shapes']}" for k, c in kinds.items()))
     lines += ["", "| arm | steps | tokens by category | generation / sync / reward / update s per step |", "|---|---|---|---|"]
     for arm, a in r["arms"].items():
         cats = ", ".join(f"{k} {v['total_tokens']:,}" for k, v in a["tokens"].items())
