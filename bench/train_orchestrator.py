@@ -177,6 +177,10 @@ def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstr
     tokens = json.loads((arm_dir / "tokens.json").read_text()) if (arm_dir / "tokens.json").is_file() else {}
     steps = [json.loads(x) for x in (arm_dir / "steps.jsonl").read_text().splitlines()] if (arm_dir / "steps.jsonl").is_file() else []
     samples = [json.loads(x) for x in (arm_dir / "samples.jsonl").read_text().splitlines()] if (arm_dir / "samples.jsonl").is_file() else []
+    # Steps past the run's max_steps (a resume of a finished run trained one more before that was fixed) are
+    # left out; evaluations and their token counts come from the sealed checkpoints anyway.
+    steps = [s for s in steps if s["step"] <= run["max_steps"]]
+    samples = [s for s in samples if s["step"] < run["max_steps"]]
     by_step: dict[int, list[dict]] = defaultdict(list)
     for s in samples:
         by_step[s["step"]].append(s)
@@ -226,6 +230,27 @@ def _iv(d: dict | None, scale: float = 100) -> str:
     return "—" if not d else f"{d['value'] * scale:.1f} [{d['low'] * scale:.1f}, {d['high'] * scale:.1f}]"
 
 
+def marks(r: dict) -> list[str]:
+    """Issue #15's marks as measured: RM-guided gain over the base, tokens against trajectory-level RL at the
+    last evaluated step of each, step time."""
+    rm, ex = r["arms"].get("rm", {}), r["arms"].get("execute", {})
+    last = lambda a: a["evals"][-1] if a.get("evals") else None  # noqa: E731
+    out = ["| mark (issue #15) | target | measured |", "|---|---|---|"]
+    if last(rm):
+        out.append(f"| RM-guided − base, points (one plan per question, executed) | ≥ +10 | {_iv(last(rm)['minus_base'])} |")
+    if last(rm) and last(ex):
+        a, b = last(rm), last(ex)
+        gap = (a["accuracy"]["value"] - b["accuracy"]["value"]) * 100
+        with_pairs = a["tokens"] + r["pair_collection_tokens"]
+        out.append(f"| RM-guided reaches execute's accuracy | within the interval | rm {_iv(a['accuracy'])} vs execute {_iv(b['accuracy'])} ({gap:+.1f} points) |")
+        out.append(f"| execute's tokens / RM-guided's | ≥ 5× | {b['tokens'] / a['tokens']:.2f}× ({b['tokens']:,} / {a['tokens']:,}); "
+                   f"with the RM's pair collection {b['tokens'] / with_pairs:.2f}× (/ {with_pairs:,}) |")  # fmt: skip
+    steps = rm.get("step_time", {})
+    if steps.get("step_s") is not None:
+        out.append(f"| RM-guided step, 1 question × {rm['group_size']} plans | ≤ 60 s | mean {steps['step_s']:.1f} s (this sitting, other jobs beside it) |")
+    return out
+
+
 def markdown(r: dict) -> str:
     lines = [f"## {r['task']}: {r['eval_questions']} held-out questions × {r['eval_plans']} sampled plans, executed", "",
              "| run | step | accuracy % [95% CI] | − its start, points | tokens (cumulative) | plan shapes |", "|---|---|---|---|---|---|"]  # fmt: skip
@@ -245,6 +270,7 @@ def markdown(r: dict) -> str:
         t = a["step_time"]
         times = " / ".join("—" if t[k] is None else f"{t[k]:.1f}" for k in ("generation_s", "sync_s", "reward_s", "update_s"))
         lines.append(f"| {arm} | {a['steps_done']} | {cats} | {times} |")
+    lines += ["", *marks(r)]
     lines += ["", f"Tokens issue #13's training rollouts spent collecting the RM's pairs: {r['pair_collection_tokens']:,}.", "",
               "Training curve (mean reward, valid-plan share per step):", ""]  # fmt: skip
     for arm, a in r["arms"].items():
