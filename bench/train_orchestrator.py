@@ -41,7 +41,7 @@ from orchrm.bon.stats import Bootstrap
 from orchrm.grpo import ExecuteScorer, GRPORunConfig, RMScorer, open_run, policy_weights, resolve_sampler
 from orchrm.grpo import train_orchestrator as train
 from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
-from orchrm.grpo.export import served_adapter
+from orchrm.grpo.adapter import served_adapter
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
 from orchrm.mas.plans import plan_shape
 from orchrm.mas.rollout import RunConfig, agent_fields, arollout

@@ -16,7 +16,8 @@ from safetensors.torch import load_file
 from orchrm.errors import ConfigError
 from orchrm.grpo import GRPORunConfig, open_run, policy_weights, train_orchestrator
 from orchrm.grpo.checkpoints import SEAL_FILE, last_checkpoint
-from orchrm.grpo.train import ADAPTER_CARD, ADAPTER_DIR, CHECKPOINTS_DIR
+from orchrm.grpo.adapter import ADAPTER_CARD, ADAPTER_DIR
+from orchrm.grpo.train import CHECKPOINTS_DIR
 
 
 def count_b(prompts, completions, **kw):

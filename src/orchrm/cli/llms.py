@@ -24,7 +24,7 @@ def run_llms(backend: str, model: str | None, base_url: str | None, *, orchestra
         if backend != "local":
             raise ConfigError("--orchestrator-adapter is for the local backend",
                               hint="a served model loads its LoRA adapters itself (vLLM --lora-modules): name the adapter with --model")  # fmt: skip
-        from ..grpo.export import served_adapter
+        from ..grpo.adapter import served_adapter
 
         adapter = served_adapter(orchestrator_adapter, model or DEFAULT_MODEL)
     orchestrator, agent = open_llms(backend, model=model, base_url=base_url, orchestrator_adapter=adapter, **options)  # type: ignore[arg-type]

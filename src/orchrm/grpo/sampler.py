@@ -157,7 +157,7 @@ class LlamaServerEngine:
 
     def convert(self, peft_dir: Path) -> Path:
         """`peft_dir`'s adapter as a GGUF adapter at `work/adapter.gguf`."""
-        from .export import convert_lora
+        from .adapter import convert_lora
 
         return convert_lora(peft_dir, self.base_config, self.work / "adapter.gguf")
 

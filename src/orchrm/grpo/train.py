@@ -17,14 +17,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from .. import __version__
-from ..atomic import replacing_dir
 from ..errors import ConfigError
 from ..mas.rollout import agent_types_for
 from ..mas.run_folder import settle_run_file
@@ -32,30 +27,17 @@ from ..tasks.base import Task
 from .accounting import POLICY_BACKEND, Accounted, LedgerLog, ledger_path, write_totals
 from .checkpoints import checkpoint_step, last_checkpoint, make_seal_callback
 from .config import GRPORunConfig
-from .export import ADAPTER_CARD
+from .adapter import ADAPTER_DIR, save_adapter
 from .data import prompt_dataset
 from .processes import gathered, on_main, process_state
 from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, server_rollout
 from .shared_prompt import shared_prompt_trainer
 from .timing import STEPS_FILE, StepClock, StepTiming
-from .weights import PolicyWeights, file_digests
+from .weights import PolicyWeights
 
 RUN_FILE = "run.json"
 CHECKPOINTS_DIR = "checkpoints"
-ADAPTER_DIR = "adapter"
-
-
-class AdapterCard(BaseModel):
-    format: str = "orchrm-orchestrator-adapter"
-    card_version: int = 1
-    orchrm_version: str = __version__
-    created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    base: str
-    base_sha256: str
-    steps: int
-    config: GRPORunConfig
-    files: dict[str, str] = Field(default_factory=dict)
 
 
 @dataclass
@@ -239,15 +221,3 @@ def _rollout(config: GRPORunConfig, weights: PolicyWeights, tokenizer: Any, data
     longest = max(dataset["prompt_tokens"]) + config.plan_max_tokens
     return server_rollout(weights, tokenizer, sampling, out, group=config.group_size, batch=config.group_size * config.questions_per_step,
                           ctx_per_slot=256 * (longest // 256 + 1), seed=config.seed, clock=clock)  # fmt: skip
-
-
-def save_adapter(model: Any, tokenizer: Any, folder: Path, weights: PolicyWeights, config: GRPORunConfig, steps: int) -> Path:
-    """The trained adapter (safetensors), the tokenizer and a card with every file's sha256, swapped in whole."""
-    from ..rm.model import quiet_transformers
-
-    with replacing_dir(folder) as tmp, quiet_transformers():
-        model.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        card = AdapterCard(base=weights.name, base_sha256=weights.sha256, steps=steps, config=config, files=file_digests(tmp, ADAPTER_CARD))
-        (tmp / ADAPTER_CARD).write_text(card.model_dump_json(indent=2) + "\n")
-    return folder

@@ -1,4 +1,6 @@
-"""A trained orchestrator adapter as llama-server serves it: checked, converted to GGUF once, cached.
+"""A trained orchestrator's adapter folder: written at the end of training (`save_adapter`, with a card
+naming the base weights and every file's sha256), and served by llama-server (checked, converted to GGUF once,
+cached).
 
 `served_adapter` takes what `orchrm train-orchestrator` leaves behind — the final `adapter/` folder, one
 sealed `checkpoints/checkpoint-N/`, or the run folder itself (its adapter, else its last sealed checkpoint)
@@ -15,22 +17,40 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from ..atomic import write_text_atomic
+from .. import __version__
+from ..atomic import replacing_dir, write_text_atomic
 from ..errors import ChecksumMismatch, ConfigError, ServerError
 from ..hashing import sha256_file
 from ..llm.models import AdapterFile, resolve_model
 from ..paths import cache_dir
 from .checkpoints import SEAL_FILE, Seal, last_checkpoint
 from .config import GRPORunConfig
-from .weights import file_digests, mismatch
+from .weights import PolicyWeights, file_digests, mismatch
 
-ADAPTER_CARD = "orchrm-adapter.json"  # written by train.save_adapter
+ADAPTER_DIR = "adapter"  # in a run folder
+ADAPTER_CARD = "orchrm-adapter.json"
 PEFT_FILES = ("adapter_config.json", "adapter_model.safetensors")  # all the converter reads
 _CACHE_CARD = "orchrm-adapter-gguf.json"
+
+
+class AdapterCard(BaseModel):
+    """What an adapter folder was trained from and on, and the sha256 of every file in it but this card."""
+
+    format: str = "orchrm-orchestrator-adapter"
+    card_version: int = 1
+    orchrm_version: str = __version__
+    created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    base: str
+    base_sha256: str
+    steps: int
+    config: GRPORunConfig
+    files: dict[str, str] = Field(default_factory=dict)
 
 
 class _Converted(BaseModel):
@@ -59,8 +79,8 @@ def _checked(folder: Path) -> tuple[str, int, str]:
     card_path, seal_path = folder / ADAPTER_CARD, folder / SEAL_FILE
     try:
         if card_path.is_file():
-            card = json.loads(card_path.read_text())
-            listed, base, step = dict(card["files"]), str(card["base_sha256"]), int(card["steps"])
+            card = AdapterCard.model_validate(json.loads(card_path.read_text()))
+            listed, base, step = card.files, card.base_sha256, card.steps
             skip, run = ADAPTER_CARD, folder.parent
         elif seal_path.is_file():
             seal = Seal.model_validate(json.loads(seal_path.read_text()))
@@ -122,3 +142,15 @@ def served_adapter(path: Path, model: str) -> AdapterFile:
     sha = sha256_file(gguf)
     write_text_atomic(card_path, _Converted(peft_digest=digest, gguf_sha256=sha).model_dump_json() + "\n")
     return AdapterFile(name=label, path=gguf, sha256=sha)
+
+
+def save_adapter(model: Any, tokenizer: Any, folder: Path, weights: PolicyWeights, config: GRPORunConfig, steps: int) -> Path:
+    """The trained adapter (safetensors), the tokenizer and a card with every file's sha256, swapped in whole."""
+    from ..rm.model import quiet_transformers
+
+    with replacing_dir(folder) as tmp, quiet_transformers():
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        card = AdapterCard(base=weights.name, base_sha256=weights.sha256, steps=steps, config=config, files=file_digests(tmp, ADAPTER_CARD))
+        (tmp / ADAPTER_CARD).write_text(card.model_dump_json(indent=2) + "\n")
+    return folder

@@ -12,10 +12,10 @@ from tiny_policy import write_gguf
 
 from orchrm.errors import ChecksumMismatch, ConfigError
 from orchrm.grpo import GRPORunConfig, policy_weights
-from orchrm.grpo import export as export_mod
+from orchrm.grpo import adapter as adapter_mod
 from orchrm.grpo.checkpoints import seal
-from orchrm.grpo.export import adapter_folder, served_adapter
-from orchrm.grpo.train import save_adapter
+from orchrm.grpo.adapter import adapter_folder, served_adapter
+from orchrm.grpo.adapter import save_adapter
 from orchrm.llm import LocalBackend
 from orchrm.llm.server import ServerConfig
 from orchrm.llm.types import GenerateConfig, Message
@@ -25,7 +25,7 @@ from orchrm.llm.types import GenerateConfig, Message
 def tiny(policy_dir, tmp_path, monkeypatch):
     """The tiny policy as a GGUF, its converted weights and the adapter cache kept under tmp_path."""
     monkeypatch.setattr("orchrm.grpo.weights.cache_dir", lambda: tmp_path / "cache")
-    monkeypatch.setattr("orchrm.grpo.export.cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setattr("orchrm.grpo.adapter.cache_dir", lambda: tmp_path / "cache")
     return policy_weights(str(write_gguf(policy_dir, tmp_path / "tiny.gguf")))
 
 
@@ -67,7 +67,7 @@ def test_served_adapters_are_labelled_converted_once_and_cached(tiny, tmp_path, 
     run = trained_run(tiny, tmp_path / "run")
     first = served_adapter(run, str(tiny.gguf))
     assert first.name == "run:step-3" and first.path.is_file()
-    monkeypatch.setattr(export_mod, "convert_lora", lambda *a: pytest.fail("converted again"))
+    monkeypatch.setattr(adapter_mod, "convert_lora", lambda *a: pytest.fail("converted again"))
     assert served_adapter(run, str(tiny.gguf)) == first
     from_checkpoint = served_adapter(run / "checkpoints" / "checkpoint-3", str(tiny.gguf))
     assert from_checkpoint.name == "run:step-3" and from_checkpoint.sha256 == first.sha256  # the same peft files
