@@ -210,8 +210,8 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
     starts = {}
     for label in sorted(set(BASE_OF.values())):
         folder = root / "evals" / label
-        if (folder / "traces.jsonl").is_file():
-            acc = per_question(folder)
+        acc = per_question(folder) if (folder / "traces.jsonl").is_file() else {}
+        if acc:
             starts[label] = {"per_question": acc, "accuracy": Bootstrap(len(acc), seed=0).mean(list(acc.values())).model_dump(),
                              "shapes": shapes(folder), "by_kind": by_kind(folder)}  # fmt: skip
     n = len(starts.get("base", {}).get("per_question", {}))
@@ -222,12 +222,18 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
         if (root / "arms" / arm / "run.json").is_file() and BASE_OF[arm] in starts:
             base = starts[BASE_OF[arm]]["per_question"]
             out["arms"][arm] = {"start": BASE_OF[arm], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0))}
+    rm_last, ex_last = (out["arms"].get(a, {}).get("evals") for a in ("rm", "execute"))
+    if rm_last and ex_last:  # the two arms on the same questions: a paired interval, not two separate ones
+        a = per_question(root / "evals" / f"rm:step-{rm_last[-1]['step']}")
+        b = per_question(root / "evals" / f"execute:step-{ex_last[-1]['step']}")
+        qs = sorted(set(a) & set(b))
+        out["rm_minus_execute"] = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
     (root / "results.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 
 
 def _iv(d: dict | None, scale: float = 100) -> str:
-    return "—" if not d else f"{d['value'] * scale:.1f} [{d['low'] * scale:.1f}, {d['high'] * scale:.1f}]"
+    return "—" if not d or d.get("value") is None else f"{d['value'] * scale:.1f} [{d['low'] * scale:.1f}, {d['high'] * scale:.1f}]"
 
 
 def marks(r: dict) -> list[str]:
@@ -240,9 +246,9 @@ def marks(r: dict) -> list[str]:
         out.append(f"| RM-guided − base, points (one plan per question, executed) | ≥ +10 | {_iv(last(rm)['minus_base'])} |")
     if last(rm) and last(ex):
         a, b = last(rm), last(ex)
-        gap = (a["accuracy"]["value"] - b["accuracy"]["value"]) * 100
         with_pairs = a["tokens"] + r["pair_collection_tokens"]
-        out.append(f"| RM-guided reaches execute's accuracy | within the interval | rm {_iv(a['accuracy'])} vs execute {_iv(b['accuracy'])} ({gap:+.1f} points) |")
+        out.append(f"| RM-guided reaches execute's accuracy | within the interval | rm {_iv(a['accuracy'])} vs execute {_iv(b['accuracy'])}; "
+                   f"paired rm − execute {_iv(r.get('rm_minus_execute'))} points |")  # fmt: skip
         out.append(f"| execute's tokens / RM-guided's | ≥ 5× | {b['tokens'] / a['tokens']:.2f}× ({b['tokens']:,} / {a['tokens']:,}); "
                    f"with the RM's pair collection {b['tokens'] / with_pairs:.2f}× (/ {with_pairs:,}) |")  # fmt: skip
     steps = rm.get("step_time", {})
