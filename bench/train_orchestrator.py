@@ -10,6 +10,8 @@ steps, group size, learning rate and seed, two arms:
 
 - `rm`: the orchestration RM (trained on issue #13's committed pairs) scores every sampled plan; nothing runs;
 - `execute`: every sampled plan is executed by the sub-agents and graded (trajectory-level RL);
+- `prior`: the plan-shape prior fitted on the same traces the RM's pairs came from (`bon.prior.ShapePrior`,
+  issue #13's training rollouts): the cheapest reward that could fake the RM's;
 - `scratch`: the RM reward again, from the bare prompt (no worked example plans): training from scratch,
   compared with the base orchestrator on that same bare prompt (`base-bare`).
 
@@ -38,7 +40,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from orchrm.bon.stats import Bootstrap
-from orchrm.grpo import ExecuteScorer, GRPORunConfig, RMScorer, open_run, policy_weights, resolve_sampler
+from orchrm.bon.prior import ShapePrior
+from orchrm.grpo import ExecuteScorer, GRPORunConfig, PriorScorer, RMScorer, open_run, policy_weights, resolve_sampler
 from orchrm.grpo import train_orchestrator as train
 from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
 from orchrm.grpo.adapter import served_adapter
@@ -53,8 +56,9 @@ from orchrm.tasks import load_task
 HERE = Path(__file__).parent
 TASK = "mix:world_qa,chain_sum"
 PAIRS_FROM = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"  # issue #13's committed run
-ARMS = ("rm", "execute", "scratch")
-BASE_OF = {"rm": "base", "execute": "base", "scratch": "base-bare"}  # the evaluation each arm starts from
+ARMS = ("rm", "execute", "scratch", "prior")
+BASE_OF = {"rm": "base", "execute": "base", "scratch": "base-bare", "prior": "base"}
+REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior"}  # the evaluation each arm starts from
 
 
 def slug(task: str) -> str:
@@ -105,7 +109,7 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
     task = load_task(args.task)
     weights = policy_weights(DEFAULT_MODEL)
     out = root / "arms" / arm
-    reward = "execute" if arm == "execute" else "rm"
+    reward = REWARD_OF[arm]
     rm = ensure_rm(root) if reward == "rm" else None
     agent_llm = open_llm("local", cache=root / "responses.sqlite") if arm == "execute" else None
     config = GRPORunConfig(
@@ -119,6 +123,8 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
     try:
         if rm is not None:
             scorer = RMScorer(rm)
+        elif reward == "prior":
+            scorer = PriorScorer(ShapePrior.from_file(PAIRS_FROM / "train" / "traces.jsonl"))
         else:
             assert agent_llm is not None
             agent_llm.ledger = ledger

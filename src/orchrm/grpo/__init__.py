@@ -2,7 +2,7 @@
 
 from .accounting import LedgerLog
 from .config import GRPORunConfig
-from .rewards import ExecuteScorer, PlanReward, RMScorer, SampleRecord, Scored
+from .rewards import ExecuteScorer, PlanReward, PriorScorer, RMScorer, SampleRecord, Scored
 from .sampler import PlanEngine, Sampling, resolve_sampler
 from .setup import AgentOptions, GRPOSetup, setup_run
 from .timing import StepTiming
@@ -18,6 +18,7 @@ __all__ = [
     "PlanEngine",
     "PlanReward",
     "PolicyWeights",
+    "PriorScorer",
     "RMScorer",
     "SampleRecord",
     "Sampling",

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RewardKind = Literal["rm", "execute", "custom"]
+RewardKind = Literal["rm", "execute", "prior", "custom"]
 SamplerKind = Literal["trl", "server", "vllm"]
 RESUMABLE = frozenset({"max_steps", "sampler"})  # settings a resumed run may change
 

@@ -131,6 +131,20 @@ class RMScorer:
         return [Scored(reward=0.5 * (1.0 + math.tanh(r / 2)), detail={"rm_score": r}) for r in raw]
 
 
+class PriorScorer:
+    """The plan-shape prior's success rate for each plan (`bon.prior.ShapePrior`, fitted on training traces):
+    a reward that reads only what a plan is, never what it says. The cheapest rule that could fake a learned
+    RM as a reward, so RM-guided training is measured against it."""
+
+    name = "prior"
+
+    def __init__(self, prior: Any) -> None:
+        self.prior = prior
+
+    async def score(self, question: Question, plans: list[Plan]) -> list[Scored]:
+        return [Scored(reward=(p := self.prior.lookup(plan)).value, detail={"grain": p.grain}) for plan in plans]
+
+
 class ExecuteScorer:
     """Each plan run by the sub-agents and graded by the task's scorer (its score in [0, 1])."""
 
