@@ -334,8 +334,9 @@ def main() -> None:
                 if not late():
                     evaluate(f"{arm}:step-{step}", path, args, root, examples)
             (HERE / "results" / "train_orchestrator.md").write_text(markdown(summarize(args, root)))
-    (HERE / "results" / "train_orchestrator.md").write_text(markdown(summarize(args, root)))
-    print(markdown(summarize(args, root)))
+    report = markdown(summarize(args, root))  # every trace read once more, so once
+    (HERE / "results" / "train_orchestrator.md").write_text(report)
+    print(report)
 
 
 if __name__ == "__main__":

@@ -109,3 +109,23 @@ def test_a_scorer_that_fails_records_an_error_not_a_zero(tmp_path):
     assert _call(reward, [PLAN], [q]) == [None]
     [row] = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert row["reward"] is None and "scorer is down" in row["error"]
+
+
+def test_the_prior_reward_is_the_shape_priors_rate_whatever_the_plan_says(tmp_path):
+    from orchrm.bon.prior import ShapePrior
+    from orchrm.grpo.rewards import PriorScorer
+    from orchrm.mas.plans import Plan
+
+    def plan(kind, text):
+        return Plan.model_validate({"agents": [{"id": "a1", "type": kind, "input": text}]})
+
+    prior = ShapePrior()
+    for ok in (True, True, True, False):
+        prior.add(plan("python", "add them"), ok)
+    for ok in (False, False, True):
+        prior.add(plan("cot", "think"), ok)
+    task = make_task(tmp_path)
+    [q] = task.questions(1)
+    python_a, python_b, cot = asyncio.run(PriorScorer(prior).score(q, [plan("python", "x"), plan("python", "other words"), plan("cot", "y")]))
+    assert python_a.reward == python_b.reward == prior.lookup(plan("python", "x")).value  # the text plays no part
+    assert python_a.reward > cot.reward and python_a.detail == {"grain": "plan"}

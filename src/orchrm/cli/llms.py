@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import ConfigError
 from ..llm import DEFAULT_MODEL, LLM, FleetBackend, LocalBackend, close_llms, ensure_reachable, open_llms
+from ..llm.factory import adapter_needs_local
 
 
 @contextmanager
@@ -22,8 +22,7 @@ def run_llms(backend: str, model: str | None, base_url: str | None, *, orchestra
     adapter = None
     if orchestrator_adapter is not None:
         if backend != "local":
-            raise ConfigError("--orchestrator-adapter is for the local backend",
-                              hint="a served model loads its LoRA adapters itself (vLLM --lora-modules): name the adapter with --model")  # fmt: skip
+            raise adapter_needs_local()
         from ..grpo.adapter import served_adapter
 
         adapter = served_adapter(orchestrator_adapter, model or DEFAULT_MODEL)

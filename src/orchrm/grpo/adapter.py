@@ -74,8 +74,8 @@ def convert_lora(peft_dir: Path, base_config: Path, out: Path) -> Path:
     return out
 
 
-def _checked(folder: Path) -> tuple[str, int, str]:
-    """(base GGUF sha256, step, label) of a verified adapter or sealed checkpoint folder."""
+def _checked(folder: Path) -> tuple[str, str, dict[str, str]]:
+    """(base GGUF sha256, label, every file's sha256) of a verified adapter or sealed checkpoint folder."""
     card_path, seal_path = folder / ADAPTER_CARD, folder / SEAL_FILE
     try:
         if card_path.is_file():
@@ -94,10 +94,10 @@ def _checked(folder: Path) -> tuple[str, int, str]:
     bad = mismatch(file_digests(folder, skip), listed)
     if bad is not None:
         raise ChecksumMismatch(f"{folder / bad} does not match the sha256 its card or seal lists; refusing to serve it")
-    missing = [f for f in PEFT_FILES if not (folder / f).is_file()]
+    missing = [f for f in PEFT_FILES if f not in listed]
     if missing:
         raise ConfigError(f"{folder} lacks {', '.join(missing)}: not a LoRA adapter")
-    return base, step, f"{run.name}:step-{step}"
+    return base, f"{run.name}:step-{step}", listed
 
 
 def adapter_folder(path: Path) -> Path:
@@ -120,12 +120,12 @@ def adapter_folder(path: Path) -> Path:
 def served_adapter(path: Path, model: str) -> AdapterFile:
     """The adapter at `path` (see `adapter_folder`) as a verified GGUF adapter for `model`'s llama-server."""
     folder = adapter_folder(path)
-    base, _, label = _checked(folder)
+    base, label, digests = _checked(folder)
     model_file = resolve_model(model)
     if base != model_file.sha256:
         raise ConfigError(f"{folder} was trained on gguf:{base[:12]}…, not on the orchestrator model {model} (gguf:{model_file.sha256[:12]}…)",
                           hint="serve it with the model it was trained from (--model)")  # fmt: skip
-    digest = hashlib.sha256("".join(f"{f}:{sha256_file(folder / f)};" for f in PEFT_FILES).encode()).hexdigest()
+    digest = hashlib.sha256("".join(f"{f}:{digests[f]};" for f in PEFT_FILES).encode()).hexdigest()  # checked just now
     home = cache_dir() / "adapters" / digest
     gguf, card_path = home / "adapter.gguf", home / _CACHE_CARD
     if card_path.is_file() and gguf.is_file():

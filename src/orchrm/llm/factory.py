@@ -43,8 +43,7 @@ def create_backend(
         server = ServerConfig(parallel=concurrency) if concurrency else ServerConfig()
         return LocalBackend(model or DEFAULT_MODEL, server=server, timeout_s=timeout_s or 600.0, adapter=adapter)
     if adapter is not None:
-        raise ConfigError("--orchestrator-adapter is for the local backend",
-                          hint="a served model loads its LoRA adapters itself (vLLM --lora-modules): name the adapter with --model")  # fmt: skip
+        raise adapter_needs_local()
     if backend == "openai":
         if not base_url:
             raise ConfigError("the openai backend needs a base URL", hint="pass --base-url http://host:port/v1")
@@ -64,6 +63,12 @@ def create_backend(
             concurrency=concurrency or 8,
         )
     raise ConfigError(f"unknown backend {backend!r}", hint=f"use one of: {', '.join(BACKENDS)}")
+
+
+def adapter_needs_local() -> ConfigError:
+    """The error for an orchestrator adapter on a served backend (raised before any conversion by the CLI)."""
+    return ConfigError("--orchestrator-adapter is for the local backend",
+                       hint="a served model loads its LoRA adapters itself (vLLM --lora-modules): name the adapter with --model")  # fmt: skip
 
 
 def split_base_urls(base_url: str) -> list[str]:

@@ -97,9 +97,7 @@ class LocalBackend(Backend):
 
     def _start_sync(self) -> None:
         owner = self._owner
-        if owner is not self:
-            owner._start_sync()
-        with owner._lock:
+        with owner._lock:  # the shared server; each backend (the owner, a base view) keeps its own client
             if owner._file is None:
                 owner._file = resolve_model(owner.model_name)  # sha256-verified before anything loads it
             if owner._server is None:
