@@ -228,12 +228,13 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
         if (root / "arms" / arm / "run.json").is_file() and BASE_OF[arm] in starts:
             base = starts[BASE_OF[arm]]["per_question"]
             out["arms"][arm] = {"start": BASE_OF[arm], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0))}
-    rm_last, ex_last = (out["arms"].get(a, {}).get("evals") for a in ("rm", "execute"))
-    if rm_last and ex_last:  # the two arms on the same questions: a paired interval, not two separate ones
-        a = per_question(root / "evals" / f"rm:step-{rm_last[-1]['step']}")
-        b = per_question(root / "evals" / f"execute:step-{ex_last[-1]['step']}")
-        qs = sorted(set(a) & set(b))
-        out["rm_minus_execute"] = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
+    for other in ("execute", "prior"):  # arms on the same questions: paired intervals, not two separate ones
+        rm_last, other_last = (out["arms"].get(a, {}).get("evals") for a in ("rm", other))
+        if rm_last and other_last:
+            a = per_question(root / "evals" / f"rm:step-{rm_last[-1]['step']}")
+            b = per_question(root / "evals" / f"{other}:step-{other_last[-1]['step']}")
+            qs = sorted(set(a) & set(b))
+            out[f"rm_minus_{other}"] = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
     (root / "results.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 
@@ -257,6 +258,8 @@ def marks(r: dict) -> list[str]:
                    f"paired rm − execute {_iv(r.get('rm_minus_execute'))} points |")  # fmt: skip
         out.append(f"| execute's tokens / RM-guided's | ≥ 5× | {b['tokens'] / a['tokens']:.2f}× ({b['tokens']:,} / {a['tokens']:,}); "
                    f"with the RM's pair collection {b['tokens'] / with_pairs:.2f}× (/ {with_pairs:,}) |")  # fmt: skip
+    if r.get("rm_minus_prior"):
+        out.append(f"| RM-guided − shape-prior-guided (the cheapest reward that could fake it) | above 0 | {_iv(r['rm_minus_prior'])} points |")
     steps = rm.get("step_time", {})
     if steps.get("step_s") is not None:
         out.append(f"| RM-guided step, 1 question × {rm['group_size']} plans | ≤ 60 s | mean {steps['step_s']:.1f} s (this sitting, other jobs beside it) |")
