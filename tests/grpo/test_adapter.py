@@ -24,7 +24,7 @@ from orchrm.llm.types import GenerateConfig, Message
 @pytest.fixture
 def tiny(policy_dir, tmp_path, monkeypatch):
     """The tiny policy as a GGUF, its converted weights and the adapter cache kept under tmp_path."""
-    monkeypatch.setattr("orchrm.grpo.weights.cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setattr("orchrm.llm.weights.cache_dir", lambda: tmp_path / "cache")
     monkeypatch.setattr("orchrm.grpo.adapter.cache_dir", lambda: tmp_path / "cache")
     return policy_weights(str(write_gguf(policy_dir, tmp_path / "tiny.gguf")))
 

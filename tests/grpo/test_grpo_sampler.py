@@ -16,7 +16,7 @@ from orchrm.errors import ConfigError
 from orchrm.grpo import GRPORunConfig, open_run, policy_weights, resolve_sampler, train_orchestrator
 from orchrm.grpo.checkpoints import last_checkpoint
 from orchrm.grpo.train import CHECKPOINTS_DIR, grpo_args, plans_per_process
-from orchrm.grpo.weights import PolicyWeights
+from orchrm.llm.weights import PolicyWeights
 
 
 class ScriptedEngine:

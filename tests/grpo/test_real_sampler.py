@@ -18,7 +18,7 @@ pytestmark = pytest.mark.real_model
 
 @pytest.fixture
 def tiny_gguf(policy_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr("orchrm.grpo.weights.cache_dir", lambda: tmp_path / "cache")  # converted weights only
+    monkeypatch.setattr("orchrm.llm.weights.cache_dir", lambda: tmp_path / "cache")  # converted weights only
     return policy_weights(str(write_gguf(policy_dir, tmp_path / "tiny.gguf")))
 
 

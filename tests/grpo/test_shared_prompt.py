@@ -7,7 +7,7 @@ from test_grpo_train import config, count_b
 
 from orchrm.grpo.shared_prompt import shared_prompt_trainer
 from orchrm.grpo.train import grpo_args, load_policy, lora_config
-from orchrm.grpo.weights import policy_weights
+from orchrm.llm.weights import policy_weights
 
 
 def batch(tok):

@@ -7,7 +7,7 @@ from .sampler import PlanEngine, Sampling, resolve_sampler
 from .setup import AgentOptions, GRPOSetup, setup_run
 from .timing import StepTiming
 from .train import TrainOutcome, open_run, train_orchestrator
-from .weights import PolicyWeights, convert_gguf, policy_weights
+from ..llm.weights import PolicyWeights, convert_gguf, policy_weights
 
 __all__ = [
     "AgentOptions",

@@ -31,7 +31,7 @@ from ..llm.models import AdapterFile, resolve_model
 from ..paths import cache_dir
 from .checkpoints import SEAL_FILE, Seal, last_checkpoint
 from .config import GRPORunConfig
-from .weights import PolicyWeights, file_digests, mismatch
+from ..llm.weights import PolicyWeights, file_digests, mismatch
 
 ADAPTER_DIR = "adapter"  # in a run folder
 ADAPTER_CARD = "orchrm-adapter.json"
@@ -135,7 +135,7 @@ def served_adapter(path: Path, model: str) -> AdapterFile:
             known = None
         if known is not None and known.peft_digest == digest and sha256_file(gguf) == known.gguf_sha256:
             return AdapterFile(name=label, path=gguf, sha256=known.gguf_sha256)
-    from .weights import policy_weights
+    from ..llm.weights import policy_weights
 
     home.mkdir(parents=True, exist_ok=True)
     convert_lora(folder, policy_weights(model).path, gguf)
@@ -146,7 +146,7 @@ def served_adapter(path: Path, model: str) -> AdapterFile:
 
 def save_adapter(model: Any, tokenizer: Any, folder: Path, weights: PolicyWeights, config: GRPORunConfig, steps: int) -> Path:
     """The trained adapter (safetensors), the tokenizer and a card with every file's sha256, swapped in whole."""
-    from ..rm.model import quiet_transformers
+    from ..llm.weights import quiet_transformers
 
     with replacing_dir(folder) as tmp, quiet_transformers():
         model.save_pretrained(tmp, safe_serialization=True)

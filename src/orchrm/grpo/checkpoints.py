@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from ..atomic import write_text_atomic
 from ..errors import ChecksumMismatch
 from .accounting import write_totals
-from .weights import file_digests, mismatch
+from ..llm.weights import file_digests, mismatch
 
 SEAL_FILE = "orchrm-checkpoint.json"
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")

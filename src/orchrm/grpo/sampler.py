@@ -30,7 +30,7 @@ from ..errors import ConfigError, ServerError
 from .config import SamplerKind
 from .data import chat_ids
 from .timing import StepClock
-from .weights import PolicyWeights
+from ..llm.weights import PolicyWeights
 
 SamplerChoice = Literal["auto", "trl", "server", "vllm"]
 SAMPLER_DIR = "sampler"

@@ -29,7 +29,7 @@ from .processes import process_state
 from .rewards import ExecuteScorer, PlanScorer, RMScorer
 from .sampler import SamplerChoice, resolve_sampler
 from .train import TrainOutcome, open_run, plans_per_process, train_orchestrator
-from .weights import PolicyWeights, policy_weights
+from ..llm.weights import PolicyWeights, policy_weights
 
 if TYPE_CHECKING:
     from ..rm.model import RewardModel

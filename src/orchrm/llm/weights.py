@@ -1,4 +1,7 @@
-"""Trainable weights for the orchestrator policy: an embedded GGUF converted once to a transformers folder.
+"""Trainable weights of an embedded model: its GGUF converted once to a transformers folder.
+
+The orchestrator policy (`grpo`) trains from these weights and the decoder RM backbone (`rm`) starts from
+them, so they live here, upstream of both.
 
 transformers reads a Qwen2 GGUF (through the `gguf` package) but marks the result untrainable and
 unsaveable: it is loaded under a GGUF "quantization". Conversion loads it dequantized, drops that
@@ -14,21 +17,39 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Literal
 
 from filelock import FileLock
 from pydantic import BaseModel, Field, ValidationError
 
-from .. import __version__
 from ..atomic import recover, replacing_dir
 from ..errors import ChecksumMismatch, ConfigError, ModelError
-from ..llm.models import resolve_model, sha256_file
+from .models import resolve_model, sha256_file
 from ..paths import cache_dir
+from ..version import __version__
 
 CARD_FILE = "orchrm-policy.json"
 CARD_FORMAT = "orchrm-policy-weights"
 CARD_VERSION = 1
 DType = Literal["float32", "bfloat16"]
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """No transformers progress bars or info lines while loading and saving (they flood orchrm's own output)."""
+    from transformers.utils import logging as tlog
+
+    level, bars = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
+    tlog.set_verbosity_error()
+    tlog.disable_progress_bar()
+    try:
+        yield
+    finally:
+        tlog.set_verbosity(level)
+        if bars:
+            tlog.enable_progress_bar()
 
 
 class WeightsCard(BaseModel):
@@ -100,8 +121,6 @@ def convert_gguf(gguf: Path, target: Path, *, source: str, sha256: str, dtype: D
         import gguf as _gguf_package  # noqa: F401 (transformers reads GGUF files through it)
     except ImportError:
         raise ConfigError("converting a GGUF for training needs the gguf package", hint="pip install gguf") from None
-
-    from ..rm.model import quiet_transformers
 
     torch_dtype = getattr(torch, dtype)
     with quiet_transformers():
