@@ -52,7 +52,7 @@ def config_for(args: argparse.Namespace, test_questions: int) -> LoopConfig:
     return LoopConfig(
         task=args.task, train_questions=args.train_questions, test_questions=test_questions, n=args.n,
         seed=args.seed, degree="dag", constrained=True, temperature=0.9, plan_max_tokens=args.plan_max_tokens,
-        agent_max_tokens=args.agent_max_tokens, agent_max_samples=3, agent_max_rounds=1, parallel_questions=2,
+        agent_max_tokens=args.agent_max_tokens, agent_max_samples=3, agent_max_rounds=1, parallel_questions=args.parallel_questions,
         rm=RMConfig(epochs=args.epochs),
         bon=BonConfig(n=args.n, judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
     )  # fmt: skip
@@ -174,10 +174,14 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
     auc = (r.get("auc") or {}).get("rm")
     lines.append(f"| RM within-question AUC | ≥ 0.75 | {_iv(auc, 1, 3)} |")
     if steps:
-        ratios = [s["decode_tok_s"] / s["reference_tok_s"] for s in steps if s.get("reference_tok_s") and s.get("decode_tok_s")]
+        timed = [s for s in steps if s.get("reference_tok_s") and s.get("decode_tok_s")]
+        ratios = [s["decode_tok_s"] / s["reference_tok_s"] for s in timed]
         if ratios:
+            # steps run before --parallel-questions existed ran 2 questions at a time
+            per_step = ", ".join(f"{x:.2f}" + (f" (p{s['parallel_questions']})" if s.get("parallel_questions", 2) != 2 else "")
+                                 for x, s in zip(ratios, timed))  # fmt: skip
             lines.append(f"| decode tok/s during the run / reference | ≥ 0.8 | {statistics.fmean(ratios):.2f} "
-                         f"(per step: {', '.join(f'{x:.2f}' for x in ratios)}) |")  # fmt: skip
+                         f"(per step: {per_step}) |")  # fmt: skip
     if r.get("auc"):
         lines += ["", "Within-question AUC on questions with mixed outcomes:", "", "| scorer | AUC [95% CI] |", "|---|---|"]
         lines += [f"| {k} | {_iv(v, 1, 3)} |" for k, v in r["auc"].items() if isinstance(v, dict)]
@@ -226,6 +230,7 @@ def main() -> None:
     ap.add_argument("--agent-max-tokens", type=int, default=192)
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--parallel-questions", type=int, default=2, help="questions in flight (each with its N plans)")
     ap.add_argument("--orchestrator-model", default=DEFAULT_MODEL)
     ap.add_argument("--agent-model", default=None, help="default: the orchestrator's model")
     ap.add_argument("--judge", action=argparse.BooleanOptionalAction, default=False, help="run the listwise judge")
@@ -262,7 +267,7 @@ def main() -> None:
             rate = windows.tokens / windows.seconds if windows.seconds > 1 else None
             steps.append({"questions": target, "wall_s": round(wall, 1), "rollout_s": round(windows.seconds, 1),
                           "decoded_tokens": windows.tokens, "decode_tok_s": rate and round(rate, 2),
-                          "reference_tok_s": round(ref, 2)})  # fmt: skip
+                          "reference_tok_s": round(ref, 2), "parallel_questions": args.parallel_questions})  # fmt: skip
             log_path.write_text(json.dumps(steps, indent=1) + "\n")
             acc = {m: round(100 * (v.accuracy.value or 0), 1) for m, v in result.bon.results.methods.items()}
             print(f"[{time.strftime('%H:%M:%S')}] {target} held-out questions in {wall:.0f}s "
