@@ -132,9 +132,71 @@ def summarize(args: argparse.Namespace) -> str:
     log_path = out / "throughput.json"
     steps = json.loads(log_path.read_text()) if log_path.exists() else []
     (out / "shapes.json").write_text(json.dumps(shapes, indent=1) + "\n")
+    r["shared_prompt_ratio"] = shared_prompt_ratio(out, r["questions"])
+    picks = picks_table(out, kinds)
+    (out / "picks.json").write_text(json.dumps(picks, indent=1) + "\n")
+    r["picks"] = picks
     text = markdown(r, shapes, steps)
     TABLES.write_text(text)
     return text
+
+
+def picks_table(out: Path, kinds: dict[str, str]) -> dict:
+    """What each selector picked, per question kind: the shapes of the chosen plans and how often they were
+    right (what a learned selector prefers, beside the trivial ones that could fake it). A tie among valid
+    plans (`prior` and `shortest` often have them) gives each tied plan an equal share of the pick."""
+    per_q = [json.loads(x) for x in (out / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
+    wanted = {r["question_id"] for r in per_q}
+    plans = {(t.question_id, t.plan_index): t for t in reversed(read_traces(out / "bon" / "heldout" / "traces.jsonl"))
+             if t.question_id in wanted}  # fmt: skip  (reversed: the first trace of an index wins, as first_plans)
+    keys = {"rm": ("rewards", 1.0), "prior": ("priors", 1.0), "shortest": ("lengths", -1.0)}
+    cells: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for r in per_q:
+        kind = kinds.get(r["question_id"], "?")
+        valid = {i: t for (q, i), t in plans.items() if q == r["question_id"] and t.valid}
+        for method, (field, sign) in keys.items():
+            scored = {i: sign * v for i, v in ((int(k), v) for k, v in (r.get(field) or {}).items()) if i in valid and v is not None}
+            if not scored:
+                continue
+            best = max(scored.values())
+            tied = [i for i, v in scored.items() if v == best]
+            for i in tied:
+                t = valid[i]
+                for k in (kind, "all"):
+                    cell = cells[(method, k, plan_shape(t.plan))]
+                    cell[0] += 1 / len(tied)
+                    cell[1] += float(bool(t.score and t.score.correct)) / len(tied)
+    rows = [{"method": m, "kind": k, "shape": sh, "picked": round(v[0], 2), "correct": round(v[1], 2)}
+            for (m, k, sh), v in cells.items()]  # fmt: skip
+    rows.sort(key=lambda r: (r["kind"], r["method"], -r["picked"]))
+    return {"rows": rows}
+
+
+def shared_prompt_ratio(out: Path, questions: int) -> dict | None:
+    """rm's tokens / majority's had each question's N plans come from one request for N completions (the prompt
+    read and billed once, as OpenAI-style `n` bills it), computed from the same traces and picks: a
+    counterfactual for the token mark, not a measurement of such a run."""
+    per_q = [json.loads(x) for x in (out / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
+    plan_all: dict[str, int] = defaultdict(int)
+    prompt_max: dict[str, int] = defaultdict(int)
+    completions: dict[str, int] = defaultdict(int)
+    wanted = {r["question_id"] for r in per_q[:questions]}
+    seen: set[tuple[str, int]] = set()
+    for t in read_traces(out / "bon" / "heldout" / "traces.jsonl"):
+        plan = t.tokens.get("plan")
+        if t.question_id not in wanted or plan is None or (t.question_id, t.plan_index) in seen:
+            continue
+        seen.add((t.question_id, t.plan_index))
+        plan_all[t.question_id] += plan.total_tokens
+        prompt_max[t.question_id] = max(prompt_max[t.question_id], plan.prompt_tokens)
+        completions[t.question_id] += plan.completion_tokens
+    rm = majority = 0.0
+    for r in per_q[:questions]:
+        q = r["question_id"]
+        saved = plan_all[q] - prompt_max[q] - completions[q]
+        rm += r["rm"]["tokens"] - saved
+        majority += r["majority"]["tokens"] - saved
+    return {"value": rm / majority} if majority else None
 
 
 def _iv(d: dict | None, scale: float = 100, digits: int = 1) -> str:
@@ -171,6 +233,9 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
     lines.append(f"| rm − best of shortest and prior, points | ≥ +5, excluding 0 | {_iv(trivial)}{which} |")
     lines.append(f"| share of random→oracle gap rm closes, % | ≥ 60 | {_iv(m.get('gap_closed_random_to_oracle'), 100, 0)} |")
     lines.append(f"| rm's tokens / majority's | ≤ 0.3 | {_iv(m.get('rm_tokens_over_majority'), 1, 2)} |")
+    if r.get("shared_prompt_ratio"):
+        lines.append(f"| (computed, not run: the same with each question's N plans from one request, prompt billed once) "
+                     f"| ≤ 0.3 | {r['shared_prompt_ratio']['value']:.2f} |")  # fmt: skip
     auc = (r.get("auc") or {}).get("rm")
     lines.append(f"| RM within-question AUC | ≥ 0.75 | {_iv(auc, 1, 3)} |")
     if steps:
@@ -194,6 +259,14 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
         for meth in methods:
             cells = [f"{100 * per_kind[k][meth]:.1f}" if meth in per_kind[k] else "" for k in kinds]
             lines.append(f"| {meth} | " + " | ".join(cells) + " |")
+    if r.get("picks"):
+        by: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for row in r["picks"]["rows"]:
+            if row["picked"] >= 0.5:
+                by[(row["kind"], row["method"])].append(f"`{row['shape']}` {row['correct']:g}/{row['picked']:g}")
+        lines += ["", "What each selector picked, per kind (shape of the chosen plan: right/picked; ties share a pick; shapes under half a pick left out):", "",
+                  "| kind | method | picks |", "|---|---|---|"]  # fmt: skip
+        lines += [f"| {k} | {m} | {', '.join(v)} |" for (k, m), v in sorted(by.items())]
     lines += ["", "Plan shapes over all held-out plans (accuracy %, execution tokens per plan, plans):", "",
               "| kind | shape | plans | accuracy % | execute tok |", "|---|---|---|---|---|"]  # fmt: skip
     for row in shapes["rows"]:
