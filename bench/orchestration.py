@@ -1,6 +1,6 @@
 """Orchestration that decides the outcome: best-of-N on a mixed task pool with DAG plans, held to trivial priors.
 
-    python bench/orchestration.py                          # mix:world_qa,chain_sum, to 150 held-out questions
+    python bench/orchestration.py                          # mix:world_qa,chain_sum, 30 training and 150 held-out questions
     python bench/orchestration.py --until 17:10            # stop starting new steps after 17:10 (resume later)
     python bench/orchestration.py --tables-only            # rewrite the summary from what is committed
 
@@ -295,7 +295,7 @@ def open_models(args: argparse.Namespace):  # noqa: ANN201
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", default=TASK)
-    ap.add_argument("--train-questions", type=int, default=40)
+    ap.add_argument("--train-questions", type=int, default=30, help="the committed run used 30")
     ap.add_argument("--test-questions", type=int, default=150)
     ap.add_argument("--step", type=int, default=10)
     ap.add_argument("--n", type=int, default=8)
