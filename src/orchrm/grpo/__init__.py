@@ -1,5 +1,6 @@
 """Reward-guided orchestrator training: GRPO on the plan-writing model, rewarded by the RM or by execution."""
 
+from ..llm.weights import PolicyWeights, convert_gguf, policy_weights
 from .accounting import LedgerLog
 from .config import GRPORunConfig
 from .rewards import ExecuteScorer, PlanReward, PriorScorer, RMScorer, SampleRecord, Scored
@@ -7,7 +8,6 @@ from .sampler import PlanEngine, Sampling, resolve_sampler
 from .setup import AgentOptions, GRPOSetup, setup_run
 from .timing import StepTiming
 from .train import TrainOutcome, open_run, train_orchestrator
-from ..llm.weights import PolicyWeights, convert_gguf, policy_weights
 
 __all__ = [
     "AgentOptions",

@@ -28,10 +28,10 @@ from ..atomic import replacing_dir, write_text_atomic
 from ..errors import ChecksumMismatch, ConfigError, ServerError
 from ..hashing import sha256_file
 from ..llm.models import AdapterFile, resolve_model
+from ..llm.weights import PolicyWeights, file_digests, mismatch, policy_weights, quiet_transformers
 from ..paths import cache_dir
 from .checkpoints import SEAL_FILE, Seal, last_checkpoint
 from .config import GRPORunConfig
-from ..llm.weights import PolicyWeights, file_digests, mismatch
 
 ADAPTER_DIR = "adapter"  # in a run folder
 ADAPTER_CARD = "orchrm-adapter.json"
@@ -135,8 +135,6 @@ def served_adapter(path: Path, model: str) -> AdapterFile:
             known = None
         if known is not None and known.peft_digest == digest and sha256_file(gguf) == known.gguf_sha256:
             return AdapterFile(name=label, path=gguf, sha256=known.gguf_sha256)
-    from ..llm.weights import policy_weights
-
     home.mkdir(parents=True, exist_ok=True)
     convert_lora(folder, policy_weights(model).path, gguf)
     sha = sha256_file(gguf)
@@ -146,8 +144,6 @@ def served_adapter(path: Path, model: str) -> AdapterFile:
 
 def save_adapter(model: Any, tokenizer: Any, folder: Path, weights: PolicyWeights, config: GRPORunConfig, steps: int) -> Path:
     """The trained adapter (safetensors), the tokenizer and a card with every file's sha256, swapped in whole."""
-    from ..llm.weights import quiet_transformers
-
     with replacing_dir(folder) as tmp, quiet_transformers():
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)

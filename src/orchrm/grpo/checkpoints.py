@@ -20,8 +20,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..atomic import write_text_atomic
 from ..errors import ChecksumMismatch
-from .accounting import write_totals
 from ..llm.weights import file_digests, mismatch
+from .accounting import write_totals
 
 SEAL_FILE = "orchrm-checkpoint.json"
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")

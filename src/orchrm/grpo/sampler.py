@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..errors import ConfigError, ServerError
+from ..llm.weights import PolicyWeights
 from .config import SamplerKind
 from .data import chat_ids
 from .timing import StepClock
-from ..llm.weights import PolicyWeights
 
 SamplerChoice = Literal["auto", "trl", "server", "vllm"]
 SAMPLER_DIR = "sampler"

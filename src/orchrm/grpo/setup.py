@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..llm import LLM, ensure_reachable, open_llm
+from ..llm.weights import PolicyWeights, policy_weights
 from ..mas.agents import AgentSettings
 from ..mas.executor import ExecutorConfig
 from ..tasks import load_task
@@ -29,7 +30,6 @@ from .processes import process_state
 from .rewards import ExecuteScorer, PlanScorer, RMScorer
 from .sampler import SamplerChoice, resolve_sampler
 from .train import TrainOutcome, open_run, plans_per_process, train_orchestrator
-from ..llm.weights import PolicyWeights, policy_weights
 
 if TYPE_CHECKING:
     from ..rm.model import RewardModel

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..llm.weights import PolicyWeights, quiet_transformers
 from ..mas.rollout import agent_types_for
 from ..mas.run_folder import settle_run_file
 from ..tasks.base import Task
@@ -34,7 +35,6 @@ from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, server_rollout
 from .shared_prompt import shared_prompt_trainer
 from .timing import STEPS_FILE, StepClock, StepTiming
-from ..llm.weights import PolicyWeights
 
 RUN_FILE = "run.json"
 CHECKPOINTS_DIR = "checkpoints"
@@ -111,8 +111,6 @@ def lora_config(config: GRPORunConfig) -> Any:
 def load_policy(weights: PolicyWeights, bf16: bool) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from ..llm.weights import quiet_transformers
 
     with quiet_transformers():
         model = AutoModelForCausalLM.from_pretrained(
