@@ -34,7 +34,8 @@ from orchrm.bon.config import BonConfig
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, arun_loop
 from orchrm.mas.plans import plan_shape
-from orchrm.mas.traces import read_traces
+from orchrm.mas.run_folder import first_plans
+from orchrm.mas.traces import Trace, read_traces
 from orchrm.rm.config import RMConfig
 from orchrm.tasks import load_task
 
@@ -132,8 +133,9 @@ def summarize(args: argparse.Namespace) -> str:
     log_path = out / "throughput.json"
     steps = json.loads(log_path.read_text()) if log_path.exists() else []
     (out / "shapes.json").write_text(json.dumps(shapes, indent=1) + "\n")
-    r["shared_prompt_ratio"] = shared_prompt_ratio(out, r["questions"])
-    picks = picks_table(out, kinds)
+    per_q, plans = heldout(out, r["n"])
+    r["shared_prompt_ratio"] = shared_prompt_ratio(per_q, plans)
+    picks = picks_table(per_q, plans, kinds)
     (out / "picks.json").write_text(json.dumps(picks, indent=1) + "\n")
     r["picks"] = picks
     text = markdown(r, shapes, steps)
@@ -141,59 +143,49 @@ def summarize(args: argparse.Namespace) -> str:
     return text
 
 
-def picks_table(out: Path, kinds: dict[str, str]) -> dict:
+def heldout(out: Path, n: int) -> tuple[list[dict], dict[str, list[Trace]]]:
+    """The best-of-N rows (per_question.jsonl) and their plans, each (question, index) counted once
+    (`first_plans`, the rule the run itself reads traces back by): read once for every table below."""
+    per_q = [json.loads(x) for x in (out / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
+    plans = first_plans(read_traces(out / "bon" / "heldout" / "traces.jsonl"), [r["question_id"] for r in per_q], n)
+    return per_q, plans
+
+
+def picks_table(per_q: list[dict], plans: dict[str, list[Trace]], kinds: dict[str, str]) -> dict:
     """What each selector picked, per question kind: the shapes of the chosen plans and how often they were
     right (what a learned selector prefers, beside the trivial ones that could fake it). A tie among valid
     plans (`prior` and `shortest` often have them) gives each tied plan an equal share of the pick."""
-    per_q = [json.loads(x) for x in (out / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
-    wanted = {r["question_id"] for r in per_q}
-    plans = {(t.question_id, t.plan_index): t for t in reversed(read_traces(out / "bon" / "heldout" / "traces.jsonl"))
-             if t.question_id in wanted}  # fmt: skip  (reversed: the first trace of an index wins, as first_plans)
     keys = {"rm": ("rewards", 1.0), "prior": ("priors", 1.0), "shortest": ("lengths", -1.0)}
     cells: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for r in per_q:
         kind = kinds.get(r["question_id"], "?")
-        valid = {i: t for (q, i), t in plans.items() if q == r["question_id"] and t.valid}
+        valid = {t.plan_index: t for t in plans[r["question_id"]] if t.valid}
         for method, (field, sign) in keys.items():
-            scored = {i: sign * v for i, v in ((int(k), v) for k, v in (r.get(field) or {}).items()) if i in valid and v is not None}
+            scored = {int(k): sign * v for k, v in (r.get(field) or {}).items() if int(k) in valid and v is not None}
             if not scored:
                 continue
-            best = max(scored.values())
-            tied = [i for i, v in scored.items() if v == best]
+            tied = [i for i, v in scored.items() if v == max(scored.values())]
             for i in tied:
-                t = valid[i]
+                right = float(bool(valid[i].score and valid[i].score.correct))
                 for k in (kind, "all"):
-                    cell = cells[(method, k, plan_shape(t.plan))]
+                    cell = cells[(method, k, plan_shape(valid[i].plan))]
                     cell[0] += 1 / len(tied)
-                    cell[1] += float(bool(t.score and t.score.correct)) / len(tied)
+                    cell[1] += right / len(tied)
     rows = [{"method": m, "kind": k, "shape": sh, "picked": round(v[0], 2), "correct": round(v[1], 2)}
             for (m, k, sh), v in cells.items()]  # fmt: skip
     rows.sort(key=lambda r: (r["kind"], r["method"], -r["picked"]))
     return {"rows": rows}
 
 
-def shared_prompt_ratio(out: Path, questions: int) -> dict | None:
+def shared_prompt_ratio(per_q: list[dict], plans: dict[str, list[Trace]]) -> dict | None:
     """rm's tokens / majority's had each question's N plans come from one request for N completions (the prompt
     read and billed once, as OpenAI-style `n` bills it), computed from the same traces and picks: a
     counterfactual for the token mark, not a measurement of such a run."""
-    per_q = [json.loads(x) for x in (out / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
-    plan_all: dict[str, int] = defaultdict(int)
-    prompt_max: dict[str, int] = defaultdict(int)
-    completions: dict[str, int] = defaultdict(int)
-    wanted = {r["question_id"] for r in per_q[:questions]}
-    seen: set[tuple[str, int]] = set()
-    for t in read_traces(out / "bon" / "heldout" / "traces.jsonl"):
-        plan = t.tokens.get("plan")
-        if t.question_id not in wanted or plan is None or (t.question_id, t.plan_index) in seen:
-            continue
-        seen.add((t.question_id, t.plan_index))
-        plan_all[t.question_id] += plan.total_tokens
-        prompt_max[t.question_id] = max(prompt_max[t.question_id], plan.prompt_tokens)
-        completions[t.question_id] += plan.completion_tokens
     rm = majority = 0.0
-    for r in per_q[:questions]:
-        q = r["question_id"]
-        saved = plan_all[q] - prompt_max[q] - completions[q]
+    for r in per_q:
+        calls = [t.tokens["plan"] for t in plans[r["question_id"]] if "plan" in t.tokens]
+        # what N separate requests paid beyond one prompt and N completions
+        saved = sum(c.total_tokens for c in calls) - max((c.prompt_tokens for c in calls), default=0) - sum(c.completion_tokens for c in calls)
         rm += r["rm"]["tokens"] - saved
         majority += r["majority"]["tokens"] - saved
     return {"value": rm / majority} if majority else None
