@@ -13,7 +13,9 @@ steps, group size, learning rate and seed, two arms:
 - `prior`: the plan-shape prior fitted on the same traces the RM's pairs came from (`bon.prior.ShapePrior`,
   issue #13's training rollouts): the cheapest reward that could fake the RM's;
 - `scratch`: the RM reward again, from the bare prompt (no worked example plans): training from scratch,
-  compared with the base orchestrator on that same bare prompt (`base-bare`).
+  compared with the base orchestrator on that same bare prompt (`base-bare`);
+- `rm-decoder`: the RM reward from the decoder backbone (the embedded Qwen, LoRA + value head) trained on the
+  same pairs by `bench/rm_backbones.py` (its folder is reused; trained here the same way when missing).
 
 Each arm's checkpoints are evaluated on held-out questions the way a user would (`orchrm rollout
 --orchestrator-adapter`): `--eval-plans` sampled plans per question, unconstrained as in training, executed and
@@ -56,9 +58,12 @@ from orchrm.tasks import load_task
 HERE = Path(__file__).parent
 TASK = "mix:world_qa,chain_sum"
 PAIRS_FROM = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"  # issue #13's committed run
-ARMS = ("rm", "execute", "scratch", "prior")
-BASE_OF = {"rm": "base", "execute": "base", "scratch": "base-bare", "prior": "base"}
-REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior"}  # the evaluation each arm starts from
+DECODER_RM = HERE / "results" / "rm_backbones" / "qwen2.5-coder-0.5b"  # bench/rm_backbones.py's decoder RM
+ARMS = ("rm", "execute", "scratch", "prior", "rm-decoder")
+BASE_OF = {"rm": "base", "execute": "base", "scratch": "base-bare", "prior": "base", "rm-decoder": "base"}  # the evaluation each arm starts from
+REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior", "rm-decoder": "rm"}
+# Paired on the same held-out questions at each arm's last evaluated step (results.json key: "<a>_minus_<b>").
+PAIRED = (("rm", "execute"), ("rm", "prior"), ("rm-decoder", "prior"), ("rm-decoder", "rm"), ("rm-decoder", "execute"))
 
 
 def slug(task: str) -> str:
@@ -75,15 +80,17 @@ def eval_config(args: argparse.Namespace, label: str, llm, agent_llm, examples: 
     )  # fmt: skip
 
 
-def ensure_rm(root: Path) -> RewardModel:
-    """The RM issue #13's bench trained, retrained from its committed pairs with its settings when missing."""
+def ensure_rm(root: Path, arm: str) -> RewardModel:
+    """The arm's RM, trained on issue #13's committed pairs when its folder is missing: the MiniLM with that
+    bench's own settings, or the decoder with its defaults (what bench/rm_backbones.py trains, ~1 h here)."""
     from orchrm.rm.train import train_from_folder
 
-    folder = root / "rm"
+    folder, config = root / "rm", RMConfig(**json.loads((PAIRS_FROM / "loop.json").read_text())["rm"])
+    if arm == "rm-decoder":
+        folder, config = DECODER_RM, RMConfig(backbone="qwen2.5-coder-0.5b")
     if not folder.is_dir():  # saved whole (swapped in), so a folder that exists is complete
-        loop = json.loads((PAIRS_FROM / "loop.json").read_text())
-        print(f"training the RM on {PAIRS_FROM / 'pairs'} ...", flush=True)
-        train_from_folder(PAIRS_FROM / "pairs", folder, RMConfig(**loop["rm"]), progress=False)
+        print(f"training the {config.backbone} RM on {PAIRS_FROM / 'pairs'} ...", flush=True)
+        train_from_folder(PAIRS_FROM / "pairs", folder, config, progress=False)
     return RewardModel.load(folder)
 
 
@@ -110,7 +117,7 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
     weights = policy_weights(DEFAULT_MODEL)
     out = root / "arms" / arm
     reward = REWARD_OF[arm]
-    rm = ensure_rm(root) if reward == "rm" else None
+    rm = ensure_rm(root, arm) if reward == "rm" else None
     agent_llm = open_llm("local", cache=root / "responses.sqlite") if arm == "execute" else None
     config = GRPORunConfig(
         task=args.task, policy=DEFAULT_MODEL, policy_sha256=weights.sha256, reward=reward,  # type: ignore[arg-type]
@@ -122,7 +129,7 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
     ledger = open_run(out, config)
     try:
         if rm is not None:
-            scorer = RMScorer(rm)
+            scorer = RMScorer(rm, ledger)
         elif reward == "prior":
             scorer = PriorScorer(ShapePrior.from_file(PAIRS_FROM / "train" / "traces.jsonl"))
         else:
@@ -228,13 +235,13 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
         if (root / "arms" / arm / "run.json").is_file() and BASE_OF[arm] in starts:
             base = starts[BASE_OF[arm]]["per_question"]
             out["arms"][arm] = {"start": BASE_OF[arm], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0))}
-    for other in ("execute", "prior"):  # arms on the same questions: paired intervals, not two separate ones
-        rm_last, other_last = (out["arms"].get(a, {}).get("evals") for a in ("rm", other))
-        if rm_last and other_last:
-            a = per_question(root / "evals" / f"rm:step-{rm_last[-1]['step']}")
+    for one, other in PAIRED:  # arms on the same questions: paired intervals, not two separate ones
+        one_last, other_last = (out["arms"].get(a, {}).get("evals") for a in (one, other))
+        if one_last and other_last:
+            a = per_question(root / "evals" / f"{one}:step-{one_last[-1]['step']}")
             b = per_question(root / "evals" / f"{other}:step-{other_last[-1]['step']}")
             qs = sorted(set(a) & set(b))
-            out[f"rm_minus_{other}"] = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
+            out[f"{one}_minus_{other}"] = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
     (root / "results.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 

@@ -129,3 +129,21 @@ def test_the_prior_reward_is_the_shape_priors_rate_whatever_the_plan_says(tmp_pa
     python_a, python_b, cot = asyncio.run(PriorScorer(prior).score(q, [plan("python", "x"), plan("python", "other words"), plan("cot", "y")]))
     assert python_a.reward == python_b.reward == prior.lookup(plan("python", "x")).value  # the text plays no part
     assert python_a.reward > cot.reward and python_a.detail == {"grain": "plan"}
+
+
+def test_a_decoder_rms_reads_are_counted_under_verify_and_an_encoders_are_not(tmp_path):
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(1)}
+    [q] = qs
+    encoder = RewardModel.load(tiny_rm(tmp_path / "rm", tasks=["jsonl"]))
+    # the same network carded as a decoder: what `RMScorer` reads to decide whether it is an LLM call
+    decoder = RewardModel(encoder.model, encoder.tokenizer, encoder.card.model_copy(update={"backbone_kind": "decoder"}))
+    other = json.dumps({"agents": [{"id": "x", "type": "python", "input": "Compute it."}]})
+    for rm, calls in ((encoder, 0), (decoder, 2)):
+        ledger = TokenLedger()
+        reward = PlanReward(RMScorer(rm, ledger), qs, degree="dag", agent_types=agent_types_for(task))
+        _call(reward, [PLAN, other, "nope"], [q, q, q])  # the invalid plan is never scored
+        verify = ledger.totals().get("verify")
+        assert (verify.calls if verify else 0) == calls
+    assert verify.prompt_tokens == sum(decoder.token_counts(qs[q].question, [PLAN, other])) > 0
+    assert verify.completion_tokens == 0 and set(ledger.totals()) == {"verify"}

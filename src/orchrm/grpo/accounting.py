@@ -1,5 +1,6 @@
 """Every token of a training run, on disk as it is spent: policy samples under `plan`, the sub-agents of
-`--reward execute` under `execute`, the optimisation passes under `train`.
+`--reward execute` under `execute`, a decoder RM's scoring passes under `verify`, the optimisation passes
+under `train`.
 
 `LedgerLog` is a `TokenLedger` that appends each usage record to `tokens.jsonl` the moment it is counted
 and reads the file back on resume, so tokens spent before a kill -9 stay counted (they were spent). Under

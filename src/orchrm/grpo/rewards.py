@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from .. import jsonl
 from ..adapters import completion_text
 from ..errors import OrchrmError
-from ..llm import LLM
+from ..llm import LLM, TokenLedger, UsageRecord
 from ..mas.executor import ExecutorConfig, execute_plan
 from ..mas.orchestrator import check_plan
 from ..mas.plans import Plan, PlanError
@@ -122,11 +122,18 @@ class RMScorer:
 
     name = "rm"
 
-    def __init__(self, rm: Any) -> None:
+    def __init__(self, rm: Any, ledger: TokenLedger | None = None) -> None:
         self.rm = rm
+        self.ledger = ledger
 
     async def score(self, question: Question, plans: list[Plan]) -> list[Scored]:
         raw = self.rm.score(question.question, plans)
+        # A decoder RM is an LLM forward pass the policy's size, so what it reads is counted under `verify`
+        # (one call per plan); an encoder's (MiniLM, ~1/20 the size) is not an LLM call and is not.
+        if self.ledger is not None and self.rm.card.backbone_kind == "decoder":
+            model_id = f"rm:{self.rm.card.weights_sha256}"
+            self.ledger.add(UsageRecord(category="verify", backend="transformers", model_id=model_id, prompt_tokens=n,
+                                        completion_tokens=0, cached=False) for n in self.rm.token_counts(question.question, plans))  # fmt: skip
         # tanh form of the sigmoid: no overflow for any score
         return [Scored(reward=0.5 * (1.0 + math.tanh(r / 2)), detail={"rm_score": r}) for r in raw]
 

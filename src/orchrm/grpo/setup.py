@@ -128,7 +128,7 @@ def _scorer(task: Task, config: GRPORunConfig, ledger: LedgerLog, reward_model: 
     from ..rm.model import rm_warnings
 
     if reward_model is not None:
-        return RMScorer(reward_model), rm_warnings(reward_model, task, config.task)
+        return RMScorer(reward_model, ledger), rm_warnings(reward_model, task, config.task)
     assert agent_llm is not None
     agent_llm.ledger = ledger  # sub-agent tokens land in the run's ledger under `execute`
     asyncio.run(ensure_reachable(agent_llm, "agent"))

@@ -203,6 +203,11 @@ class RewardModel:
         """One reward per (question, plan) item, questions mixed freely: what `score` gives each, in one batch."""
         return self.score_rendered([(render_question(q), render_plan(p)) for q, p in items], batch_size=batch_size)
 
+    def token_counts(self, question: str, plans: Sequence[Plan | str]) -> list[int]:
+        """Tokens the model reads to score each plan for `question` (after truncation to `max_length`)."""
+        prompt, decoder = render_question(question), self.card.backbone_kind == "decoder"
+        return [len(encode(self.tokenizer, prompt, render_plan(p), self.card.max_length, decoder=decoder)) for p in plans]
+
     def score_rendered(self, items: Sequence[tuple[str, str]], *, batch_size: int = 64) -> list[float]:
         """Rewards of already-rendered (prompt, plan) texts, e.g. pair rows."""
         torch = _torch()
