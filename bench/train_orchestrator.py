@@ -3,6 +3,7 @@
     python bench/train_orchestrator.py                       # both arms to --steps, evaluated at --eval-every
     python bench/train_orchestrator.py --until 16:40         # stop at a checkpoint after 16:40 (resume later)
     python bench/train_orchestrator.py --tables-only         # rewrite the summary from what is on disk
+    python bench/train_orchestrator.py --replay prior --eval-every 4 --eval-plans 4   # checkpoints back, evaluated again
 
 From one base orchestrator (the embedded 0.5B, its GGUF dequantised for training; plans sampled by
 llama-server with the current adapter), on issue #13's mixed pool (`mix:world_qa,chain_sum`), with the same
@@ -23,10 +24,13 @@ graded; the base orchestrator is evaluated the same way on the same questions (p
 Tokens per arm come from the run's ledger (the seal of each checkpoint holds the cumulative count), and the
 RM arm is also stated with the tokens that collecting its training pairs cost (issue #13's training rollouts).
 
-Everything resumes: GRPO from its last sealed checkpoint, evaluations trace by trace. Committed under
-bench/results/train_orchestrator/<task>/: each arm's run.json, samples.jsonl, steps.jsonl, tokens.json, the
-evaluation traces, results.json; and bench/results/train_orchestrator.md. Not committed (see .gitignore): the
-checkpoints, adapters, the RM (retrained from the committed pairs when missing) and the response cache.
+Everything resumes: GRPO from its last sealed checkpoint, evaluations trace by trace (an evaluation grows in
+place with more --eval-questions or --eval-plans). Committed under bench/results/train_orchestrator/<task>/:
+each arm's run.json, samples.jsonl, steps.jsonl, tokens.json, the evaluation traces with each evaluated
+checkpoint's step and tokens (checkpoint.json), results.json; and bench/results/train_orchestrator.md, which
+`--tables-only` rebuilds from those alone. Not committed (see .gitignore): the checkpoints, adapters, the RM
+(retrained from the committed pairs when missing) and the response cache; `--replay` retrains a finished arm
+whose checkpoints are gone and keeps them only if it reproduces the committed samples exactly.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from orchrm.atomic import write_text_atomic
 from orchrm.bon.stats import Bootstrap
 from orchrm.bon.prior import ShapePrior
 from orchrm.grpo import ExecuteScorer, GRPORunConfig, PriorScorer, RMScorer, open_run, policy_weights, resolve_sampler
@@ -112,10 +117,10 @@ def deadline_callback(deadline: float | None, save_steps: int):  # noqa: ANN201
     return Deadline()
 
 
-def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | None) -> None:
+def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | None, out: Path | None = None) -> None:
     task = load_task(args.task)
     weights = policy_weights(DEFAULT_MODEL)
-    out = root / "arms" / arm
+    out = out or root / "arms" / arm
     reward = REWARD_OF[arm]
     rm = ensure_rm(root, arm) if reward == "rm" else None
     agent_llm = open_llm("local", cache=root / "responses.sqlite") if arm == "execute" else None
@@ -145,9 +150,18 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
             agent_llm.close()
 
 
+CHECKPOINT_FILE = "checkpoint.json"  # in an evaluation folder: the step and cumulative tokens of what it evaluated
+
+
 def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: Path, examples: bool = True) -> None:
-    """`--eval-plans` plans per held-out question from the base or an adapter, executed and graded."""
+    """`--eval-plans` plans per held-out question from the base or an adapter, executed and graded. A
+    checkpoint's step and tokens (from its seal) are kept beside its traces: the checkpoints themselves stay
+    local, and the summary must be rebuilt from what is committed."""
     task = load_task(args.task)
+    if adapter is not None:
+        seal = json.loads((adapter / SEAL_FILE).read_text())
+        (root / "evals" / label).mkdir(parents=True, exist_ok=True)
+        write_text_atomic(root / "evals" / label / CHECKPOINT_FILE, json.dumps({"step": seal["step"], "tokens": seal["tokens"]}, indent=2) + "\n")
     served = served_adapter(adapter, DEFAULT_MODEL) if adapter is not None else None
     llm, agent_llm = open_llms("local", orchestrator_adapter=served, cache=root / "responses.sqlite", ledger=TokenLedger())
     try:
@@ -157,8 +171,44 @@ def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: P
         close_llms(llm, agent_llm)
 
 
+def replay(arm: str, args: argparse.Namespace, root: Path) -> None:
+    """An arm's checkpoints back, when they are gone (they stay on the machine that trained them): the arm
+    retrained with its committed settings into `arms/<arm>.replay`, and its checkpoints moved into the arm's
+    folder only if every committed sample (completion and reward, step by step) came out the same: the same
+    training, not a new one. Plans are sampled with fixed seeds and the update is deterministic on a CPU, so
+    a replay on the same software reproduces the run; one that does not is reported and kept apart."""
+    arm_dir, into = root / "arms" / arm, root / "arms" / f"{arm}.replay"
+    run = json.loads((arm_dir / "run.json").read_text())
+    if eval_points(arm_dir):
+        return
+    cmd = [sys.executable, __file__, "--task", args.task, "--steps", str(run["max_steps"]), "--eval-every", str(args.eval_every),
+           "--group", str(run["group_size"]), "--lr", str(run["learning_rate"]), "--train-questions", str(run["n_questions"]),
+           "--plan-max-tokens", str(run["plan_max_tokens"]), "--temperature", str(run["temperature"]), "--seed", str(run["seed"]),
+           "--only-train", arm, "--train-into", str(into)]  # fmt: skip
+    subprocess.run(cmd, check=True)
+    read = lambda d: [json.loads(x) for x in (d / "samples.jsonl").read_text().splitlines() if x.strip()]  # noqa: E731
+    old = [(s["step"], s["completion"], s["reward"]) for s in read(arm_dir) if s["step"] < run["max_steps"]]
+    new = [(s["step"], s["completion"], s["reward"]) for s in read(into)]
+    differ = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), None)
+    if differ is not None or len(old) != len(new):
+        where = f"sample {differ} (step {old[differ][0]})" if differ is not None else f"length ({len(new)} vs {len(old)} samples)"
+        sys.exit(f"the replay of {arm} differs from the committed run at {where}; kept in {into}, nothing moved")
+    (into / "checkpoints").rename(arm_dir / "checkpoints")
+    print(f"{arm}: replay reproduced all {len(old)} committed samples; its checkpoints are the arm's", flush=True)
+
+
 def eval_points(arm_dir: Path) -> list[tuple[int, Path]]:
     return [(s, p) for s, p in checkpoints(arm_dir / "checkpoints") if (p / SEAL_FILE).is_file()]
+
+
+def evaluated(root: Path, arm: str) -> list[tuple[int, Path, dict]]:
+    """The arm's evaluated checkpoints, by step: (step, evaluation folder, what `evaluate` kept of the seal)."""
+    found = []
+    for folder in root.joinpath("evals").glob(f"{arm}:step-*"):
+        if (folder / CHECKPOINT_FILE).is_file() and (folder / "traces.jsonl").is_file():
+            info = json.loads((folder / CHECKPOINT_FILE).read_text())
+            found.append((info["step"], folder, info))
+    return sorted(found, key=lambda x: x[0])
 
 
 def per_question(folder: Path) -> dict[str, float]:
@@ -167,6 +217,10 @@ def per_question(folder: Path) -> dict[str, float]:
     for t in read_traces(folder / "traces.jsonl"):
         got[t.question_id].append(1.0 if t.score is not None and t.score.correct else 0.0)
     return {q: statistics.fmean(v) for q, v in got.items()}
+
+
+def plans(folder: Path) -> int:
+    return sum(1 for _ in read_traces(folder / "traces.jsonl"))
 
 
 def shapes(folder: Path) -> dict[str, int]:
@@ -200,17 +254,15 @@ def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstr
     curve = [{"step": k, "valid": sum(s["valid"] for s in v) / len(v),
               "reward": statistics.fmean(s["reward"] for s in v if s["reward"] is not None)} for k, v in sorted(by_step.items())]  # fmt: skip
     points = []
-    for step, path in eval_points(arm_dir):
-        folder = root / "evals" / f"{arm_dir.name}:step-{step}"
-        acc = per_question(folder) if (folder / "traces.jsonl").is_file() else {}
-        if not acc or set(acc) != set(base):
+    for step, folder, info in evaluated(root, arm_dir.name):
+        acc = per_question(folder)
+        if set(acc) != set(base):
             continue
         qs = sorted(base)
-        seal = json.loads((path / SEAL_FILE).read_text())
         points.append({
             "step": step, "accuracy": boot.mean([acc[q] for q in qs]).model_dump(),
             "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
-            "tokens": seal["tokens"]["total"]["total_tokens"], "shapes": shapes(folder), "by_kind": by_kind(folder),
+            "tokens": info["tokens"]["total"]["total_tokens"], "plans": plans(folder), "shapes": shapes(folder), "by_kind": by_kind(folder),
         })  # fmt: skip
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
     return {"reward": run["reward"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
@@ -226,10 +278,10 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
         acc = per_question(folder) if (folder / "traces.jsonl").is_file() else {}
         if acc:
             starts[label] = {"per_question": acc, "accuracy": Bootstrap(len(acc), seed=0).mean(list(acc.values())).model_dump(),
-                             "shapes": shapes(folder), "by_kind": by_kind(folder)}  # fmt: skip
+                             "plans": plans(folder), "shapes": shapes(folder), "by_kind": by_kind(folder)}  # fmt: skip
     n = len(starts.get("base", {}).get("per_question", {}))
-    out = {"task": args.task, "eval_questions": n, "eval_plans": args.eval_plans,
-           "starts": {k: {"accuracy": v["accuracy"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
+    out = {"task": args.task, "eval_questions": n,
+           "starts": {k: {"accuracy": v["accuracy"], "plans": v["plans"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
     for arm in ARMS:
         if (root / "arms" / arm / "run.json").is_file() and BASE_OF[arm] in starts:
@@ -251,36 +303,46 @@ def _iv(d: dict | None, scale: float = 100) -> str:
 
 
 def marks(r: dict) -> list[str]:
-    """Issue #15's marks as measured: RM-guided gain over the base, tokens against trajectory-level RL at the
-    last evaluated step of each, step time."""
-    rm, ex = r["arms"].get("rm", {}), r["arms"].get("execute", {})
+    """Issue #15's marks as measured, for each RM-rewarded arm: the gain over the base, execute's accuracy and
+    tokens at the last evaluated step of each (and at the RM arm's first step that reaches it), step time."""
+    ex = r["arms"].get("execute", {})
     last = lambda a: a["evals"][-1] if a.get("evals") else None  # noqa: E731
-    out = ["| mark (issue #15) | target | measured |", "|---|---|---|"]
-    if last(rm):
-        out.append(f"| RM-guided − base, points (one plan per question, executed) | ≥ +10 | {_iv(last(rm)['minus_base'])} |")
-    if last(rm) and last(ex):
-        a, b = last(rm), last(ex)
-        with_pairs = a["tokens"] + r["pair_collection_tokens"]
-        out.append(f"| RM-guided reaches execute's accuracy | within the interval | rm {_iv(a['accuracy'])} vs execute {_iv(b['accuracy'])}; "
-                   f"paired rm − execute {_iv(r.get('rm_minus_execute'))} points |")  # fmt: skip
-        out.append(f"| execute's tokens / RM-guided's | ≥ 5× | {b['tokens'] / a['tokens']:.2f}× ({b['tokens']:,} / {a['tokens']:,}); "
-                   f"with the RM's pair collection {b['tokens'] / with_pairs:.2f}× (/ {with_pairs:,}) |")  # fmt: skip
-    if r.get("rm_minus_prior"):
-        out.append(f"| RM-guided − shape-prior-guided (the cheapest reward that could fake it) | above 0 | {_iv(r['rm_minus_prior'])} points |")
-    steps = rm.get("step_time", {})
-    if steps.get("step_s") is not None:
-        out.append(f"| RM-guided step, 1 question × {rm['group_size']} plans | ≤ 60 s | mean {steps['step_s']:.1f} s (this sitting, other jobs beside it) |")
+    out = ["| mark (issue #15) | arm | target | measured |", "|---|---|---|---|"]
+    for name in ("rm", "rm-decoder"):
+        rm = r["arms"].get(name, {})
+        if last(rm):
+            out.append(f"| RM-guided − base, points (one plan per question, executed) | {name} | ≥ +10 | {_iv(last(rm)['minus_base'])} |")
+        if last(rm) and last(ex):
+            a, b = last(rm), last(ex)
+            with_pairs = a["tokens"] + r["pair_collection_tokens"]
+            out.append(f"| RM-guided reaches execute's accuracy | {name} | within the interval | {name} {_iv(a['accuracy'])} vs execute "
+                       f"{_iv(b['accuracy'])}; paired {name} − execute {_iv(r.get(f'{name}_minus_execute'))} points |")  # fmt: skip
+            out.append(f"| execute's tokens / RM-guided's | {name} | ≥ 5× | {b['tokens'] / a['tokens']:.2f}× ({b['tokens']:,} / {a['tokens']:,}); "
+                       f"with the RM's pair collection {b['tokens'] / with_pairs:.2f}× (/ {with_pairs:,}) |")  # fmt: skip
+            # The curve's reading of the mark: the first evaluated step at or above execute's final accuracy.
+            first = next((p for p in rm["evals"] if p["accuracy"]["value"] >= b["accuracy"]["value"]), None)
+            if first is not None and first is not a:
+                out.append(f"| execute's tokens / RM-guided's, at the first step reaching execute's final accuracy | {name} | ≥ 5× | "
+                           f"step {first['step']} ({_iv(first['accuracy'])}): {b['tokens'] / first['tokens']:.2f}× (/ {first['tokens']:,}); "
+                           f"with pair collection {b['tokens'] / (first['tokens'] + r['pair_collection_tokens']):.2f}× |")  # fmt: skip
+        if r.get(f"{name}_minus_prior"):
+            out.append(f"| RM-guided − shape-prior-guided (the cheapest reward that could fake it) | {name} | above 0 | {_iv(r[f'{name}_minus_prior'])} points |")
+        steps = rm.get("step_time", {})
+        if steps.get("step_s") is not None:
+            out.append(f"| RM-guided step, 1 question × {rm['group_size']} plans | {name} | ≤ 60 s | mean {steps['step_s']:.1f} s (this sitting, other jobs beside it) |")
+    if r.get("rm-decoder_minus_rm"):
+        out.append(f"| decoder RM's reward − MiniLM RM's (paired, last steps) | rm-decoder | — | {_iv(r['rm-decoder_minus_rm'])} points |")
     return out
 
 
 def markdown(r: dict) -> str:
-    lines = [f"## {r['task']}: {r['eval_questions']} held-out questions × {r['eval_plans']} sampled plans, executed", "",
-             "| run | step | accuracy % [95% CI] | − its start, points | tokens (cumulative) | plan shapes |", "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [f"## {r['task']}: {r['eval_questions']} held-out questions, sampled plans executed (accuracy: the mean over questions of each one's share of correct plans)", "",
+             "| run | step | plans | accuracy % [95% CI] | − its start, points | tokens (cumulative) | plan shapes |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     for label, st in r["starts"].items():
-        lines.append(f"| {label} (untrained) | 0 | {_iv(st['accuracy'])} | — | 0 | {st['shapes']} |")
+        lines.append(f"| {label} (untrained) | 0 | {st['plans']} | {_iv(st['accuracy'])} | — | 0 | {st['shapes']} |")
     for arm, a in r["arms"].items():
         for p in a["evals"]:
-            lines.append(f"| {arm} (from {a['start']}) | {p['step']} | {_iv(p['accuracy'])} | {_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")
+            lines.append(f"| {arm} (from {a['start']}) | {p['step']} | {p['plans']} | {_iv(p['accuracy'])} | {_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")
     lines += ["", "Per question kind (correct / plans · plan shapes):", ""]
     rows = [(f"{k} (untrained)", st["by_kind"]) for k, st in r["starts"].items()]
     rows += [(f"{arm} step {p['step']}", p["by_kind"]) for arm, a in r["arms"].items() for p in a["evals"]]
@@ -317,7 +379,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--until", help="HH:MM: stop at the first checkpoint after it, and start no evaluation after it.")
     ap.add_argument("--tables-only", action="store_true")
+    ap.add_argument("--replay", help="ARMS: retrain these finished arms whose checkpoints are gone and evaluate them "
+                    "(checkpoints every --eval-every steps) at --eval-questions x --eval-plans; the base too.")  # fmt: skip
     ap.add_argument("--only-train", help=argparse.SUPPRESS)  # one arm's training, in a process of its own
+    ap.add_argument("--train-into", type=Path, help=argparse.SUPPRESS)  # ... into this folder (a replay)
     args = ap.parse_args()
     root = HERE / "results" / "train_orchestrator" / slug(args.task)
     root.mkdir(parents=True, exist_ok=True)
@@ -328,9 +393,17 @@ def main() -> None:
         deadline = time.mktime((*now[:3], h, m, 0, 0, 0, -1))
     late = lambda: deadline is not None and time.time() > deadline  # noqa: E731
     if args.only_train:
-        train_arm(args.only_train, args, root, deadline)
+        train_arm(args.only_train, args, root, deadline, args.train_into)
         return
-    if not args.tables_only:
+    if args.replay:
+        for arm in args.replay.split(","):
+            if not late():
+                evaluate(BASE_OF[arm], None, args, root, arm != "scratch")
+                replay(arm, args, root)
+            for step, path in eval_points(root / "arms" / arm):
+                if not late():
+                    evaluate(f"{arm}:step-{step}", path, args, root, arm != "scratch")
+    elif not args.tables_only:
         for arm in args.arms.split(","):
             examples = arm != "scratch"
             if not late():
