@@ -3,7 +3,8 @@
     python bench/train_orchestrator.py                       # both arms to --steps, evaluated at --eval-every
     python bench/train_orchestrator.py --until 16:40         # stop at a checkpoint after 16:40 (resume later)
     python bench/train_orchestrator.py --tables-only         # rewrite the summary from what is on disk
-    python bench/train_orchestrator.py --replay prior --eval-every 4 --eval-plans 4   # checkpoints back, evaluated again
+    python bench/train_orchestrator.py --arms prior.2 --eval-every 4        # a second run of an arm, same settings
+    python bench/train_orchestrator.py --arms rm-decoder --eval-plans 4 --eval-steps 8,16   # grow evaluations
 
 From one base orchestrator (the embedded 0.5B, its GGUF dequantised for training; plans sampled by
 llama-server with the current adapter), on issue #13's mixed pool (`mix:world_qa,chain_sum`), with the same
@@ -29,8 +30,10 @@ place with more --eval-questions or --eval-plans). Committed under bench/results
 each arm's run.json, samples.jsonl, steps.jsonl, tokens.json, the evaluation traces with each evaluated
 checkpoint's step and tokens (checkpoint.json), results.json; and bench/results/train_orchestrator.md, which
 `--tables-only` rebuilds from those alone. Not committed (see .gitignore): the checkpoints, adapters, the RM
-(retrained from the committed pairs when missing) and the response cache; `--replay` retrains a finished arm
-whose checkpoints are gone and keeps them only if it reproduces the committed samples exactly.
+(retrained from the committed pairs when missing) and the response cache. A run of an arm does not reproduce
+bit for bit (the first step's plans do; the update's float sums differ between runs on 2 threads and every
+later sample follows), so an arm whose checkpoints are gone cannot be evaluated again: train a repeat
+(`<arm>.2`) instead, which also shows how far two runs of one arm differ.
 """
 
 from __future__ import annotations
@@ -67,8 +70,23 @@ DECODER_RM = HERE / "results" / "rm_backbones" / "qwen2.5-coder-0.5b"  # bench/r
 ARMS = ("rm", "execute", "scratch", "prior", "rm-decoder")
 BASE_OF = {"rm": "base", "execute": "base", "scratch": "base-bare", "prior": "base", "rm-decoder": "base"}  # the evaluation each arm starts from
 REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior", "rm-decoder": "rm"}
-# Paired on the same held-out questions at each arm's last evaluated step (results.json key: "<a>_minus_<b>").
-PAIRED = (("rm", "execute"), ("rm", "prior"), ("rm-decoder", "prior"), ("rm-decoder", "rm"), ("rm-decoder", "execute"))
+
+
+def kind(arm: str) -> str:
+    """`prior.2` is a second run of `prior` (same settings, its own folder): how far two runs of one arm differ
+    is what a difference between arms must be read against."""
+    return arm.split(".")[0]
+
+
+def arms_on_disk(root: Path) -> list[str]:
+    found = {p.parent.name for p in root.glob("arms/*/run.json") if kind(p.parent.name) in ARMS}
+    return sorted(found, key=lambda a: (ARMS.index(kind(a)), a))
+
+
+# Paired on the same held-out questions at every step both arms evaluated (results.json "paired"; the last
+# such step also as "<a>_minus_<b>"). `prior.2` against `prior`: two runs of one arm, what noise alone gives.
+PAIRED = (("rm", "execute"), ("rm", "prior"), ("rm-decoder", "prior"), ("rm-decoder", "prior.2"), ("rm-decoder", "rm"),
+          ("rm-decoder", "execute"), ("prior.2", "prior"))  # fmt: skip
 
 
 def slug(task: str) -> str:
@@ -117,19 +135,19 @@ def deadline_callback(deadline: float | None, save_steps: int):  # noqa: ANN201
     return Deadline()
 
 
-def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | None, out: Path | None = None) -> None:
+def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | None) -> None:
     task = load_task(args.task)
     weights = policy_weights(DEFAULT_MODEL)
-    out = out or root / "arms" / arm
-    reward = REWARD_OF[arm]
-    rm = ensure_rm(root, arm) if reward == "rm" else None
-    agent_llm = open_llm("local", cache=root / "responses.sqlite") if arm == "execute" else None
+    out = root / "arms" / arm
+    reward = REWARD_OF[kind(arm)]
+    rm = ensure_rm(root, kind(arm)) if reward == "rm" else None
+    agent_llm = open_llm("local", cache=root / "responses.sqlite") if reward == "execute" else None
     config = GRPORunConfig(
         task=args.task, policy=DEFAULT_MODEL, policy_sha256=weights.sha256, reward=reward,  # type: ignore[arg-type]
         rm_sha256=rm.card.weights_sha256 if rm else "", agent_model_id=agent_llm.backend.model_id if agent_llm else "",
         group_size=args.group, n_questions=args.train_questions, max_steps=args.steps, save_steps=args.eval_every,
         learning_rate=args.lr, plan_max_tokens=args.plan_max_tokens, temperature=args.temperature, seed=args.seed,
-        sampler=resolve_sampler("auto", weights), prompt_examples=arm != "scratch",
+        sampler=resolve_sampler("auto", weights), prompt_examples=kind(arm) != "scratch",
     )  # fmt: skip
     ledger = open_run(out, config)
     try:
@@ -169,32 +187,6 @@ def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: P
         asyncio.run(arollout(task, llm, root / "evals" / label, cfg, agent_llm=agent_llm, parallel_questions=2))
     finally:
         close_llms(llm, agent_llm)
-
-
-def replay(arm: str, args: argparse.Namespace, root: Path) -> None:
-    """An arm's checkpoints back, when they are gone (they stay on the machine that trained them): the arm
-    retrained with its committed settings into `arms/<arm>.replay`, and its checkpoints moved into the arm's
-    folder only if every committed sample (completion and reward, step by step) came out the same: the same
-    training, not a new one. Plans are sampled with fixed seeds and the update is deterministic on a CPU, so
-    a replay on the same software reproduces the run; one that does not is reported and kept apart."""
-    arm_dir, into = root / "arms" / arm, root / "arms" / f"{arm}.replay"
-    run = json.loads((arm_dir / "run.json").read_text())
-    if eval_points(arm_dir):
-        return
-    cmd = [sys.executable, __file__, "--task", args.task, "--steps", str(run["max_steps"]), "--eval-every", str(args.eval_every),
-           "--group", str(run["group_size"]), "--lr", str(run["learning_rate"]), "--train-questions", str(run["n_questions"]),
-           "--plan-max-tokens", str(run["plan_max_tokens"]), "--temperature", str(run["temperature"]), "--seed", str(run["seed"]),
-           "--only-train", arm, "--train-into", str(into)]  # fmt: skip
-    subprocess.run(cmd, check=True)
-    read = lambda d: [json.loads(x) for x in (d / "samples.jsonl").read_text().splitlines() if x.strip()]  # noqa: E731
-    old = [(s["step"], s["completion"], s["reward"]) for s in read(arm_dir) if s["step"] < run["max_steps"]]
-    new = [(s["step"], s["completion"], s["reward"]) for s in read(into)]
-    differ = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), None)
-    if differ is not None or len(old) != len(new):
-        where = f"sample {differ} (step {old[differ][0]})" if differ is not None else f"length ({len(new)} vs {len(old)} samples)"
-        sys.exit(f"the replay of {arm} differs from the committed run at {where}; kept in {into}, nothing moved")
-    (into / "checkpoints").rename(arm_dir / "checkpoints")
-    print(f"{arm}: replay reproduced all {len(old)} committed samples; its checkpoints are the arm's", flush=True)
 
 
 def eval_points(arm_dir: Path) -> list[tuple[int, Path]]:
@@ -283,17 +275,22 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
     out = {"task": args.task, "eval_questions": n,
            "starts": {k: {"accuracy": v["accuracy"], "plans": v["plans"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
-    for arm in ARMS:
-        if (root / "arms" / arm / "run.json").is_file() and BASE_OF[arm] in starts:
-            base = starts[BASE_OF[arm]]["per_question"]
-            out["arms"][arm] = {"start": BASE_OF[arm], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0))}
+    for arm in arms_on_disk(root):
+        if BASE_OF[kind(arm)] in starts:
+            base = starts[BASE_OF[kind(arm)]]["per_question"]
+            out["arms"][arm] = {"start": BASE_OF[kind(arm)], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0))}
+    out["paired"] = []
     for one, other in PAIRED:  # arms on the same questions: paired intervals, not two separate ones
-        one_last, other_last = (out["arms"].get(a, {}).get("evals") for a in (one, other))
-        if one_last and other_last:
-            a = per_question(root / "evals" / f"{one}:step-{one_last[-1]['step']}")
-            b = per_question(root / "evals" / f"{other}:step-{other_last[-1]['step']}")
+        steps = {a: {step: folder for step, folder, _ in evaluated(root, a)} for a in (one, other)}
+        common = sorted(set(steps[one]) & set(steps[other]))
+        if one not in out["arms"] or other not in out["arms"] or not common:
+            continue
+        for step in common:
+            a, b = per_question(steps[one][step]), per_question(steps[other][step])
             qs = sorted(set(a) & set(b))
-            out[f"{one}_minus_{other}"] = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
+            diff = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
+            out["paired"].append({"arm": one, "minus": other, "step": step, "questions": len(qs), "points": diff})
+        out[f"{one}_minus_{other}"] = out["paired"][-1]["points"]  # at the last step both evaluated
     (root / "results.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 
@@ -348,6 +345,8 @@ def markdown(r: dict) -> str:
     rows += [(f"{arm} step {p['step']}", p["by_kind"]) for arm, a in r["arms"].items() for p in a["evals"]]
     for label, kinds in rows:
         lines.append(f"- {label}: " + "; ".join(f"{k} {c['correct']}/{c['plans']} {c['shapes']}" for k, c in kinds.items()))
+    lines += ["", "Paired differences (same questions, same step):", "", "| arm − arm | step | questions | points [95% CI] |", "|---|---|---|---|"]
+    lines += [f"| {p['arm']} − {p['minus']} | {p['step']} | {p['questions']} | {_iv(p['points'])} |" for p in r.get("paired", [])]
     lines += ["", "| arm | steps | tokens by category | generation / sync / reward / update s per step |", "|---|---|---|---|"]
     for arm, a in r["arms"].items():
         cats = ", ".join(f"{k} {v['total_tokens']:,}" for k, v in a["tokens"].items())
@@ -379,10 +378,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--until", help="HH:MM: stop at the first checkpoint after it, and start no evaluation after it.")
     ap.add_argument("--tables-only", action="store_true")
-    ap.add_argument("--replay", help="ARMS: retrain these finished arms whose checkpoints are gone and evaluate them "
-                    "(checkpoints every --eval-every steps) at --eval-questions x --eval-plans; the base too.")  # fmt: skip
+    ap.add_argument("--eval-steps", help="Evaluate only these checkpoint steps (comma-separated); default all.")
     ap.add_argument("--only-train", help=argparse.SUPPRESS)  # one arm's training, in a process of its own
-    ap.add_argument("--train-into", type=Path, help=argparse.SUPPRESS)  # ... into this folder (a replay)
     args = ap.parse_args()
     root = HERE / "results" / "train_orchestrator" / slug(args.task)
     root.mkdir(parents=True, exist_ok=True)
@@ -393,28 +390,21 @@ def main() -> None:
         deadline = time.mktime((*now[:3], h, m, 0, 0, 0, -1))
     late = lambda: deadline is not None and time.time() > deadline  # noqa: E731
     if args.only_train:
-        train_arm(args.only_train, args, root, deadline, args.train_into)
+        train_arm(args.only_train, args, root, deadline)
         return
-    if args.replay:
-        for arm in args.replay.split(","):
-            if not late():
-                evaluate(BASE_OF[arm], None, args, root, arm != "scratch")
-                replay(arm, args, root)
-            for step, path in eval_points(root / "arms" / arm):
-                if not late():
-                    evaluate(f"{arm}:step-{step}", path, args, root, arm != "scratch")
-    elif not args.tables_only:
+    if not args.tables_only:
+        wanted = {int(x) for x in args.eval_steps.split(",")} if args.eval_steps else None
         for arm in args.arms.split(","):
-            examples = arm != "scratch"
+            examples = kind(arm) != "scratch"
             if not late():
-                evaluate(BASE_OF[arm], None, args, root, examples)
+                evaluate(BASE_OF[kind(arm)], None, args, root, examples)
             if late():
                 break
             # Each arm trains in a process of its own: a finished trainer's memory (10+ GB here) is not all
             # given back, and the next arm would start beside it.
             subprocess.run([sys.executable, __file__, *sys.argv[1:], "--only-train", arm], check=True)
             for step, path in eval_points(root / "arms" / arm):
-                if not late():
+                if not late() and (wanted is None or step in wanted):
                     evaluate(f"{arm}:step-{step}", path, args, root, examples)
             (HERE / "results" / "train_orchestrator.md").write_text(markdown(summarize(args, root)))
     report = markdown(summarize(args, root))  # every trace read once more, so once
