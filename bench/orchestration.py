@@ -29,6 +29,8 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 
+import clock
+
 from orchrm.bon.report import write_reports
 from orchrm.bon.config import BonConfig
 from orchrm.llm import DEFAULT_MODEL, open_llm
@@ -271,10 +273,7 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
 def deadline_of(args: argparse.Namespace) -> float | None:
     if args.until is None:
         return None
-    hh, mm = (int(x) for x in args.until.split(":"))
-    now = time.localtime()
-    until = time.mktime((now.tm_year, now.tm_mon, now.tm_mday, hh, mm, 0, 0, 0, -1))
-    return until + (86400 if until < time.time() else 0)
+    return clock.at(args.until)
 
 
 def open_models(args: argparse.Namespace):  # noqa: ANN201

@@ -24,6 +24,8 @@ import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
+import clock
+
 PORT = re.compile(r"--port (\d+)")
 PROMPT = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
 DECODE = re.compile(r"\|\s+eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
@@ -106,9 +108,7 @@ def summarize(poll_file: Path, logs: Path, since: float, skip_s: float) -> dict:
 def since_of(hhmm: str | None) -> float:
     if hhmm is None:
         return 0.0
-    hh, mm = (int(x) for x in hhmm.split(":"))
-    now = time.localtime()
-    return time.mktime((now.tm_year, now.tm_mon, now.tm_mday, hh, mm, 0, 0, 0, -1))
+    return clock.at(hhmm, ahead=False)  # a time already past: where the logs start
 
 
 def main() -> None:

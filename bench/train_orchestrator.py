@@ -48,6 +48,8 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import clock
+
 from orchrm.atomic import write_text_atomic
 from orchrm.bon.stats import Bootstrap
 from orchrm.bon.prior import ShapePrior
@@ -383,11 +385,7 @@ def main() -> None:
     args = ap.parse_args()
     root = HERE / "results" / "train_orchestrator" / slug(args.task)
     root.mkdir(parents=True, exist_ok=True)
-    deadline = None
-    if args.until:
-        h, m = map(int, args.until.split(":"))
-        now = time.localtime()
-        deadline = time.mktime((*now[:3], h, m, 0, 0, 0, -1))
+    deadline = clock.at(args.until) if args.until else None
     late = lambda: deadline is not None and time.time() > deadline  # noqa: E731
     if args.only_train:
         train_arm(args.only_train, args, root, deadline)

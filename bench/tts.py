@@ -22,6 +22,8 @@ import platform
 import time
 from pathlib import Path
 
+import clock
+
 from orchrm.bon.report import write_reports
 from orchrm.bon.config import BonConfig
 from orchrm.llm import DEFAULT_MODEL, open_llm
@@ -171,10 +173,7 @@ def main() -> None:
         return
     deadline = None if args.hours is None else time.time() + args.hours * 3600
     if args.until is not None:
-        hh, mm = (int(x) for x in args.until.split(":"))
-        now = time.localtime()
-        until = time.mktime((now.tm_year, now.tm_mon, now.tm_mday, hh, mm, 0, 0, 0, -1))
-        until += 86400 if until < time.time() else 0
+        until = clock.at(args.until)
         deadline = until if deadline is None else min(deadline, until)
     tasks = args.task or list(TASKS)
     with open_llm("local", model=args.model) as llm:
