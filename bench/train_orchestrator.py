@@ -205,11 +205,14 @@ def evaluated(root: Path, arm: str) -> list[tuple[int, Path, dict]]:
     return sorted(found, key=lambda x: x[0])
 
 
-def per_question(folder: Path) -> dict[str, float]:
-    """Mean correctness of each question's plans (an invalid or failed plan counts as wrong)."""
+def per_question(folder: Path, first_only: bool = False) -> dict[str, float]:
+    """Mean correctness of each question's plans (an invalid or failed plan counts as wrong); `first_only`:
+    of plan 0 alone, what an evaluation with one plan a question measures, so evaluations of different
+    sizes compare on one footing."""
     got: dict[str, list[float]] = defaultdict(list)
     for t in read_traces(folder / "traces.jsonl"):
-        got[t.question_id].append(1.0 if t.score is not None and t.score.correct else 0.0)
+        if not first_only or t.plan_index == 0:
+            got[t.question_id].append(1.0 if t.score is not None and t.score.correct else 0.0)
     return {q: statistics.fmean(v) for q, v in got.items()}
 
 
@@ -253,8 +256,9 @@ def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstr
         if set(acc) != set(base):
             continue
         qs = sorted(base)
+        first = per_question(folder, first_only=True)
         points.append({
-            "step": step, "accuracy": boot.mean([acc[q] for q in qs]).model_dump(),
+            "step": step, "accuracy": boot.mean([acc[q] for q in qs]).model_dump(), "first_plan": boot.mean([first[q] for q in qs]).model_dump(),
             "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
             "tokens": info["tokens"]["total"]["total_tokens"], "plans": plans(folder), "shapes": shapes(folder), "by_kind": by_kind(folder),
         })  # fmt: skip
@@ -271,11 +275,13 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
         folder = root / "evals" / label
         acc = per_question(folder) if (folder / "traces.jsonl").is_file() else {}
         if acc:
+            first = list(per_question(folder, first_only=True).values())
             starts[label] = {"per_question": acc, "accuracy": Bootstrap(len(acc), seed=0).mean(list(acc.values())).model_dump(),
+                             "first_plan": Bootstrap(len(first), seed=0).mean(first).model_dump(),
                              "plans": plans(folder), "shapes": shapes(folder), "by_kind": by_kind(folder)}  # fmt: skip
     n = len(starts.get("base", {}).get("per_question", {}))
     out = {"task": args.task, "eval_questions": n,
-           "starts": {k: {"accuracy": v["accuracy"], "plans": v["plans"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
+           "starts": {k: {"accuracy": v["accuracy"], "first_plan": v["first_plan"], "plans": v["plans"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
     for arm in arms_on_disk(root):
         if BASE_OF[kind(arm)] in starts:
@@ -336,12 +342,14 @@ def marks(r: dict) -> list[str]:
 
 def markdown(r: dict) -> str:
     lines = [f"## {r['task']}: {r['eval_questions']} held-out questions, sampled plans executed (accuracy: the mean over questions of each one's share of correct plans)", "",
-             "| run | step | plans | accuracy % [95% CI] | − its start, points | tokens (cumulative) | plan shapes |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+             "| run | step | plans | accuracy % [95% CI] | first plan only % | − its start, points | tokens (cumulative) | plan shapes |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for label, st in r["starts"].items():
-        lines.append(f"| {label} (untrained) | 0 | {st['plans']} | {_iv(st['accuracy'])} | — | 0 | {st['shapes']} |")
+        lines.append(f"| {label} (untrained) | 0 | {st['plans']} | {_iv(st['accuracy'])} | {_iv(st['first_plan'])} | — | 0 | {st['shapes']} |")
     for arm, a in r["arms"].items():
         for p in a["evals"]:
-            lines.append(f"| {arm} (from {a['start']}) | {p['step']} | {p['plans']} | {_iv(p['accuracy'])} | {_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")
+            lines.append(f"| {arm} (from {a['start']}) | {p['step']} | {p['plans']} | {_iv(p['accuracy'])} | {_iv(p['first_plan'])} | "
+                         f"{_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")  # fmt: skip
     lines += ["", "Per question kind (correct / plans · plan shapes):", ""]
     rows = [(f"{k} (untrained)", st["by_kind"]) for k, st in r["starts"].items()]
     rows += [(f"{arm} step {p['step']}", p["by_kind"]) for arm, a in r["arms"].items() for p in a["evals"]]
