@@ -220,6 +220,15 @@ def plans(folder: Path) -> int:
     return sum(1 for _ in read_traces(folder / "traces.jsonl"))
 
 
+def by_index(folder: Path) -> dict[str, list[int]]:
+    """Correct and invalid plans per plan index. Plan i of every question is drawn with seed + i, so the i-th
+    plans share one random stream: a seed that derails many plans shows here, not in a per-question count."""
+    traces = list(read_traces(folder / "traces.jsonl"))
+    n = max((t.plan_index for t in traces), default=-1) + 1
+    return {"correct": [sum(bool(t.plan_index == i and t.score and t.score.correct) for t in traces) for i in range(n)],
+            "invalid": [sum(t.plan_index == i and not t.valid for t in traces) for i in range(n)]}  # fmt: skip
+
+
 def shapes(folder: Path) -> dict[str, int]:
     return dict(Counter(plan_shape(t.plan if t.valid else None) for t in read_traces(folder / "traces.jsonl")).most_common(6))
 
@@ -260,7 +269,7 @@ def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstr
         points.append({
             "step": step, "accuracy": boot.mean([acc[q] for q in qs]).model_dump(), "first_plan": boot.mean([first[q] for q in qs]).model_dump(),
             "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
-            "tokens": info["tokens"]["total"]["total_tokens"], "plans": plans(folder), "shapes": shapes(folder), "by_kind": by_kind(folder),
+            "tokens": info["tokens"]["total"]["total_tokens"], "plans": plans(folder), "by_index": by_index(folder), "shapes": shapes(folder), "by_kind": by_kind(folder),
         })  # fmt: skip
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
     return {"reward": run["reward"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
@@ -278,10 +287,10 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
             first = list(per_question(folder, first_only=True).values())
             starts[label] = {"per_question": acc, "accuracy": Bootstrap(len(acc), seed=0).mean(list(acc.values())).model_dump(),
                              "first_plan": Bootstrap(len(first), seed=0).mean(first).model_dump(),
-                             "plans": plans(folder), "shapes": shapes(folder), "by_kind": by_kind(folder)}  # fmt: skip
+                             "plans": plans(folder), "by_index": by_index(folder), "shapes": shapes(folder), "by_kind": by_kind(folder)}  # fmt: skip
     n = len(starts.get("base", {}).get("per_question", {}))
     out = {"task": args.task, "eval_questions": n,
-           "starts": {k: {"accuracy": v["accuracy"], "first_plan": v["first_plan"], "plans": v["plans"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
+           "starts": {k: {"accuracy": v["accuracy"], "first_plan": v["first_plan"], "plans": v["plans"], "by_index": v["by_index"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
     for arm in arms_on_disk(root):
         if BASE_OF[kind(arm)] in starts:
@@ -316,7 +325,7 @@ def marks(r: dict) -> list[str]:
     for name in ("rm", "rm-decoder"):
         rm = r["arms"].get(name, {})
         if last(rm):
-            out.append(f"| RM-guided − base, points (one plan per question, executed) | {name} | ≥ +10 | {_iv(last(rm)['minus_base'])} |")
+            out.append(f"| RM-guided − base, points (sampled plans, executed) | {name} | ≥ +10 | {_iv(last(rm)['minus_base'])} |")
         if last(rm) and last(ex):
             a, b = last(rm), last(ex)
             with_pairs = a["tokens"] + r["pair_collection_tokens"]
@@ -330,11 +339,13 @@ def marks(r: dict) -> list[str]:
                 out.append(f"| execute's tokens / RM-guided's, at the first step reaching execute's final accuracy | {name} | ≥ 5× | "
                            f"step {first['step']} ({_iv(first['accuracy'])}): {b['tokens'] / first['tokens']:.2f}× (/ {first['tokens']:,}); "
                            f"with pair collection {b['tokens'] / (first['tokens'] + r['pair_collection_tokens']):.2f}× |")  # fmt: skip
-        if r.get(f"{name}_minus_prior"):
-            out.append(f"| RM-guided − shape-prior-guided (the cheapest reward that could fake it) | {name} | above 0 | {_iv(r[f'{name}_minus_prior'])} points |")
+        for prior in ("prior", "prior.2"):
+            if r.get(f"{name}_minus_{prior}"):
+                out.append(f"| RM-guided − shape-prior-guided ({prior}; the cheapest reward that could fake it) | {name} | above 0 | "
+                           f"{_iv(r[f'{name}_minus_{prior}'])} points |")  # fmt: skip
         steps = rm.get("step_time", {})
         if steps.get("step_s") is not None:
-            out.append(f"| RM-guided step, 1 question × {rm['group_size']} plans | {name} | ≤ 60 s | mean {steps['step_s']:.1f} s (this sitting, other jobs beside it) |")
+            out.append(f"| RM-guided step, 1 question × {rm['group_size']} plans | {name} | ≤ 60 s | mean {steps['step_s']:.1f} s over its steps |")
     if r.get("rm-decoder_minus_rm"):
         out.append(f"| decoder RM's reward − MiniLM RM's (paired, last steps) | rm-decoder | — | {_iv(r['rm-decoder_minus_rm'])} points |")
     return out
@@ -355,6 +366,10 @@ def markdown(r: dict) -> str:
     rows += [(f"{arm} step {p['step']}", p["by_kind"]) for arm, a in r["arms"].items() for p in a["evals"]]
     for label, kinds in rows:
         lines.append(f"- {label}: " + "; ".join(f"{k} {c['correct']}/{c['plans']} {c['shapes']}" for k, c in kinds.items()))
+    multi = [(f"{k} (untrained)", st["by_index"]) for k, st in r["starts"].items()]
+    multi += [(f"{arm} step {p['step']}", p["by_index"]) for arm, a in r["arms"].items() for p in a["evals"]]
+    lines += ["", "Correct / invalid plans by plan index (plan i of every question is drawn with seed + i):", ""]
+    lines += [f"- {label}: correct {b['correct']}, invalid {b['invalid']}" for label, b in multi if len(b["correct"]) > 1]
     lines += ["", "Paired differences (same questions, same step):", "", "| arm − arm | step | questions | points [95% CI] |", "|---|---|---|---|"]
     lines += [f"| {p['arm']} − {p['minus']} | {p['step']} | {p['questions']} | {_iv(p['points'])} |" for p in r.get("paired", [])]
     lines += ["", "| arm | steps | tokens by category | generation / sync / reward / update s per step |", "|---|---|---|---|"]
