@@ -1,6 +1,9 @@
 import asyncio
 import json
 
+import pytest
+
+from orchrm.errors import ConfigError
 from orchrm.mas.orchestrator import Orchestrator, OrchestratorConfig, system_prompt
 from orchrm.mas.plans import AGENT_TYPES
 from mas_fakes import scripted_llm
@@ -30,7 +33,8 @@ def test_samples_n_plans_with_distinct_seeds_and_records_invalid_ones():
     samples = asyncio.run(orch.sample("What is 2+3?", 4))
     assert [s.index for s in samples] == [0, 1, 2, 3]
     seeds = sorted(call[2] for call in llm.backend.calls)
-    assert seeds == [10, 11, 12, 13]
+    assert seeds == sorted(orch.config.plan_seed("What is 2+3?", i) for i in range(4)) and len(set(seeds)) == 4
+    assert sorted(s.info.plan_seed for s in samples) == seeds  # the trace says which seed drew it
     valid = [s for s in samples if s.plan is not None]
     rules = sorted(s.error.rule for s in samples if s.error)
     assert len(valid) == 2 and rules == ["cycle", "parse"]
@@ -93,3 +97,16 @@ def test_a_bare_prompt_keeps_the_instructions_and_drops_the_worked_examples():
     assert bare.startswith("You are the orchestrator") and "Agent types:" in bare and len(bare) < len(full) - 100
     cfg = RunConfig(task="chain_sum", prompt_examples=False).orchestrator_config()
     assert cfg.examples is False
+
+
+def test_the_ith_plans_of_two_questions_are_independent_draws_and_reproducible():
+    config = OrchestratorConfig(seed=3)
+    a, b = ([config.plan_seed(q, i) for i in range(8)] for q in ("What is 2+3?", "Who founded Acme?"))
+    assert len(set(a) | set(b)) == 16  # no seed shared between questions or plan indices
+    assert a == [OrchestratorConfig(seed=3).plan_seed("What is 2+3?", i) for i in range(8)]  # same run, same plans
+    assert a != [OrchestratorConfig(seed=4).plan_seed("What is 2+3?", i) for i in range(8)]
+    # runs made before that drew plan i with seed + i for every question, and resume that way
+    legacy = OrchestratorConfig(seed=3, seeds="index")
+    assert [legacy.plan_seed(q, 2) for q in ("x", "y")] == [5, 5] and OrchestratorConfig(seed=None).plan_seed("x", 0) is None
+    with pytest.raises(ConfigError, match="seed scheme"):
+        OrchestratorConfig(seeds="random")

@@ -71,6 +71,22 @@ def test_resume_refuses_other_settings(tmp_path):
         asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(execute="none", temperature=1.0)))
 
 
+def test_a_run_made_before_per_question_seeds_resumes_with_seed_plus_index(tmp_path):
+    task = make_task(tmp_path)
+    out = tmp_path / "r"
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(execute="none", n_questions=1)))
+    run = json.loads((out / "run.json").read_text())
+    assert run["version"] == 2
+    (out / "run.json").write_text(json.dumps({**run, "version": 1}))  # as a version-1 orchrm left it
+    llm = scripted_llm(replies())
+    asyncio.run(arollout(task, llm, out, run_config(execute="none", n_questions=3)))  # grown by two questions
+    assert sorted(call[2] for call in llm.backend.calls) == [0, 0, 1, 1]  # seed 0 + plan index, as it began
+    assert json.loads((out / "run.json").read_text())["version"] == 1
+    fresh = scripted_llm(replies())
+    asyncio.run(arollout(task, fresh, tmp_path / "new", run_config(execute="none", n_questions=2)))
+    assert len({call[2] for call in fresh.backend.calls}) == 4  # a new run: every plan its own draw
+
+
 def test_corrupt_line_names_file_and_line(tmp_path):
     out = tmp_path / "r"
     asyncio.run(arollout(make_task(tmp_path), scripted_llm(replies()), out, run_config(execute="none")))

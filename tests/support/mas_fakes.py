@@ -7,6 +7,7 @@ from pathlib import Path
 
 from orchrm.llm import LLM
 from orchrm.llm.scripted import ScriptedBackend
+from orchrm.mas.orchestrator import OrchestratorConfig
 from orchrm.mas.rollout import RunConfig
 from orchrm.tasks.user import JsonlTask
 
@@ -58,6 +59,19 @@ def make_task(tmp_path: Path, n: int = 6) -> JsonlTask:
     return JsonlTask(path)
 
 
+def plan_index(messages, seed: int | None) -> int:
+    """Which plan of its question an orchestrator request is, from its seed: the fakes answer by plan index.
+    Each question's plans are seeded from the question (`OrchestratorConfig.plan_seed`, run seeds 0-7 tried);
+    a seed no question hashes to is a version-1 run's seed + index, with run seed 0."""
+    question = messages[-1].content.removeprefix("Question: ").removesuffix("\nPlan:")
+    for base in range(8):
+        config = OrchestratorConfig(seed=base)
+        for i in range(64):
+            if config.plan_seed(question, i) == seed:
+                return i
+    return seed or 0
+
+
 def replies():
     """Plans for the orchestrator (alternating valid / garbage), sums for the agents."""
 
@@ -65,8 +79,7 @@ def replies():
         system = messages[0].content if messages[0].role == "system" else ""
         user = messages[-1].content
         if "orchestrator" in system:
-            seed = config.seed or 0
-            return PLAN if seed % 2 == 0 else "{ this is not a plan"
+            return PLAN if plan_index(messages, config.seed) % 2 == 0 else "{ this is not a plan"
         return _sum_reply(user)
 
     return reply
@@ -96,7 +109,7 @@ def bon_replies(judge_calls=None):
         system = messages[0].content if messages[0].role == "system" else ""
         user = messages[-1].content
         if "orchestrator" in system:
-            return [PLAN, "{ not a plan", GUESS][(config.seed or 0) % 3]
+            return [PLAN, "{ not a plan", GUESS][plan_index(messages, config.seed) % 3]
         if config.json_schema is not None or config.tools:
             if judge_calls is not None:
                 judge_calls.append(user)

@@ -2,8 +2,8 @@
 
 Its system prompt (a file beside this module) lists the agent types the task supports and shows few-shot
 example plans; `degree` picks the prompt: `direct` (answer yourself), `single` (one agent), `dag` (any plan).
-Each of the N samples is its own request with seed `seed + i`, so samples differ, reproduce, and replay from
-the response cache. Parsing and validation happen here; an invalid plan is a value, not an exception.
+Each of the N samples is its own request with a seed hashed from (seed, i, question), so samples differ
+within a question and across questions, reproduce, and replay from the response cache. Parsing and validation happen here; an invalid plan is a value, not an exception.
 """
 
 from __future__ import annotations
@@ -35,10 +35,26 @@ class OrchestratorConfig:
     constrained: bool = False
     checkpoint: str = "base"
     examples: bool = True  # worked example plans in the system prompt; False: the bare instructions
+    # "question": plan i of a question is drawn with a seed hashed from (seed, question, i), so the i-th plans
+    # of different questions are independent draws. "index": seed + i for every question (runs made before
+    # that: their i-th plans share one random stream, and one stream's quirk, e.g. a first token that sends
+    # every plan off into broken JSON, hits them all at once).
+    seeds: str = "question"
 
     def __post_init__(self) -> None:
         if self.degree not in DEGREES:
             raise ConfigError(f"unknown degree {self.degree!r}", hint=f"use one of {', '.join(DEGREES)}")
+        if self.seeds not in ("question", "index"):
+            raise ConfigError(f"unknown seed scheme {self.seeds!r}", hint="use question or index")
+
+    def plan_seed(self, question: str, index: int) -> int | None:
+        """The seed plan `index` of `question` is drawn with (None: unseeded)."""
+        if self.seed is None:
+            return None
+        if self.seeds == "index":
+            return self.seed + index
+        digest = hashlib.sha256(f"{self.seed}\0{index}\0{question}".encode()).digest()
+        return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 @dataclass
@@ -81,12 +97,12 @@ class Orchestrator:
     def messages(self, question: str) -> list[Message]:
         return plan_messages(self.system, question, self.config.degree)
 
-    def info(self, index: int) -> OrchestratorInfo:
+    def info(self, index: int, plan_seed: int | None = None) -> OrchestratorInfo:
         c = self.config
         return OrchestratorInfo(
             backend=self.llm.backend.kind, model_id=self.llm.backend.model_id, checkpoint=c.checkpoint,
             degree=c.degree, temperature=c.temperature, top_p=c.top_p, max_tokens=c.max_tokens, seed=c.seed,
-            sample_index=index, constrained=c.constrained, prompt_id=self.prompt_id,
+            plan_seed=plan_seed, sample_index=index, constrained=c.constrained, prompt_id=self.prompt_id,
         )
 
     async def sample(self, question: str, n: int, *, indices: list[int] | None = None) -> list[PlanSample]:
@@ -95,11 +111,11 @@ class Orchestrator:
         return list(await asyncio.gather(*(self.sample_one(question, i) for i in wanted)))
 
     async def sample_one(self, question: str, index: int) -> PlanSample:
-        """Plan number `index` for `question` (drawn with seed + index), parsed and validated."""
+        """Plan number `index` for `question` (drawn with `config.plan_seed(question, index)`), parsed and validated."""
         c = self.config
         messages = self.messages(question)
         schema = plan_json_schema(self.agent_types, c.degree) if c.constrained else None
-        seed = None if c.seed is None else c.seed + index
+        seed = c.plan_seed(question, index)
         start = time.perf_counter()
         try:
             [comp] = await self.llm.agenerate(
@@ -108,13 +124,13 @@ class Orchestrator:
             )
         except SchemaViolation as exc:
             # The ledger already counted its tokens; the trace keeps the text and the reason.
-            return PlanSample(index, exc.text, None, error=PlanErrorRecord(rule="parse", message=str(exc)), info=self.info(index))
+            return PlanSample(index, exc.text, None, error=PlanErrorRecord(rule="parse", message=str(exc)), info=self.info(index, seed))
         call = LLMCall(
             messages=messages, text=comp.text, finish_reason=comp.finish_reason, usage=comp.usage,
             latency_s=comp.latency_s, cached=comp.cached, sample_index=index, temperature=c.temperature,
             start_s=0.0, end_s=time.perf_counter() - start,
         )
-        sample = PlanSample(index, comp.text, call, info=self.info(index))
+        sample = PlanSample(index, comp.text, call, info=self.info(index, seed))
         try:
             sample.plan = self.check(comp.text)
         except PlanError as exc:

@@ -9,6 +9,7 @@ seeds and replay from the response cache, so a resumed question gets the same pl
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,9 +26,10 @@ from .executor import ExecutorConfig, execute_plan
 from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
 from .plans import AGENT_TYPES
 from .run_folder import first_plans, rollout_differences, run_questions, settle_run_file
-from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
+from .traces import RUN_FILE, TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
 
-RUN_VERSION = 1
+#: 2: each question's plans are seeded from the question (`OrchestratorConfig.seeds`); 1: seed + plan index.
+RUN_VERSION = 2
 
 
 class RunConfig(BaseModel):
@@ -65,6 +67,7 @@ class RunConfig(BaseModel):
         return OrchestratorConfig(
             degree=self.degree, temperature=self.temperature, top_p=self.top_p, max_tokens=self.plan_max_tokens,
             seed=self.seed, constrained=self.constrained, checkpoint=self.checkpoint, examples=self.prompt_examples,
+            seeds="index" if self.version < 2 else "question",
         )
 
     def executor_config(self, max_parallel: int = 4) -> ExecutorConfig:
@@ -82,6 +85,16 @@ def agent_fields(llm: LLM, agent_llm: LLM | None = None) -> dict[str, str]:
     if agent_llm is None or agent_llm is llm:
         return {"agent_backend": "", "agent_model_id": ""}
     return {"agent_backend": agent_llm.backend.kind, "agent_model_id": agent_llm.backend.model_id}
+
+
+def run_version_kept(out: Path, config: RunConfig) -> RunConfig:
+    """`config` at the version of the run already in `out`, if older: a run resumes sampling as it began (a
+    run made at version 1 keeps seed + plan index, so its resumed questions get the plans they would have had)."""
+    try:
+        version = json.loads((out / RUN_FILE).read_text()).get("version")
+    except (OSError, ValueError, AttributeError):
+        return config  # no run yet, or an unreadable file: `prepare_run_dir` says which
+    return config.model_copy(update={"version": version}) if isinstance(version, int) and 1 <= version < config.version else config
 
 
 def prepare_run_dir(out: Path, config: RunConfig) -> None:
@@ -166,6 +179,7 @@ async def arollout(
     await ensure_reachable(llm, "orchestrator")
     if agents is not llm:
         await ensure_reachable(agents, "agent")
+    config = run_version_kept(out, config)
     prepare_run_dir(out, config)
     traces_path = out / TRACES_FILE
     existing = read_traces(traces_path, repair=True)

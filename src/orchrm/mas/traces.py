@@ -73,6 +73,7 @@ class OrchestratorInfo(BaseModel):
     top_p: float = 1.0
     max_tokens: int = 0
     seed: int | None = None
+    plan_seed: int | None = Field(None, description="The seed this plan was drawn with (absent in older traces: seed + sample_index).")
     sample_index: int = 0
     constrained: bool = False
     prompt_id: str = ""
