@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import statistics
 import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import clock
@@ -60,7 +62,7 @@ from orchrm.grpo.adapter import served_adapter
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
 from orchrm.mas.plans import plan_shape
 from orchrm.mas.rollout import RunConfig, agent_fields, arollout
-from orchrm.mas.traces import read_traces
+from orchrm.mas.traces import Trace, read_traces
 from orchrm.rm.config import RMConfig
 from orchrm.rm.model import RewardModel
 from orchrm.tasks import load_task
@@ -205,46 +207,56 @@ def evaluated(root: Path, arm: str) -> list[tuple[int, Path, dict]]:
     return sorted(found, key=lambda x: x[0])
 
 
-def per_question(folder: Path, first_only: bool = False) -> dict[str, float]:
+def per_question(traces: list[Trace], first_only: bool = False) -> dict[str, float]:
     """Mean correctness of each question's plans (an invalid or failed plan counts as wrong); `first_only`:
     of plan 0 alone, what an evaluation with one plan a question measures, so evaluations of different
     sizes compare on one footing."""
     got: dict[str, list[float]] = defaultdict(list)
-    for t in read_traces(folder / "traces.jsonl"):
+    for t in traces:
         if not first_only or t.plan_index == 0:
             got[t.question_id].append(1.0 if t.score is not None and t.score.correct else 0.0)
     return {q: statistics.fmean(v) for q, v in got.items()}
 
 
-def plans(folder: Path) -> int:
-    return sum(1 for _ in read_traces(folder / "traces.jsonl"))
-
-
-def by_index(folder: Path) -> dict[str, list[int]]:
-    """Correct and invalid plans per plan index. Plan i of every question is drawn with seed + i, so the i-th
-    plans share one random stream: a seed that derails many plans shows here, not in a per-question count."""
-    traces = list(read_traces(folder / "traces.jsonl"))
+def by_index(traces: list[Trace]) -> dict[str, list[int]]:
+    """Correct and invalid plans per plan index. In a version-1 run plan i of every question is drawn with
+    seed + i, so the i-th plans share one random stream: a seed that derails many plans shows here."""
     n = max((t.plan_index for t in traces), default=-1) + 1
     return {"correct": [sum(bool(t.plan_index == i and t.score and t.score.correct) for t in traces) for i in range(n)],
             "invalid": [sum(t.plan_index == i and not t.valid for t in traces) for i in range(n)]}  # fmt: skip
 
 
-def shapes(folder: Path) -> dict[str, int]:
-    return dict(Counter(plan_shape(t.plan if t.valid else None) for t in read_traces(folder / "traces.jsonl")).most_common(6))
+def shapes(traces: list[Trace], most: int = 6) -> dict[str, int]:
+    return dict(Counter(plan_shape(t.plan if t.valid else None) for t in traces).most_common(most))
 
 
-def by_kind(folder: Path) -> dict[str, dict]:
+def by_kind(traces: list[Trace]) -> dict[str, dict]:
     """Per question kind (the pool member a question came from): correct plans, plans, and their shapes; what
     an accuracy change is made of."""
-    cells: dict[str, list] = defaultdict(list)
-    for t in read_traces(folder / "traces.jsonl"):
+    cells: dict[str, list[Trace]] = defaultdict(list)
+    for t in traces:
         cells[t.question_kind or t.question_id.split("/")[0]].append(t)
-    return {k: {"correct": sum(bool(t.score and t.score.correct) for t in ts), "plans": len(ts),
-                "shapes": dict(Counter(plan_shape(t.plan if t.valid else None) for t in ts).most_common(4))}
+    return {k: {"correct": sum(bool(t.score and t.score.correct) for t in ts), "plans": len(ts), "shapes": shapes(ts, 4)}
             for k, ts in sorted(cells.items())}  # fmt: skip
 
 
-def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstrap) -> dict:
+def read_evaluation(folder: Path) -> dict | None:
+    """An evaluation folder's traces, read once, as every table below needs them (None: not evaluated)."""
+    if not (folder / "traces.jsonl").is_file():
+        return None
+    traces = list(read_traces(folder / "traces.jsonl"))
+    return {"per_question": per_question(traces), "first": per_question(traces, first_only=True), "plans": len(traces),
+            "by_index": by_index(traces), "shapes": shapes(traces), "by_kind": by_kind(traces)}  # fmt: skip
+
+
+def described(e: dict, qs: list[str], boot: Bootstrap) -> dict:
+    """What the tables show of an evaluation over the questions `qs` (in that order: the bootstrap's draw)."""
+    return {"accuracy": boot.mean([e["per_question"][q] for q in qs]).model_dump(),
+            "first_plan": boot.mean([e["first"][q] for q in qs]).model_dump(),
+            **{k: e[k] for k in ("plans", "by_index", "shapes", "by_kind")}}  # fmt: skip
+
+
+def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstrap, load: Callable[[Path], dict | None]) -> dict:
     """An arm's training curve, step times, tokens, and each evaluated checkpoint paired with `base`."""
     run = json.loads((arm_dir / "run.json").read_text())
     tokens = json.loads((arm_dir / "tokens.json").read_text()) if (arm_dir / "tokens.json").is_file() else {}
@@ -261,16 +273,15 @@ def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstr
               "reward": statistics.fmean(s["reward"] for s in v if s["reward"] is not None)} for k, v in sorted(by_step.items())]  # fmt: skip
     points = []
     for step, folder, info in evaluated(root, arm_dir.name):
-        acc = per_question(folder)
-        if set(acc) != set(base):
+        e = load(folder)
+        if e is None or set(e["per_question"]) != set(base):
             continue
         qs = sorted(base)
-        first = per_question(folder, first_only=True)
-        points.append({
-            "step": step, "accuracy": boot.mean([acc[q] for q in qs]).model_dump(), "first_plan": boot.mean([first[q] for q in qs]).model_dump(),
-            "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
-            "tokens": info["tokens"]["total"]["total_tokens"], "plans": plans(folder), "by_index": by_index(folder), "shapes": shapes(folder), "by_kind": by_kind(folder),
-        })  # fmt: skip
+        acc = e["per_question"]
+        d = described(e, qs, boot)
+        points.append({"step": step, "accuracy": d.pop("accuracy"), "first_plan": d.pop("first_plan"),
+                       "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
+                       "tokens": info["tokens"]["total"]["total_tokens"], **d})  # fmt: skip
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
     return {"reward": run["reward"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
             "steps_done": max((s["step"] for s in steps), default=0), "tokens": tokens.get("categories", {}),
@@ -279,23 +290,15 @@ def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstr
 
 
 def summarize(args: argparse.Namespace, root: Path) -> dict:
-    starts = {}
-    for label in sorted(set(BASE_OF.values())):
-        folder = root / "evals" / label
-        acc = per_question(folder) if (folder / "traces.jsonl").is_file() else {}
-        if acc:
-            first = list(per_question(folder, first_only=True).values())
-            starts[label] = {"per_question": acc, "accuracy": Bootstrap(len(acc), seed=0).mean(list(acc.values())).model_dump(),
-                             "first_plan": Bootstrap(len(first), seed=0).mean(first).model_dump(),
-                             "plans": plans(folder), "by_index": by_index(folder), "shapes": shapes(folder), "by_kind": by_kind(folder)}  # fmt: skip
-    n = len(starts.get("base", {}).get("per_question", {}))
-    out = {"task": args.task, "eval_questions": n,
-           "starts": {k: {"accuracy": v["accuracy"], "first_plan": v["first_plan"], "plans": v["plans"], "by_index": v["by_index"], "shapes": v["shapes"], "by_kind": v["by_kind"]} for k, v in starts.items()},
+    load = functools.cache(read_evaluation)  # each folder read once per summary
+    starts = {label: e for label in sorted(set(BASE_OF.values())) if (e := load(root / "evals" / label))}
+    out = {"task": args.task, "eval_questions": len(starts["base"]["per_question"]) if "base" in starts else 0,
+           "starts": {k: described(e, list(e["per_question"]), Bootstrap(len(e["per_question"]), seed=0)) for k, e in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
     for arm in arms_on_disk(root):
         if BASE_OF[kind(arm)] in starts:
             base = starts[BASE_OF[kind(arm)]]["per_question"]
-            out["arms"][arm] = {"start": BASE_OF[kind(arm)], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0))}
+            out["arms"][arm] = {"start": BASE_OF[kind(arm)], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0), load)}
     out["paired"] = []
     for one, other in PAIRED:  # arms on the same questions: paired intervals, not two separate ones
         steps = {a: {step: folder for step, folder, _ in evaluated(root, a)} for a in (one, other)}
@@ -303,7 +306,7 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
         if one not in out["arms"] or other not in out["arms"] or not common:
             continue
         for step in common:
-            a, b = per_question(steps[one][step]), per_question(steps[other][step])
+            a, b = (load(steps[arm][step])["per_question"] for arm in (one, other))
             qs = sorted(set(a) & set(b))
             diff = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
             out["paired"].append({"arm": one, "minus": other, "step": step, "questions": len(qs), "points": diff})

@@ -3,7 +3,8 @@
 Its system prompt (a file beside this module) lists the agent types the task supports and shows few-shot
 example plans; `degree` picks the prompt: `direct` (answer yourself), `single` (one agent), `dag` (any plan).
 Each of the N samples is its own request with a seed hashed from (seed, i, question), so samples differ
-within a question and across questions, reproduce, and replay from the response cache. Parsing and validation happen here; an invalid plan is a value, not an exception.
+within a question and across questions, reproduce, and replay from the response cache. Parsing and
+validation happen here; an invalid plan is a value, not an exception.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ seeds and replay from the response cache, so a resumed question gets the same pl
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from .executor import ExecutorConfig, execute_plan
 from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
 from .plans import AGENT_TYPES
 from .run_folder import first_plans, rollout_differences, run_questions, settle_run_file
-from .traces import RUN_FILE, TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
+from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
 
 #: 2: each question's plans are seeded from the question (`OrchestratorConfig.seeds`); 1: seed + plan index.
 RUN_VERSION = 2
@@ -87,19 +86,16 @@ def agent_fields(llm: LLM, agent_llm: LLM | None = None) -> dict[str, str]:
     return {"agent_backend": agent_llm.backend.kind, "agent_model_id": agent_llm.backend.model_id}
 
 
-def run_version_kept(out: Path, config: RunConfig) -> RunConfig:
-    """`config` at the version of the run already in `out`, if older: a run resumes sampling as it began (a
-    run made at version 1 keeps seed + plan index, so its resumed questions get the plans they would have had)."""
-    try:
-        version = json.loads((out / RUN_FILE).read_text()).get("version")
-    except (OSError, ValueError, AttributeError):
-        return config  # no run yet, or an unreadable file: `prepare_run_dir` says which
-    return config.model_copy(update={"version": version}) if isinstance(version, int) and 1 <= version < config.version else config
+def _version_kept(new: RunConfig, old: RunConfig) -> RunConfig:
+    """A run resumes sampling as it began: one made at an older version keeps it (version 1: seed + plan index,
+    so its resumed questions get the plans they would have had). A newer one is a difference, refused."""
+    return new.model_copy(update={"version": old.version}) if old.version < new.version else new
 
 
-def prepare_run_dir(out: Path, config: RunConfig) -> None:
-    """Create the folder, or check that an existing one was made with the same settings."""
-    settle_run_file(out, config, rollout_differences, stamp=True)
+def prepare_run_dir(out: Path, config: RunConfig) -> RunConfig:
+    """Create the folder, or check that an existing one was made with the same settings; returns the settings
+    the run goes on with (an older run's version kept)."""
+    return settle_run_file(out, config, rollout_differences, stamp=True, kept=_version_kept)
 
 
 @dataclass
@@ -179,8 +175,7 @@ async def arollout(
     await ensure_reachable(llm, "orchestrator")
     if agents is not llm:
         await ensure_reachable(agents, "agent")
-    config = run_version_kept(out, config)
-    prepare_run_dir(out, config)
+    config = prepare_run_dir(out, config)
     traces_path = out / TRACES_FILE
     existing = read_traces(traces_path, repair=True)
     questions = run_questions(task, config.n_questions, config.split, config.seed)

@@ -66,11 +66,15 @@ def settle_run_file(
     name: str = RUN_FILE,
     what: str = "a run",
     stamp: bool = False,
-) -> None:
+    kept: Callable[[Settings, Settings], Settings] | None = None,
+) -> Settings:
     """Create `folder`, or check that the settings file it holds describes the same run; then (re)write it.
+    Returns the settings the run goes on with.
 
-    `differences(new, old)` names what changed in a way a resume cannot honour; any such change is a one-line
-    `ConfigError`, and an unreadable file a `RunFileError`, before anything in the folder is touched."""
+    `kept(new, old)` is `new` with what a resumed run keeps from the one it resumes (e.g. a rollout's version,
+    which decides how its plans are seeded). `differences(new, old)` then names what changed in a way a resume
+    cannot honour; any such change is a one-line `ConfigError`, and an unreadable file a `RunFileError`,
+    before anything in the folder is touched."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     if path.exists():
@@ -78,6 +82,7 @@ def settle_run_file(
             old = type(config).model_validate(json.loads(path.read_text()))
         except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
             raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint="use a new --out folder") from None
+        config = kept(config, old) if kept is not None else config
         diff = differences(config, old)
         if diff:
             raise ConfigError(f"{folder} holds {what} made with other settings ({', '.join(diff)})", hint="use a new --out folder")
@@ -85,6 +90,7 @@ def settle_run_file(
     if stamp:
         data["created"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+    return config
 
 
 def rollout_differences(new: BaseModel, old: BaseModel) -> list[str]:
