@@ -192,3 +192,21 @@ def test_first_keys_with_escapes_and_surrogates_are_decoded_and_checked():
     found = find_objects(r'x {"\ud800": 1} y')
     assert found.objects == [] and found.refused is not None and found.refused.rule == "surrogate"
     assert find_objects('{"n": 012}').objects == [] and find_objects('{"n": 0}').objects == [{"n": 0}]
+
+
+def test_a_file_is_read_under_the_file_limits(tmp_path):
+    path = tmp_path / "card.json"
+    path.write_bytes(b'{"a": [1, 2.5, "x"]}')
+    assert safejson.read(path) == {"a": [1, 2.5, "x"]}
+    path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(UnsafeJSONError) as err:
+        safejson.read(path)
+    assert err.value.rule == "depth"
+
+
+@pytest.mark.parametrize("text, high, expected", [
+    ("0", 10, 0), ("10", 10, 10), ("007", 10, 7), ("11", 10, None), ("-1", 10, None), ("", 10, None), (None, 10, None),
+    ("1e3", 10_000, None), ("\u00b2", 10, None), ("\u0661", 10, None), ("9" * 5000, 10**6, None), (b"42", 100, 42),
+])
+def test_bounded_int_takes_plain_digits_within_bounds(text, high, expected):
+    assert safejson.bounded_int(text, high=high) == expected

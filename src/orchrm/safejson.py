@@ -15,8 +15,11 @@ the rule broken:
     non_finite  NaN, Infinity, or a float that overflows to infinity (1e999)
     syntax      not JSON
 
-`loads` reads one whole document at C speed after linear pre-checks; `find_objects` finds the JSON objects
-written inside prose (a model's reply) with one left-to-right scan.
+`loads` reads one whole document at C speed after linear pre-checks; `read` is `loads` of a file (RM and
+adapter cards, run.json, manifests, seals: files a user may edit, copy or damage); `find_objects` finds the
+JSON objects written inside prose (a model's reply) with one left-to-right scan. `bounded_int` is the one
+parse of an integer that comes from outside (a query parameter, a header): decimal digits within bounds, or
+None.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
 from .errors import OrchrmError
@@ -55,6 +59,8 @@ class Limits:
 
 
 DEFAULT = Limits()
+#: Files on disk (cards, run.json, manifests, seals): local, so no size bound; depth and numbers bounded.
+FILE = Limits(max_chars=None, max_depth=64, max_number_chars=100)
 
 # A valid JSON string, unrolled so the regex engine never backtracks: plain runs between escapes.
 _STRING = re.compile(r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"')
@@ -151,6 +157,25 @@ def loads(data: str | bytes, limits: Limits = DEFAULT) -> Any:
     if _ESCAPED_SURROGATE.search(text):
         _walk_strings(value)
     return value
+
+
+def read(path: Path, limits: Limits = FILE) -> Any:
+    """A whole JSON file through `loads`; a file that cannot be read raises `OSError` as `open` does."""
+    return loads(Path(path).read_bytes(), limits)
+
+
+def bounded_int(text: str | bytes | None, *, high: int, low: int = 0) -> int | None:
+    """`text` as an integer in [low, high] when it is plain ASCII decimal digits, else None: a 5,000-digit
+    run id or Content-Length is refused by its length before `int` sees it."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    if not text or not text.isascii() or not text.isdigit():
+        return None
+    digits = text.lstrip("0") or "0"  # int() counts leading zeros against its 4,300-digit limit
+    if len(digits) > len(str(high)):
+        return None
+    value = int(digits)
+    return value if low <= value <= high else None
 
 
 # ---- JSON objects inside prose -------------------------------------------------------------------------

@@ -56,7 +56,22 @@ def test_other_settings_are_refused_and_the_file_is_left_alone(tmp_path):
     assert (tmp_path / "run.json").read_text() == before
 
 
-@pytest.mark.parametrize("content", [b"{not json", b"\xff\xfe", b'{"task": 3}'])
+def test_a_resume_with_the_same_settings_leaves_the_file_as_it_was(tmp_path):
+    settle_run_file(tmp_path, _config(n_plans=2), rollout_differences, stamp=True)
+    path = tmp_path / "run.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "created": "2000-01-01T00:00:00+00:00"}, indent=2) + "\n")
+    before = path.read_bytes()
+    settle_run_file(tmp_path, _config(n_plans=2), rollout_differences, stamp=True)
+    assert path.read_bytes() == before
+    settle_run_file(tmp_path, _config(n_plans=4), rollout_differences, stamp=True)  # grown: rewritten, same stamp
+    assert json.loads(path.read_text())["created"] == "2000-01-01T00:00:00+00:00"
+
+
+@pytest.mark.parametrize("content", [
+    b"{not json", b"\xff\xfe", b'{"task": 3}', b'{"task": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    b'{"task": "t", "seed": ' + b"9" * 5000 + b"}",
+])
 def test_an_unreadable_run_file_is_one_error(tmp_path, content):
     (tmp_path / "run.json").write_bytes(content)
     with pytest.raises(RunFileError, match="not a valid run config"):

@@ -52,6 +52,15 @@ def test_a_tokenizer_or_extra_file_changed_after_training_is_refused(folder, tam
     assert "\n" not in str(err.value) and "train-rm" in str(err.value)
 
 
+@pytest.mark.parametrize("value", ["[" * 100_000 + "]" * 100_000, "9" * 5000, "NaN", '"\\ud800"'])
+def test_a_hostile_card_is_one_line(folder, value):
+    text = (folder / "orchrm.json").read_text()
+    (folder / "orchrm.json").write_text(text.replace('"card_version"', '"x": %s, "card_version"' % value, 1))
+    with pytest.raises(ModelError, match="is not a valid model card") as err:
+        RewardModel.load(folder)
+    assert "\n" not in str(err.value)
+
+
 def test_a_v1_card_is_refused_with_a_retrain_hint(folder):
     card = json.loads((folder / "orchrm.json").read_text())
     files = card.pop("files")

@@ -63,6 +63,8 @@ def test_json_endpoints(viewer):
     "/api/runs/1/questions", "/api/runs/-1/questions", "/api/runs/%C2%B2/questions", "/api/runs/0/../../run.json",
     "/api/runs/0/trace?q=q1&plan=x", "/api/runs/0/trace?q=q1&plan=%C2%B2", "/api/runs/0/trace?q=../../etc/passwd&plan=0",
     "/api/runs/0/trace", "/api/runs/0/traces.jsonl", "/results.json", "/heldout/traces.jsonl",
+    "/api/runs/" + "9" * 5000 + "/questions", "/api/runs/0/trace?q=q1&plan=" + "9" * 5000,
+    "/api/runs/" + "0" * 5000 + "1/questions", "/api/runs/0/trace?q=q1&plan=99999999999",
 ])
 def test_nothing_but_its_own_routes(viewer, path):
     res, body = request(viewer, path)

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.panel import Panel
 
+from .. import safejson
 from .options import ApiKeyEnv, Backend, BaseUrl, Concurrency
 from ..errors import ConfigError
 from ..llm import GenerateConfig, open_llm
@@ -21,11 +22,11 @@ def _read_schema(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        schema = json.loads(path.read_text())
+        schema = safejson.read(path)
     except OSError as exc:
         raise ConfigError(f"cannot read schema file {path}: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"schema file {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+    except safejson.UnsafeJSONError as exc:
+        raise ConfigError(f"schema file {path} is not acceptable JSON: {exc.reason} ({exc.rule})") from exc
     if not isinstance(schema, dict):
         raise ConfigError(f"schema file {path} must hold a JSON object")
     return schema

@@ -13,7 +13,6 @@ GGUF's sha256 in a card that is checked on every later use.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from .. import safejson
 from .. import __version__
 from ..atomic import replacing_dir, write_text_atomic
 from ..errors import ChecksumMismatch, ConfigError, ServerError
@@ -79,13 +79,13 @@ def _checked(folder: Path) -> tuple[str, str, dict[str, str]]:
     card_path, seal_path = folder / ADAPTER_CARD, folder / SEAL_FILE
     try:
         if card_path.is_file():
-            card = AdapterCard.model_validate(json.loads(card_path.read_text()))
+            card = AdapterCard.model_validate(safejson.read(card_path))
             listed, base, step = card.files, card.base_sha256, card.steps
             skip, run = ADAPTER_CARD, folder.parent
         elif seal_path.is_file():
-            seal = Seal.model_validate(json.loads(seal_path.read_text()))
+            seal = Seal.model_validate(safejson.read(seal_path))
             listed, step, skip, run = seal.files, seal.step, SEAL_FILE, folder.parent.parent
-            base = GRPORunConfig.model_validate(json.loads((run / "run.json").read_text())).policy_sha256
+            base = GRPORunConfig.model_validate(safejson.read(run / "run.json")).policy_sha256
         else:
             raise ConfigError(f"{folder} holds no trained orchestrator adapter (no {ADAPTER_CARD} or {SEAL_FILE})",
                               hint="pass a train-orchestrator run folder, its adapter/ or one of its checkpoints/checkpoint-N")  # fmt: skip
@@ -130,8 +130,8 @@ def served_adapter(path: Path, model: str) -> AdapterFile:
     gguf, card_path = home / "adapter.gguf", home / _CACHE_CARD
     if card_path.is_file() and gguf.is_file():
         try:
-            known = _Converted.model_validate_json(card_path.read_text())
-        except ValidationError:
+            known = _Converted.model_validate(safejson.read(card_path))
+        except (OSError, safejson.UnsafeJSONError, ValidationError):
             known = None
         if known is not None and known.peft_digest == digest and sha256_file(gguf) == known.gguf_sha256:
             return AdapterFile(name=label, path=gguf, sha256=known.gguf_sha256)

@@ -10,7 +10,6 @@ several processes the main process seals, once every process has written its par
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .. import safejson
 from ..atomic import write_text_atomic
 from ..errors import ChecksumMismatch
 from ..llm.weights import file_digests, mismatch
@@ -39,8 +39,8 @@ def seal(folder: Path, step: int, tokens: dict[str, Any]) -> None:
 
 def _read_seal(folder: Path) -> Seal | None:
     try:
-        return Seal.model_validate(json.loads((folder / SEAL_FILE).read_text()))
-    except (OSError, json.JSONDecodeError, ValidationError):
+        return Seal.model_validate(safejson.read(folder / SEAL_FILE))
+    except (OSError, safejson.UnsafeJSONError, ValidationError):
         return None
 
 

@@ -15,10 +15,11 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .. import safejson
 from ..atomic import write_text_atomic
 from ..errors import ConfigError, RunFileError
 from ..tasks.base import Question, Task
@@ -74,22 +75,29 @@ def settle_run_file(
     `kept(new, old)` is `new` with what a resumed run keeps from the one it resumes (e.g. a rollout's version,
     which decides how its plans are seeded). `differences(new, old)` then names what changed in a way a resume
     cannot honour; any such change is a one-line `ConfigError`, and an unreadable file a `RunFileError`,
-    before anything in the folder is touched."""
+    before anything in the folder is touched. A resume rewrites the file only when its settings grew (more
+    questions or plans), and never re-stamps `created`, so a resume that then fails leaves it as it was."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
+    on_disk: Any = None
     if path.exists():
         try:
-            old = type(config).model_validate(json.loads(path.read_text()))
-        except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
+            on_disk = safejson.read(path)
+            old = type(config).model_validate(on_disk)
+        except safejson.UnsafeJSONError as exc:
+            raise RunFileError(f"{path}: not a valid run config ({exc})", hint="use a new --out folder") from None
+        except ValidationError as exc:
             raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint="use a new --out folder") from None
         config = kept(config, old) if kept is not None else config
         diff = differences(config, old)
         if diff:
             raise ConfigError(f"{folder} holds {what} made with other settings ({', '.join(diff)})", hint="use a new --out folder")
     data = config.model_dump(mode="json")
-    if stamp:
-        data["created"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+    if stamp:  # when the run was made: a resume keeps the first stamp
+        created = on_disk.get("created") if isinstance(on_disk, dict) else None
+        data["created"] = created if isinstance(created, str) else dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    if data != on_disk:  # a resume with the same settings leaves the file as it was
+        write_text_atomic(path, json.dumps(data, indent=2) + "\n")
     return config
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from .. import safejson
 from ..atomic import open_atomic, recover, replacing_dir
 from ..errors import OrchrmError
 from ..hashing import sha256_file
@@ -80,9 +81,9 @@ def read_rows(path: Path) -> list[PairRow]:
             if not line.strip():
                 continue
             try:
-                rows.append(PairRow.model_validate(json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise PairFileError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+                rows.append(PairRow.model_validate(safejson.loads(line, safejson.FILE)))
+            except safejson.UnsafeJSONError as exc:
+                raise PairFileError(f"{path}:{lineno}: not acceptable JSON ({exc.reason}, {exc.rule})") from None
             except ValidationError as exc:
                 err = exc.errors()[0]
                 where = ".".join(str(p) for p in err["loc"]) or "(row)"
@@ -107,7 +108,7 @@ def verify_pairs_dir(folder: Path) -> PairsManifest:
         raise PairFileError(f"{folder} is not a pairs folder", hint="pass the --out folder of `orchrm pairs`")
     rebuild = "rebuild it with `orchrm pairs`"
     try:
-        manifest = PairsManifest.model_validate_json((folder / MANIFEST_FILE).read_text())
+        manifest = PairsManifest.model_validate(safejson.read(folder / MANIFEST_FILE))
     except FileNotFoundError:
         raise PairFileError(f"{folder} has no {MANIFEST_FILE} (made by hand or by an older orchrm)", hint=rebuild) from None
     except (ValidationError, ValueError, OSError) as exc:

@@ -9,12 +9,12 @@ policy weights `llm.weights.policy_weights` converts from the GGUF once, caches 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
+from .. import safejson
 from ..errors import ChecksumMismatch, ConfigError, ModelError
 from ..hashing import sha256_file, verify_pinned
 
@@ -59,8 +59,8 @@ def backbone_kind(name_or_path: str) -> Kind:
     config = path / "config.json"
     if config.is_file():
         try:
-            architectures = json.loads(config.read_text()).get("architectures") or []
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            architectures = safejson.read(config).get("architectures") or []
+        except (OSError, safejson.UnsafeJSONError, AttributeError):
             return "encoder"  # resolve_backbone reports what is wrong with the folder
         return "decoder" if any(str(a).endswith("ForCausalLM") for a in architectures) else "encoder"
     if path.suffix == ".gguf":

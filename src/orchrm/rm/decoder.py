@@ -8,10 +8,10 @@ verified by sha256, see `backbone.verify_decoder`), then applies the adapter.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from .. import safejson
 from ..errors import ConfigError, ModelError
 from .backbone import verify_decoder
 
@@ -54,7 +54,7 @@ def load_decoder(folder: Path, *, backbone: str, sha256: str, model_type: str, t
     from peft import PeftModel
 
     base = verify_decoder(backbone, sha256)
-    config = json.loads((base.path / "config.json").read_text())
+    config = safejson.read(base.path / "config.json")
     if config.get("model_type") != model_type:
         raise ModelError(f"backbone {backbone} is a {config.get('model_type')!r} model, the reward model's card a {model_type!r} one")
     _check_adapter(folder)
@@ -66,8 +66,8 @@ def _check_adapter(folder: Path) -> None:
     from safetensors import safe_open
 
     try:
-        config = json.loads((folder / ADAPTER_CONFIG).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        config = safejson.read(folder / ADAPTER_CONFIG)
+    except (OSError, safejson.UnsafeJSONError) as exc:
         raise ModelError(f"{folder / ADAPTER_CONFIG} is unreadable: {exc}") from None
     if not isinstance(config, dict) or (config.get("peft_type"), config.get("task_type")) != ("LORA", "SEQ_CLS"):
         raise ModelError(f"{folder / ADAPTER_CONFIG} is not a LoRA sequence-classification adapter")

@@ -10,7 +10,6 @@ one asked for. Saving builds the folder beside its target and swaps it in whole.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from .. import safejson
 from ..atomic import recover, replacing_dir
 from ..errors import ChecksumMismatch, ModelError, OutdatedModel
 from ..hashing import sha256_file
@@ -107,8 +107,8 @@ def _read_card(folder: Path) -> ModelCard:
     if not card_path.is_file():
         raise ModelError(f"{folder} is not an orchrm reward model (no {CARD_FILE})", hint="train one with `orchrm train-rm`")
     try:
-        raw = json.loads(card_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = safejson.read(card_path)
+    except (OSError, safejson.UnsafeJSONError) as exc:
         raise ModelError(f"{card_path} is not a valid model card: {exc}") from None
     if not isinstance(raw, dict) or raw.get("format") != CARD_FORMAT:
         got = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
@@ -136,8 +136,8 @@ def _read_card(folder: Path) -> ModelCard:
 def _load_encoder(folder: Path, card: ModelCard) -> Any:
     """The folder's whole network, after checking that its config is the architecture the card names."""
     try:
-        config = json.loads((folder / "config.json").read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        config = safejson.read(folder / "config.json")
+    except (OSError, safejson.UnsafeJSONError) as exc:
         raise ModelError(f"{folder}/config.json is unreadable: {exc}") from None
     if config.get("model_type") != card.model_type:
         raise ModelError(

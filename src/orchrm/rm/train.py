@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import safejson
 from ..errors import ConfigError
 from ..pairs.builder import PairStats
 from ..pairs.rows import PairRow
@@ -243,13 +244,11 @@ def train_from_folder(pairs_dir: Path, out: Path, config: RMConfig | None = None
                       callbacks: list[Any] | None = None) -> TrainResult:  # fmt: skip
     """`orchrm train-rm`: read a pairs folder, train, save the model folder. `progress` is TRL's own output
     (tqdm, a line per epoch); `callbacks` go to the trainer."""
-    import json
-
     from ..pairs.rows import STATS_FILE, read_pairs_dir
 
     train, val = read_pairs_dir(pairs_dir)
     stats_path = pairs_dir / STATS_FILE
-    stats = json.loads(stats_path.read_text()) if stats_path.is_file() else {}
+    stats = safejson.read(stats_path) if stats_path.is_file() else {}  # sha256-checked by read_pairs_dir
     result = train_reward_model(train, val, config, pair_stats=stats, progress=progress, callbacks=callbacks)
     if result.main_process:
         result.model.save(out)

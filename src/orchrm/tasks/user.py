@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import safejson
 from ..errors import ConfigError
 from .base import Question, Task
 from .scoring import exact_match, numeric_match, token_f1
@@ -51,9 +52,9 @@ class JsonlTask(_RowsTask):
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
+                value = safejson.loads(line, safejson.FILE)
                 q = Question(id=str(value["id"]), question=str(value["question"]), answer=str(value["answer"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            except (safejson.UnsafeJSONError, KeyError, TypeError) as exc:
                 raise ConfigError(
                     f"{path}:{lineno}: expected a JSON object with id, question and answer ({type(exc).__name__}: {exc})"
                 ) from None

@@ -9,13 +9,13 @@ before a field existed, its raw JSON) for best-of-N summaries, `read_judgments` 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from .. import safejson
 from .. import jsonl
 from ..bon.judge import JUDGMENTS_FILE, read_judgments
 from ..bon.results import PER_QUESTION_FILE, RESULTS_FILE, read_results
@@ -94,8 +94,8 @@ def _run_setting(path: Path, key: str) -> Any:
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text()).get(key)
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+        return safejson.read(path).get(key)
+    except (OSError, safejson.UnsafeJSONError, AttributeError):
         return None
 
 
@@ -128,9 +128,9 @@ def _bon_summary(path: Path) -> dict[str, Any]:
         data = read_results(path).dump()
     except ValidationError:
         try:
-            data = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RunFileError(f"{path}: not a results file ({type(exc).__name__})") from None
+            data = safejson.read(path)
+        except safejson.UnsafeJSONError as exc:
+            raise RunFileError(f"{path}: not a results file ({exc})") from None
     methods = {}
     for name, m in (data.get("methods") or {}).items():
         acc = m.get("accuracy") or {}

@@ -18,9 +18,12 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .. import safejson
 from .runs import Run, run_index, run_questions, trace_detail
 
 HOST = "127.0.0.1"
+#: A `plan=` above this names no trace (runs sample tens of plans per question); a longer one is a 404.
+MAX_PLAN_INDEX = 1_000_000
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -119,15 +122,16 @@ class _Handler(BaseHTTPRequestHandler):
         parts = path.strip("/").split("/")
         if parts == ["api", "runs"]:
             return self._send(HTTPStatus.OK, _dumps(self.server.index), "application/json", head=head)
-        if len(parts) == 4 and parts[:2] == ["api", "runs"] and parts[2].isascii() and parts[2].isdigit():
-            run_id = int(parts[2])
-            if run_id >= len(self.server.runs):
+        if len(parts) == 4 and parts[:2] == ["api", "runs"]:
+            run_id = safejson.bounded_int(parts[2], high=len(self.server.runs) - 1)
+            if run_id is None:
                 return self._error(HTTPStatus.NOT_FOUND, "no such run", head)
             if parts[3] == "questions":
                 return self._send(HTTPStatus.OK, self.server.questions_json(run_id), "application/json", head=head)
             if parts[3] == "trace":
                 q, p = query.get("q", [""])[0], query.get("plan", [""])[0]
-                detail = trace_detail(self.server.runs[run_id], q, int(p)) if p.isascii() and p.isdigit() else None
+                plan = safejson.bounded_int(p, high=MAX_PLAN_INDEX)
+                detail = trace_detail(self.server.runs[run_id], q, plan) if plan is not None else None
                 if detail is None:
                     return self._error(HTTPStatus.NOT_FOUND, "no such trace", head)
                 return self._send(HTTPStatus.OK, _dumps(detail), "application/json", head=head)

@@ -7,11 +7,11 @@ in the training stack, so it is imported only when a folder holds samples and no
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import safejson
 from .. import jsonl
 from ..mas.plans import PlanError, parse_plan, plan_shape
 from .runs import Run, display_name, plan_graph
@@ -72,10 +72,13 @@ def _steps(records: list[Any]) -> list[dict[str, Any]]:
 
 def _tokens(path: Path) -> dict[str, int]:
     try:
-        data = json.loads(path.read_text())
-        return {k: int(v["total_tokens"]) for k, v in data.get("categories", {}).items()}
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError, AttributeError, KeyError, TypeError, ValueError):
+        categories = safejson.read(path).get("categories", {})
+    except (OSError, safejson.UnsafeJSONError, AttributeError):
         return {}
+    if not isinstance(categories, dict):
+        return {}
+    totals = {k: v.get("total_tokens") if isinstance(v, dict) else None for k, v in categories.items()}
+    return {k: n for k, n in totals.items() if type(n) is int}
 
 
 def _parsed(s: Sample):
