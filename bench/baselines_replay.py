@@ -1,14 +1,17 @@
-"""Replay the committed best-of-N runs through the trivial baselines, without any LLM or RM call.
+"""Replay the committed best-of-N runs through the content-blind baselines, without any LLM or RM call.
 
     python bench/baselines_replay.py
 
-For each task under bench/results/tts/ this reads what the run committed — the held-out traces, the RM's
-rewards per plan (bon/per_question.jsonl), the judge's picks (bon/judgments.jsonl) and the training traces
-(train/traces.jsonl, which fit the plan-shape prior) — rebuilds the same cases, and recomputes every method
-on the same N plans: rm, random, shortest, prior, majority, judge, oracle. It prints their accuracies,
-rm's paired difference to each (bootstrap 95% intervals over questions), and the within-question AUC of
-the RM's rewards, the prior and plan length; it checks that rm, random and oracle reproduce the committed
-results exactly, and writes bench/results/baselines_replay.json.
+For each run under bench/results/tts/ and bench/results/orchestration/ this reads what the run committed —
+the held-out traces, the RM's rewards per plan (bon/per_question.jsonl), the judge's picks
+(bon/judgments.jsonl) and the training traces (train/traces.jsonl, the ones the RM's pairs came from, which
+fit `prior`, `kind-prior` and `router`) — rebuilds the same cases, and recomputes every method on the same N
+plans: rm, random, shortest, prior, kind-prior, router, shape-mean, majority, judge, oracle. It prints their
+accuracies, rm's paired difference to each and to the best content-blind selector (bootstrap 95% intervals
+over questions; the best is chosen on the same questions, which flatters it), how many held-out plans the
+router scored by the shape prior because it never saw their shape, and the within-question AUCs; it checks
+that rm, random, majority and oracle reproduce the committed results exactly, and writes
+bench/results/baselines_replay.json.
 """
 
 from __future__ import annotations
@@ -17,13 +20,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchrm.bon import RunInfo, ShapePrior, build_cases, compute_results, read_judgments
+from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results, read_judgments
 from orchrm.mas.run_folder import first_plans
 from orchrm.bon.stats import Interval
 from orchrm.loop import LoopConfig
 from orchrm.mas.traces import read_traces
 
-ROOT = Path(__file__).parent / "results" / "tts"
+ROOTS = (Path(__file__).parent / "results" / "tts", Path(__file__).parent / "results" / "orchestration")
 OUT = Path(__file__).parent / "results" / "baselines_replay.json"
 REPRODUCED = ("rm", "random", "majority", "oracle")  # methods the committed results.json already has
 
@@ -38,9 +41,9 @@ def replay(folder: Path) -> dict[str, Any]:
     key = config.bon.judge_key()
     judgments = [j for j in read_judgments(bon / "judgments.jsonl") if j.key == key] if config.bon.judge else []
     train = folder / "train" / "traces.jsonl"
-    prior = ShapePrior.from_file(train, strength=config.bon.prior_strength, exclude=qids) if train.exists() else None
-    cases = build_cases(grouped, rewards, {}, prior)
-    meta = RunInfo(task=config.task, prior=prior.summary() if prior else None)
+    blind = ContentBlind.from_file(train, strength=config.bon.prior_strength, exclude=qids) if train.exists() else None
+    cases = build_cases(grouped, rewards, {}, blind)
+    meta = RunInfo(task=config.task, prior=blind.prior.summary() if blind else None, baselines=blind.info() if blind else None)
     results = compute_results(cases, config.bon, judgments, meta=meta).dump()
     committed = json.loads((bon / "results.json").read_text())
     check = {
@@ -54,6 +57,9 @@ def replay(folder: Path) -> dict[str, Any]:
         "tokens_per_question": {m: v["tokens"]["total"] for m, v in results["methods"].items()},
         "rm_minus": {m: v for k, v in results["marks"].items() if k.startswith("rm_minus_") for m in [k[9:]]},
         "best_trivial": results["marks"].get("best_trivial"),
+        "best_content_blind": results["marks"].get("best_content_blind"),
+        "router_fallbacks": results["router_fallbacks"], "baselines": results.get("baselines"),
+        "valid_plans": sum(len(c.valid) for c in cases),
         "gap_closed_random_to_oracle": results["marks"]["gap_closed_random_to_oracle"],
         "auc": results["auc"], "per_kind": results["per_kind"], "notes": results["notes"],
     }  # fmt: skip
@@ -71,14 +77,19 @@ def show(r: dict[str, Any]) -> str:
         lines.append(f"{m:<12} {iv(acc):<23} {r['tokens_per_question'][m]:>8,.0f}   {diff}")
     gap = iv(r["gap_closed_random_to_oracle"], 100, 0)
     lines.append(f"rm − best trivial ({r['best_trivial']}): {iv(r['rm_minus']['best_trivial'])}; rm closes {gap}% of random→oracle")
+    blind = r["best_content_blind"]
+    lines.append(f"rm − best content-blind ({blind}, chosen on these questions): {iv(r['rm_minus']['best_content_blind'])}; "
+                 f"rm − shape-mean: {iv(r['rm_minus']['shape-mean'])}")
+    lines.append(f"router: {r['router_fallbacks']} of {r['valid_plans']} valid held-out plans have a shape training never "
+                 "saw (scored by the shape prior)")
     for m, a in r["auc"].items():
         lines.append(f"within-question AUC, {m:<9} {iv(a, 1.0, 3)}  ({a['n_questions']} questions with mixed outcomes)")
     return "\n".join(lines)
 
 
 def main() -> None:
-    out = {"source": "bench/results/tts (committed traces, rewards and judgments; no LLM or RM call)", "tasks": {}}
-    for folder in sorted(p.parent for p in ROOT.glob("*/loop.json")):
+    out = {"source": "bench/results/tts and bench/results/orchestration (committed traces, rewards and judgments; no LLM or RM call)", "tasks": {}}
+    for folder in sorted(p.parent for root in ROOTS for p in root.glob("*/loop.json")):
         r = replay(folder)
         out["tasks"][r["task"]] = r
         print(show(r) + "\n", flush=True)

@@ -34,7 +34,7 @@ from typing import Any
 
 from rm import agent_type_baseline, length_baseline
 
-from orchrm.bon import BonConfig, Bootstrap, RunInfo, ShapePrior, build_cases, compute_results, per_question_rows
+from orchrm.bon import BonConfig, Bootstrap, ContentBlind, RunInfo, ShapePrior, build_cases, compute_results, per_question_rows
 from orchrm.bon.auc import question_auc
 from orchrm.bon.run import score_plans
 from orchrm.bon.selection import METHODS, Case
@@ -146,7 +146,7 @@ def pair_accuracy(val: list[PairRow], credit: list[float], resamples: int, seed:
 
 def bon_results(data: Data, s: dict[str, Any]) -> tuple[dict[str, Any], list[Case]]:
     """Every best-of-N method and AUC with the RM's rewards, as `orchrm bon` computes them (no judge)."""
-    cases = build_cases(data.grouped, s["bon_rewards"], s["bon_rm_s"], data.prior)
+    cases = build_cases(data.grouped, s["bon_rewards"], s["bon_rm_s"], ContentBlind(data.prior))
     config = data.loop.bon.model_copy(update={"judge": False})
     r = compute_results(cases, config, [], meta=RunInfo(task=data.loop.task, prior=data.prior.summary())).dump()
     summary = {

@@ -10,7 +10,7 @@ from orchrm.bon.report import kind_rows, mark_rows
 from orchrm.bon.compute import compute_results, outcomes_at
 from orchrm.bon.config import BonConfig
 from orchrm.bon.results import RunInfo
-from orchrm.bon.selection import METHODS, TRIVIAL, Candidate, Case, Context, select_prior, select_shortest
+from orchrm.bon.selection import CONTENT_BLIND, METHODS, TRIVIAL, Candidate, Case, Context, select_prior, select_shortest
 
 
 def cand(i, correct, *, length=10, prior=None, reward=0.0, valid=True, execute=1000, exec_s=10.0):
@@ -44,13 +44,15 @@ def test_prior_picks_the_highest_prior_with_ties_in_expectation():
 
 
 def test_one_registry_names_every_method_and_drives_the_outcomes():
-    assert list(METHODS) == ["rm", "rm-adaptive", "random", "shortest", "prior", "majority", "judge", "oracle"]
-    assert set(TRIVIAL) <= set(METHODS)
+    assert list(METHODS) == ["rm", "rm-adaptive", "random", "shortest", "prior", "kind-prior", "router", "shape-mean",
+                             "majority", "judge", "oracle"]  # fmt: skip
+    assert set(TRIVIAL) <= set(CONTENT_BLIND) <= set(METHODS)
     assert all(m.description.startswith(name) for name, m in METHODS.items())
-    assert {n for n, m in METHODS.items() if m.score is not None} == {"rm", "shortest", "prior"}
+    scored = {n for n, m in METHODS.items() if m.score is not None}
+    assert scored == {"rm", "shortest", "prior", "kind-prior", "router", "shape-mean"}
     cases = [Case("a", [cand(0, True, prior=0.5), cand(1, False, prior=0.1)])]
     out = outcomes_at(cases, 2, BonConfig(n=2, judge=False), 1.0, {})
-    assert set(out) == set(METHODS) - {"judge"}
+    assert set(out) == set(METHODS) - {"judge", "kind-prior", "router", "shape-mean"}  # none fitted, no shapes
     no_prior = [Case("a", [cand(0, True), cand(1, False)])]
     assert "prior" not in outcomes_at(no_prior, 2, BonConfig(n=2, judge=False), 1.0, {})
     assert METHODS["judge"].available(no_prior, Context(judge=True)) is False  # two valid plans, no judgment
@@ -97,7 +99,8 @@ def test_results_break_accuracy_down_by_question_kind_and_hold_rm_to_the_best_tr
     assert m["rm_minus_prior"]["value"] == pytest.approx(0.5)
     assert "gap_closed_random_to_oracle" in m and "rm_minus_random" in m  # the old marks stay
     assert set(r["auc"]) == {"rm", "shortest", "prior"} and r["auc"]["rm"]["n_questions"] == 4
-    assert r["auc"]["rm"]["value"] == pytest.approx(3 / 4) and not r["notes"]
+    assert r["auc"]["rm"]["value"] == pytest.approx(3 / 4)
+    assert m["best_content_blind"] == "shortest" and "optimistic for the baseline" in r["notes"][0]
     header, rows = kind_rows(res)
     assert header[:3] == ["kind", "questions", "rm"] and rows[0][:3] == ["bridge", "2", "100.0"]
     assert any("best trivial selector, shortest" in row[0] for row in mark_rows(res))

@@ -27,8 +27,8 @@ def test_one_run_compares_every_method_on_the_same_plans(tmp_path, rm_dir):
     run, cfg = configs()
     result = asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "bon", run, cfg))
     r = result.results.dump()
-    # no training traces given: every method but `prior`
-    assert set(r["methods"]) == {"rm", "rm-adaptive", "random", "shortest", "majority", "judge", "oracle"}
+    # no training traces given: every method but the fitted baselines (`shape-mean` needs only the RM)
+    assert set(r["methods"]) == {"rm", "rm-adaptive", "random", "shortest", "shape-mean", "majority", "judge", "oracle"}
     assert r["notes"] and "prior" in r["notes"][0]
     assert r["questions"] == 3 and r["plans"] == 12
     # seeds 0..3: PLAN (right), garbage, GUESS (wrong), PLAN (right)
@@ -106,14 +106,19 @@ def test_training_traces_fit_the_prior_baseline_on_the_same_plans(tmp_path, rm_d
     r = res.dump()
     assert r["methods"]["prior"]["accuracy"]["value"] == 0.0  # the prior now picks the guess, which is wrong
     assert r["methods"]["shortest"]["accuracy"]["value"] == 0.0  # the guess is also the shortest plan
-    assert r["prior"]["trials"] == 10 and not r["notes"]
-    assert set(r["auc"]) == {"rm", "shortest", "prior"} and r["auc"]["prior"]["value"] == 0.0
+    assert r["methods"]["kind-prior"]["accuracy"]["value"] == 0.0  # no kinds: the pooled prior
+    assert r["methods"]["router"]["accuracy"]["value"] == 0.0  # it too learned that the guess's shape wins
+    assert r["prior"]["trials"] == 10 and r["baselines"]["router"]["rows"] == 10 and r["baselines"]["kind_prior"] == {}
+    assert not any("absent" in n for n in r["notes"]) and r["router_fallbacks"] is not None
+    assert set(r["auc"]) == {"rm", "shortest", "prior", "kind-prior", "router", "shape-mean"}
+    assert r["auc"]["prior"]["value"] == 0.0
+    assert r["marks"]["best_content_blind"] in ("shortest", "prior", "kind-prior", "router")
     assert r["per_kind"]["unknown"]["n"] == 3 and r["per_kind"]["unknown"]["oracle"] == 1.0
     assert r["marks"]["best_trivial"] in ("shortest", "prior")
     row = json.loads((tmp_path / "bon" / "per_question.jsonl").read_text().splitlines()[0])
     assert set(row["lengths"]) == set(row["priors"]) == {"0", "1", "2", "3"} and row["priors"]["1"] is None  # garbage
     md = write_reports(res, tmp_path / "bon")["md"].read_text()
-    assert "Within-question AUC" in md and "| unknown | 3 |" in md and "rm - best trivial selector" in md
+    assert "Within-question AUC" in md and "| unknown | 3 |" in md and "rm - best content-blind selector" in md
 
 
 def test_two_models_plans_and_judge_on_the_orchestrator_agents_on_the_agent_model(tmp_path, rm_dir):

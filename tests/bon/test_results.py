@@ -11,7 +11,8 @@ from orchrm.bon.selection import Candidate, Case
 
 KEYS = [
     "task", "model", "agent_model", "rm", "rollout", "warnings", "prior", "n", "questions", "plans",
-    "valid_plans_per_question", "questions_without_valid_plan", "reward_std", "config", "methods", "marks", "auc",
+    "valid_plans_per_question", "questions_without_valid_plan", "reward_std", "config", "methods", "marks",
+    "router_fallbacks", "auc",
     "per_kind", "notes", "adaptive_sweep", "curves",
 ]  # fmt: skip
 

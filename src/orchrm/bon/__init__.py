@@ -2,11 +2,13 @@
 statistics and the report."""
 
 from .auc import within_question_auc
+from .blind import ContentBlind
 from .cases import build_cases, plan_lengths
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
 from .judge import JudgeRecord, read_judgments
-from .prior import ShapePrior, plan_shape, plan_signature
+from .prior import KindPrior, ShapePrior, plan_shape, plan_signature
+from .router import Router
 from .report import write_reports
 from .results import BonResults, MethodSummary, RunInfo, read_results, write_results
 from .run import BonProgress, BonResult, abon
@@ -22,11 +24,14 @@ __all__ = [
     "Bootstrap",
     "Candidate",
     "Case",
+    "ContentBlind",
     "Interval",
     "JudgeRecord",
+    "KindPrior",
     "Method",
     "MethodSummary",
     "Outcome",
+    "Router",
     "RunInfo",
     "ShapePrior",
     "abon",

@@ -1,11 +1,15 @@
-"""From held-out traces to selection's `Case`s: each plan's length and costs, its RM reward and its shape
-prior (which traces belong to a question's first N plans is `mas.run_folder.first_plans`)."""
+"""From held-out traces to selection's `Case`s: each plan's length and costs, its RM reward, its shape and
+the content-blind baselines' scores (which traces belong to a question's first N plans is
+`mas.run_folder.first_plans`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..mas.traces import Trace
 from ..tasks.scoring import answer_key
-from .prior import ShapePrior
+from .blind import ContentBlind
+from .prior import plan_signature
 from .selection import Candidate, Case
 
 
@@ -24,22 +28,38 @@ def plan_lengths(plans: list[Trace]) -> list[int]:
     return [len(t.plan_text) for t in plans]
 
 
+def _with_blind(c: Candidate, t: Trace, blind: ContentBlind | None) -> Candidate:
+    """A valid plan's shape and every fitted content-blind baseline's score of it."""
+    if t.plan is None or not t.valid:
+        return c
+    c = replace(c, shape=plan_signature(t.plan, "shape"))
+    if blind is None:
+        return c
+    kind = blind.kind_prior.score(t.plan, t.question_kind) if blind.kind_prior is not None else None
+    routed = blind.router.lookup(t.question, t.plan) if blind.router is not None else None
+    return replace(
+        c, prior=blind.prior.score(t.plan), kind_prior=kind,
+        router=routed.value if routed else None, router_fallback=bool(routed and routed.fallback),
+    )  # fmt: skip
+
+
 def build_cases(
     grouped: dict[str, list[Trace]],
     rewards: dict[str, list[float]],
     rm_s: dict[str, float],
-    prior: ShapePrior | None = None,
+    blind: ContentBlind | None = None,
 ) -> list[Case]:
-    """Selection's view of each question's plans; `prior`, when given, scores every valid plan's shape."""
+    """Selection's view of each question's plans; `blind`, when given, scores every valid plan by each
+    content-blind baseline it holds."""
     cases = []
     for q, plans in grouped.items():
         cands = [
-            Candidate(
+            _with_blind(Candidate(
                 index=t.plan_index, valid=t.valid and t.executed, reward=r, answer_key=answer_key(t.final_answer),
                 correct=bool(t.score and t.score.correct), plan_tokens=_tokens(t, "plan"),
                 exec_tokens=_tokens(t, "execute"), plan_s=t.plan_call.latency_s if t.plan_call else 0.0, exec_s=t.wall_s,
-                length=length, prior=prior.score(t.plan) if prior and t.plan is not None and t.valid else None,
-            )
+                length=length,
+            ), t, blind)
             for t, r, length in zip(plans, rewards[q], plan_lengths(plans), strict=True)
         ]
         cases.append(Case(q, cands, rm_s=rm_s.get(q, 0.0), kind=plans[0].question_kind if plans else None))

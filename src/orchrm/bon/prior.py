@@ -16,7 +16,7 @@ one, and one never seen at any grain gets the global rate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -63,6 +63,16 @@ def plan_signature(plan: Plan, grain: str = "plan") -> str:
     raise ValueError(f"unknown signature grain {grain!r}; use one of {', '.join(GRAINS)}")
 
 
+def training_rows(traces: Iterable[Trace], exclude: Iterable[str] = ()) -> Iterator[Trace]:
+    """The traces a content-blind baseline learns from: valid, executed and scored plans of questions not in
+    `exclude` (the held-out ids). Every baseline fitted here reads its rows through this one filter."""
+    skip = set(exclude)
+    for t in traces:
+        scored = t.score is not None and t.score.correct is not None
+        if t.valid and t.executed and t.plan is not None and scored and t.question_id not in skip:
+            yield t
+
+
 class Tally(BaseModel):
     successes: int = 0
     trials: int = 0
@@ -91,12 +101,8 @@ class ShapePrior(BaseModel):
     ) -> ShapePrior:
         """Count every valid, executed and scored trace whose question is not in `exclude` (held-out ids)."""
         prior = cls(strength=strength, source=source)
-        skip = set(exclude)
-        for t in traces:
-            scored = t.score is not None and t.score.correct is not None
-            if not (t.valid and t.executed and t.plan is not None and scored) or t.question_id in skip:
-                continue
-            prior.add(t.plan, bool(t.score.correct))
+        for t in training_rows(traces, exclude):
+            prior.add(t.plan, bool(t.score.correct))  # type: ignore[union-attr, arg-type]
         return prior
 
     @classmethod
@@ -134,3 +140,27 @@ class ShapePrior(BaseModel):
             "source": self.source, "strength": self.strength, "trials": self.total.trials,
             "successes": self.total.successes, "signatures": {g: len(self.table.get(g, {})) for g in GRAINS},
         }  # fmt: skip
+
+
+class KindPrior(BaseModel):
+    """`kind-prior`: a `ShapePrior` per question kind (smoothed toward that kind's own success rate), and the
+    pooled prior for a question without a kind or of a kind training never saw."""
+
+    pooled: ShapePrior
+    kinds: dict[str, ShapePrior] = Field(default_factory=dict)
+
+    @classmethod
+    def fit(cls, traces: Iterable[Trace], *, strength: float = 2.0, exclude: Iterable[str] = (), source: str = "") -> KindPrior:
+        rows = list(training_rows(traces, exclude))
+        kinds = sorted({t.question_kind for t in rows if t.question_kind})
+        return cls(
+            pooled=ShapePrior.fit(rows, strength=strength, source=source),
+            kinds={k: ShapePrior.fit([t for t in rows if t.question_kind == k], strength=strength, source=source) for k in kinds},
+        )  # fmt: skip
+
+    def score(self, plan: Plan, kind: str | None) -> float:
+        return self.kinds.get(kind or "", self.pooled).score(plan)
+
+    def summary(self) -> dict[str, int]:
+        """Training plans per kind (what results.json records about it)."""
+        return {k: p.total.trials for k, p in self.kinds.items()}

@@ -113,12 +113,19 @@ def mark_rows(results: BonResults) -> list[list[str]]:
         mark = results.mark(key)
         return mark.fmt(scale, digits) if mark is not None else "n/a (judge not run)"
 
-    best = results.best_trivial
+    def fitted(key: str) -> str:
+        return iv(key) if key in m else "n/a (no training traces)"
+
+    best, blind = results.best_trivial, results.best_content_blind
     return [
         ["rm - random (accuracy points)", iv("rm_minus_random")],
+        [f"rm - best content-blind selector, {blind or 'none'} (accuracy points)", fitted("rm_minus_best_content_blind")],
+        ["rm - shape-mean (rm's rewards averaged within shape; accuracy points)", iv("rm_minus_shape-mean") if "rm_minus_shape-mean" in m else "n/a (no plan shapes)"],
         [f"rm - best trivial selector, {best or 'none'} (accuracy points)", iv("rm_minus_best_trivial")],
         ["rm - shortest (accuracy points)", iv("rm_minus_shortest")],
-        ["rm - prior (accuracy points)", iv("rm_minus_prior") if "rm_minus_prior" in m else "n/a (no prior)"],
+        ["rm - prior (accuracy points)", fitted("rm_minus_prior")],
+        ["rm - kind-prior (accuracy points)", fitted("rm_minus_kind-prior")],
+        ["rm - router (accuracy points)", fitted("rm_minus_router")],
         ["rm - majority (accuracy points)", iv("rm_minus_majority")],
         ["rm tokens / majority tokens", iv("rm_tokens_over_majority", 1.0)],
         ["judge tokens / rm tokens", iv("judge_tokens_over_rm", 1.0)],

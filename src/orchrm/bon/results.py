@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..atomic import write_text_atomic
+from .blind import BaselinesInfo
 from .config import BonConfig
 from .stats import Interval
 
@@ -80,6 +81,7 @@ class RunInfo(BaseModel):
     rollout: dict[str, Any] | None = None
     warnings: list[str] = Field(default_factory=list)
     prior: dict[str, Any] | None = None
+    baselines: BaselinesInfo | None = None  # kind-prior and router, fitted with the prior
 
 
 class BonResults(RunInfo):
@@ -93,7 +95,8 @@ class BonResults(RunInfo):
     reward_std: float
     config: BonConfig
     methods: dict[str, MethodSummary]
-    marks: dict[str, Interval | str]  # intervals, and `best_trivial`: the name of a method
+    marks: dict[str, Interval | str]  # intervals, and `best_trivial`, `best_content_blind`: names of methods
+    router_fallbacks: int | None = None  # valid plans whose shape the router never saw (scored by the prior)
     auc: dict[str, Auc]
     per_kind: dict[str, dict[str, int | float]]  # kind -> method -> accuracy, and "n": the kind's questions
     notes: list[str] = Field(default_factory=list)
@@ -107,6 +110,11 @@ class BonResults(RunInfo):
     @property
     def best_trivial(self) -> str | None:
         b = self.marks.get("best_trivial")
+        return b if isinstance(b, str) else None
+
+    @property
+    def best_content_blind(self) -> str | None:
+        b = self.marks.get("best_content_blind")
         return b if isinstance(b, str) else None
 
     def dump(self) -> dict[str, Any]:

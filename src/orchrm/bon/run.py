@@ -26,7 +26,7 @@ from .cases import build_cases
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
 from .judge import JUDGMENTS_FILE, JudgeRecord, judge_evaluator, judge_missing
-from .prior import ShapePrior
+from .blind import ContentBlind
 from .results import BonResults, RMInfo, RunInfo, write_results
 from .selection import Case
 
@@ -69,12 +69,13 @@ def shown(path: Path | None) -> str:
         return str(path)
 
 
-def run_info(task: Task, rm: RewardModel, run_config: RunConfig, warnings: list[str], prior: ShapePrior | None) -> RunInfo:
+def run_info(task: Task, rm: RewardModel, run_config: RunConfig, warnings: list[str], blind: ContentBlind | None) -> RunInfo:
     card = rm.card
     return RunInfo(
         task=task.name, model=run_config.model_id, agent_model=run_config.agent_model_id or run_config.model_id,
         rm=RMInfo(path=shown(rm.path), backbone=card.backbone, tasks=card.tasks, weights_sha256=card.weights_sha256),
-        rollout=run_config.model_dump(), warnings=warnings, prior=prior.summary() if prior is not None else None,
+        rollout=run_config.model_dump(), warnings=warnings, prior=blind.prior.summary() if blind is not None else None,
+        baselines=blind.info() if blind is not None else None,
     )  # fmt: skip
 
 
@@ -100,14 +101,15 @@ async def abon(
 ) -> BonResult:
     """Roll out N plans on held-out questions (resuming), judge them, and compute every method's results.
     `llm` writes the plans (and judges); `agent_llm` (default `llm`) runs the sub-agents. `prior_traces` (the
-    run's training traces) fits the `prior` baseline; without it that method is absent."""
+    run's training traces) fits the content-blind baselines `prior`, `kind-prior` and `router`; without it they
+    are absent."""
     _check(run_config, config)
     warnings = rm_warnings(rm, task, run_config.task)
     questions = run_questions(task, run_config.n_questions, "test", run_config.seed)
     # Fitted first, so a missing file fails before any rollout; held-out questions never count toward it.
-    prior = None
+    blind = None
     if prior_traces is not None:
-        prior = ShapePrior.from_file(prior_traces, strength=config.prior_strength, exclude={q.id for q in questions})
+        blind = ContentBlind.from_file(prior_traces, strength=config.prior_strength, exclude={q.id for q in questions})
     state = BonProgress()
     report = on_progress or (lambda s: None)
     heldout = out / HELDOUT_DIR
@@ -134,7 +136,7 @@ async def abon(
 
         judgments = await judge_missing(judge_evaluator(llm, config), grouped, config, out / JUDGMENTS_FILE, judge_progress)
 
-    cases = build_cases(grouped, rewards, rm_s, prior)
-    results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, prior))
+    cases = build_cases(grouped, rewards, rm_s, blind)
+    results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, blind))
     write_results(out, results, per_question_rows(cases, config, judgments))
     return BonResult(results, cases, warnings)

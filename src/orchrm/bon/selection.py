@@ -7,8 +7,13 @@ one plan is charged that plan's execution only, even when the run executed all N
 `wall_s` is the critical path with plans sampled and executed in parallel, rounds of `rm-adaptive` in turn.
 
 `METHODS` is the one registry of methods: name -> `Method` (its selector, when it applies, the score it ranks
-plans by, the description the report shows, and how the plots draw it). `shortest` and `prior` are the
-trivial selectors a learned RM must beat: they look only at a plan's length or its shape, never at what it says.
+plans by, the description the report shows, and how the plots draw it).
+
+The content-blind selectors (`CONTENT_BLIND`) never read what a plan says: `shortest` (its length), `prior`
+(how often its shape succeeded in training), `kind-prior` (the same per question kind) and `router` (a
+logistic regression from the question's words and the plan's shape; `router.py`). `rm` is held to the best
+of them. `shape-mean` is an ablation of `rm` itself: the RM's rewards averaged over each question's plans of
+one shape, so it keeps the RM's choice of shape and throws away its choice among plans of that shape.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 CATEGORIES = ("plan", "execute", "verify")
 
@@ -36,6 +41,10 @@ class Candidate:
     exec_s: float = 0.0
     length: int = 0  # the plan's length, for `shortest` (see `cases.plan_lengths` for the unit)
     prior: float | None = None  # the plan-shape prior's success rate, None when no prior was fitted
+    kind_prior: float | None = None  # the shape's success rate among training questions of the same kind
+    router: float | None = None  # the router's P(right | question, shape)
+    router_fallback: bool = False  # the router never saw this shape: `router` is the shape prior's score
+    shape: str | None = None  # the plan's shape signature (`plan_signature(plan, "shape")`), for `shape-mean`
 
 
 @dataclass
@@ -243,6 +252,30 @@ def select_prior(case: Case) -> Outcome:
     return _best_tied(case, _prior)
 
 
+def _kind_prior(c: Candidate) -> float:
+    return -math.inf if c.kind_prior is None else c.kind_prior
+
+
+def _router(c: Candidate) -> float:
+    return -math.inf if c.router is None else c.router
+
+
+def _reward(c: Candidate) -> float:
+    return c.reward
+
+
+def shape_mean(case: Case) -> Case:
+    """The case with each valid plan's reward replaced by the mean reward of the question's valid plans of
+    the same shape (a plan without a shape keeps its own)."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for c in case.valid:
+        if c.shape is not None:
+            groups[c.shape].append(c.reward)
+    means = {k: sum(v) / len(v) for k, v in groups.items()}
+    cands = [replace(c, reward=means[c.shape]) if c.valid and c.shape in means else c for c in case.candidates]
+    return replace(case, candidates=cands)
+
+
 @dataclass(frozen=True)
 class Context:
     """What a selector needs beyond the case: rm-adaptive's margin (reward units), whether the judge ran."""
@@ -263,14 +296,22 @@ class Method:
     color: str | None = None  # matplotlib colour; None: the next of the cycle
     marker: str = "o"
     band: bool = False  # the plots shade its 95% interval
+    view: Callable[[Case], Case] | None = None  # the case as this method sees it (select and score read it)
+
+    def seen(self, case: Case) -> Case:
+        return case if self.view is None else self.view(case)
+
+    def run(self, case: Case, ctx: Context) -> Outcome:
+        return self.select(self.seen(case), ctx)
 
 
 def _judged(cases: list[Case], ctx: Context) -> bool:
     return ctx.judge and all(c.judged or len(c.valid) < 2 for c in cases)
 
 
-def _has_prior(cases: list[Case], ctx: Context) -> bool:
-    return any(c.prior is not None for case in cases for c in case.candidates)
+def _has(score: Callable[[Candidate], float]) -> Callable[[list[Case], Context], bool]:
+    """Available when some plan has a finite score (the baseline was fitted)."""
+    return lambda cases, ctx: any(score(c) > -math.inf for case in cases for c in case.candidates)
 
 
 METHODS: dict[str, Method] = {
@@ -289,7 +330,21 @@ METHODS: dict[str, Method] = {
     ),
     "prior": Method(
         "prior (execute the plan shape that succeeded most in training)", lambda c, x: select_prior(c),
-        available=_has_prior, score=_prior, color="tab:olive", marker=">",
+        available=_has(_prior), score=_prior, color="tab:olive", marker=">",
+    ),
+    "kind-prior": Method(
+        "kind-prior (execute the plan shape that succeeded most on training questions of the same kind)",
+        lambda c, x: _best_tied(c, _kind_prior), available=_has(_kind_prior), score=_kind_prior,
+        color="tab:brown", marker="p",
+    ),
+    "router": Method(
+        "router (logistic regression from question words x plan shape; never reads the plan)",
+        lambda c, x: _best_tied(c, _router), available=_has(_router), score=_router, color="tab:cyan", marker="h",
+    ),
+    "shape-mean": Method(
+        "shape-mean (rm's rewards averaged within each shape: rm's choice of shape only)",
+        lambda c, x: _best_tied(c, _reward), available=lambda cases, ctx: any(c.shape for k in cases for c in k.candidates),
+        score=_reward, color="tab:pink", marker="X", view=shape_mean,
     ),
     "majority": Method("majority (execute all, vote)", lambda c, x: select_majority(c), color="tab:blue", marker="^"),
     "judge": Method(
@@ -299,4 +354,5 @@ METHODS: dict[str, Method] = {
     "oracle": Method("oracle (execute all, any correct)", lambda c, x: select_oracle(c), color="black", marker="*"),
 }  # fmt: skip
 """Every selection method by name, in the order reports list them."""
-TRIVIAL = ("shortest", "prior")  # the zero-learning selectors `rm` is held to
+TRIVIAL = ("shortest", "prior")  # the zero-learning selectors `rm` was first held to (issue #13's mark)
+CONTENT_BLIND = ("shortest", "prior", "kind-prior", "router")  # the selectors that never read a plan's text
