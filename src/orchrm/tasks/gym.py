@@ -1,4 +1,6 @@
-"""reasoning-gym tasks: any of its procedural generators by name, scored by the generator's own scorer."""
+"""reasoning-gym tasks: any of its procedural generators by name, scored by the generator's own scorer, and
+on math generators also by the result the answer states (`scoring.result_matches`): the generators' scorers
+want the bare answer, so "825 - 515 = 310" against 310 scored 0.2."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .base import Question, Task, short_hash
-from .scoring import numeric_match
+from .scoring import result_matches
 
 #: Generators orchrm names in its docs; any other reasoning-gym generator works by name too.
 GYM_TASKS = ("gsm_symbolic", "basic_arithmetic", "chain_sum", "family_relationships")
@@ -59,9 +61,7 @@ class GymTask(Task):
         if prediction is None:
             return 0.0
         entry = question.metadata.get("entry")
-        if entry is None:
-            return 1.0 if numeric_match(prediction, question.answer) else 0.0
-        value = float(self._dataset(question.metadata["seed"], 64).score_answer(prediction, entry))
-        if value < 1.0 and numeric_match(prediction, question.answer):
-            value = 1.0
+        value = 0.0 if entry is None else float(self._dataset(question.metadata["seed"], 64).score_answer(prediction, entry))
+        if value < 1.0 and self.domain == "math" and result_matches(prediction, question.answer):
+            value = 1.0  # the stated result is right; the generator only disliked the working around it
         return value

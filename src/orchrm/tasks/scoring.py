@@ -3,6 +3,12 @@
 Pure functions over strings, plus math equivalence through math-verify. math-verify's own timeouts use
 SIGALRM, which only works on the main thread; we disable them and run it in a worker process that is
 killed when it overruns, so a pathological expression can neither hang nor be left running.
+
+`result_matches` grades a final answer's *stated result* as MAS-Orchestra grades math: math-verify's
+extraction and equivalence. "825 - 515 = 310" states 310 (the right side of its last "="); "825 - 515"
+states no result (an expression left unevaluated is not an answer, however sympy would evaluate it), nor
+does text holding several numbers ("1 2 3"). Task scorers call it where their own rule is stricter than
+the question needs (a generator that wants the bare number).
 """
 
 from __future__ import annotations
@@ -109,6 +115,20 @@ def math_equivalent(pred: str, gold: str, timeout_s: float = 5.0) -> bool:
     return _WORKER.verify(pred, gold, timeout_s)
 
 
+def stated_result(answer: str) -> str:
+    """The result an answer states: the right side of its last "=" ("825 - 515 = 310" -> "310"), else all of it."""
+    return answer.rsplit("=", 1)[-1].strip()
+
+
+def result_matches(prediction: str, gold: str, timeout_s: float = 5.0) -> bool:
+    """Whether the one number a final answer states as its result equals `gold` (math-verify's extraction and
+    equivalence, under our own time limit); False when it states no single result."""
+    result = stated_result(prediction)
+    if len(_NUMBER.findall(result)) != 1:
+        return False
+    return _WORKER.verify(result, gold, timeout_s, extract=True)
+
+
 def _as_latex(s: str) -> str:
     # math-verify finds expressions by their LaTeX anchors; a bare "x^2+1" has none.
     return s if "$" in s or "\\boxed" in s or "\\(" in s else f"${s}$"
@@ -123,12 +143,13 @@ def _worker_main(conn: Connection) -> None:
 
     while True:
         try:
-            pred, gold = conn.recv()
+            pred, gold, extract = conn.recv()
         except EOFError:
             return
         try:
             g = parse(_as_latex(gold), parsing_timeout=None)  # type: ignore[arg-type]
-            p = parse(_as_latex(pred), parsing_timeout=None)  # type: ignore[arg-type]
+            # extract: math-verify finds the answer in free text itself ("310 apples" -> 310), as MAS-Orchestra's grader
+            p = parse(pred if extract else _as_latex(pred), parsing_timeout=None)  # type: ignore[arg-type]
             conn.send(("ok", bool(g) and bool(p) and bool(verify(g, p, timeout_seconds=None))))
         except Exception as exc:  # a parser bug must reach the caller as an error, not a verdict
             conn.send(("error", f"{type(exc).__name__}: {exc}"))
@@ -151,17 +172,17 @@ class _MathWorker:
             child.close()
             self._conn = parent
             # Pay for importing sympy before the clock of a real comparison starts.
-            parent.send(("1", "1"))
+            parent.send(("1", "1", False))
             if not parent.poll(60.0):
                 self._kill()
                 raise ScoringTimeout("the math-verify worker did not start within 60s")
             parent.recv()
         return self._conn
 
-    def verify(self, pred: str, gold: str, timeout_s: float) -> bool:
+    def verify(self, pred: str, gold: str, timeout_s: float, *, extract: bool = False) -> bool:
         with self._lock:
             conn = self._ensure()
-            conn.send((pred, gold))
+            conn.send((pred, gold, extract))
             if not conn.poll(timeout_s):
                 self._kill()
                 raise ScoringTimeout(f"math equivalence of {pred[:40]!r} and {gold[:40]!r} exceeded {timeout_s:g}s")
