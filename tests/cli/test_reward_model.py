@@ -131,8 +131,12 @@ def _in_process_error(capsys, *argv):
         (b'{"question": "q\\ud800", "plans": ["p"]}', "surrogate"),
         (b'{"question": "\xff\xfe", "plans": ["p"]}', "encoding"),
         (b'{"question": "q", "plans": [NaN]}', "non_finite"),
+        (b'{"question": "q", "plans": [5]}', "plans.0"),
+        (b'{"question": "q", "plans": [null]}', "plans.0"),
+        (b'{"question": "q", "plans": ["p", true]}', "plans.1"),
+        (b'{"question": "", "plans": ["p"]}', "question"),
     ],
-    ids=["empty", "blank", "deep", "digits", "surrogate", "not-utf8", "nan"],
+    ids=["empty", "blank", "deep", "digits", "surrogate", "not-utf8", "nan", "int-plan", "null-plan", "bool-plan", "no-question"],
 )
 def test_score_refuses_hostile_files_in_one_line(tmp_path, capsys, content, says):
     # main: tracebacks for all but the empty file, which exited 0 and emptied --out.

@@ -14,12 +14,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(app) -> Iterator[str]:
-    """`app` under uvicorn on a free port; yields its base URL and stops it on exit."""
+def live_server(app, **config) -> Iterator[str]:
+    """`app` under uvicorn on a free port (`config`: more `uvicorn.Config` settings); yields its base URL and
+    stops it on exit."""
     import uvicorn
 
     port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **config))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

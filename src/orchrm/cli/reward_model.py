@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -17,6 +18,7 @@ from ..adapters.openrlhf import DEFAULT_PENALTY
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..rm.config import RMConfig
+from ..rm.inputs import ScoreRow, plan_text
 from .options import Json, LogEvery, Quiet
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 
@@ -161,8 +163,12 @@ def read_score_requests(file: Path) -> list[dict[str, Any]]:
             row = safejson.loads(line, SCORE_LINE_LIMITS)
         except safejson.UnsafeJSONError as exc:
             raise ConfigError(f"{file}:{lineno}: not acceptable JSON: {exc.reason} ({exc.rule})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not isinstance(row.get("plans"), list):
-            raise ConfigError(f'{file}:{lineno}: expected {{"question": str, "plans": [...]}}')
+        try:
+            ScoreRow.model_validate(row)  # the server's rule for a question and its plans
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "(line)"
+            raise ConfigError(f'{file}:{lineno}: expected {{"question": str, "plans": [object | str, ...]}}: {where}: {err["msg"]}') from None
         rows.append(row)
     if not rows:
         raise ConfigError(f"{file} holds no requests", hint='one {"question": str, "plans": [...]} a line')
@@ -170,7 +176,7 @@ def read_score_requests(file: Path) -> list[dict[str, Any]]:
 
 
 def _plan_texts(row: dict[str, Any]) -> list[str]:
-    return [p if isinstance(p, str) else json.dumps(p) for p in row["plans"]]
+    return [plan_text(p) for p in row["plans"]]
 
 
 def serve(
@@ -186,6 +192,9 @@ def serve(
     openrlhf_penalty: Annotated[
         float, typer.Option(help="Reward POST /openrlhf gives a sample it cannot score (no plan, no question label).")
     ] = DEFAULT_PENALTY,
+    read_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to send a request's headers, and again its body (else 408).", min=0.1)
+    ] = 10.0,
 ) -> None:
     """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info."""
     from functools import partial
@@ -200,4 +209,5 @@ def serve(
         if not token:
             raise ConfigError(f"--token-env {token_env} names an unset or empty environment variable")
     run_server(RewardModel.load(rm), host=host, port=port, token=token, max_items=max_items, max_body_bytes=max_body_bytes,
-               max_item_chars=max_item_chars, routes=[partial(openrlhf.router, penalty=openrlhf_penalty)])
+               max_item_chars=max_item_chars, routes=[partial(openrlhf.router, penalty=openrlhf_penalty)],
+               header_timeout_s=read_timeout, body_timeout_s=read_timeout)

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from ._server_context import ServerContext, unprocessable
+from .inputs import ScoreItem, ScoreRequest, plan_text
 from .model import RewardModel
 
-
-class ScoreItem(BaseModel):
-    question: str = Field(min_length=1)
-    plan: dict[str, Any] | str
-
-
-class ScoreRequest(BaseModel):
-    items: list[ScoreItem] = Field(min_length=1)
+__all__ = ["ScoreItem", "ScoreRequest", "ScoreResponse", "score_routes"]
 
 
 class ScoreResponse(BaseModel):
@@ -65,7 +58,7 @@ def _parse(raw: Any, max_items: int) -> ScoreRequest:
 
 
 def _plan_text(item: ScoreItem, index: int, max_item_chars: int) -> str:
-    text = item.plan if isinstance(item.plan, str) else json.dumps(item.plan)
+    text = plan_text(item.plan)
     if len(item.question) + len(text) > max_item_chars:
         raise HTTPException(413, f"item {index} has {len(item.question) + len(text)} characters, at most {max_item_chars}")
     return text

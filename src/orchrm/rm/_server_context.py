@@ -1,9 +1,11 @@
-"""What every route of `orchrm serve` shares: the body limits, the token check and the locked scorer."""
+"""What every route of `orchrm serve` shares: the body limits and timeout, the content type, the token check and
+the fair scorer."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
-import threading
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,20 +13,26 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import safejson
+from ._fair_scorer import FairScorer, QueueFull
 from .model import RewardModel
 
 #: Request bodies: a plan nests a handful of levels, so 32 is generous; the size is bounded by max_body_bytes.
 BODY_LIMITS = safejson.Limits(max_chars=None, max_depth=32, max_number_chars=100)
+
+#: uvicorn's own logger: a server message lands in the server's log, one line, in its format.
+log = logging.getLogger("uvicorn.error")
 
 
 @dataclass(frozen=True)
 class ServerContext:
     """What a protocol route needs from the server, so that it answers under the same limits as /score."""
 
-    score: Callable[[Sequence[tuple[str, str]]], list[float]]  # (question, plan text) -> raw RM scores
-    read_json: Callable[[Request], Awaitable[Any]]  # the body under max_body_bytes and safejson (413 / 422)
+    score: Callable[[Sequence[tuple[str, str]]], list[float]]  # (question, plan text) -> raw RM scores (503: queue full)
+    read_json: Callable[[Request], Awaitable[Any]]  # the body: 415 / 408 / 413 / 422, see json_reader
     authorize: Callable[[Request], None]  # 401 without the bearer token, when one is configured
     max_items: int
     max_item_chars: int
@@ -39,18 +47,22 @@ def unprocessable(exc: ValidationError) -> HTTPException:
     return HTTPException(422, [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()[:20]])
 
 
-def declared_size_limit(max_body_bytes: int) -> Callable[[Request, Any], Awaitable[Any]]:
-    """HTTP middleware: 413 before reading a body whose Content-Length is over the limit."""
+class DeclaredSizeLimit:
+    """ASGI middleware: 413 before reading a body whose Content-Length is over the limit. (Plain ASGI, not
+    Starlette's BaseHTTPMiddleware, which turns a client that disconnects mid-body into a traceback.)"""
 
-    async def limit_body(request: Request, call_next: Any) -> Any:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > max_body_bytes:
-            return JSONResponse(
-                {"detail": f"request body of {declared} bytes exceeds the limit of {max_body_bytes}"}, status_code=413
-            )
-        return await call_next(request)
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app, self.max_body_bytes = app, max_body_bytes
 
-    return limit_body
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            declared = dict(scope["headers"]).get(b"content-length")
+            if declared is not None and safejson.bounded_int(declared, high=self.max_body_bytes) is None:
+                size = f"{len(declared)} digits" if len(declared) > 20 else f"{declared.decode('latin-1')} bytes"
+                detail = f"request body of {size} exceeds the limit of {self.max_body_bytes} bytes"
+                await JSONResponse({"detail": detail}, status_code=413)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def bearer_check(token: str | None) -> Callable[[Request], None]:
@@ -66,11 +78,24 @@ def bearer_check(token: str | None) -> Callable[[Request], None]:
     return authorize
 
 
-def json_reader(max_body_bytes: int) -> Callable[[Request], Awaitable[Any]]:
-    """The body read under `max_body_bytes` (413) and parsed by safejson (422)."""
+def json_reader(max_body_bytes: int, body_timeout_s: float) -> Callable[[Request], Awaitable[Any]]:
+    """The body: 415 unless sent as JSON, 408 unless it arrives within `body_timeout_s`, 413 over
+    `max_body_bytes`, 422 when safejson refuses it. A client that hangs up mid-body is one log line."""
 
     async def read_json(request: Request) -> Any:
-        body = await _read_body(request, max_body_bytes)
+        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise HTTPException(415, f"send the body as application/json, not {media_type or 'no content type'}")
+        try:
+            async with asyncio.timeout(body_timeout_s):
+                body = await _read_body(request, max_body_bytes)
+        except TimeoutError:
+            raise HTTPException(408, f"request body not received within {body_timeout_s:g} s",
+                                headers={"Connection": "close"}) from None  # fmt: skip
+        except ClientDisconnect:
+            client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
+            log.info("%s - %s %s: client disconnected before its body was read", client, request.method, request.url.path)
+            raise HTTPException(499, "client disconnected") from None  # nothing is sent: the client is gone
         try:
             return safejson.loads(body, BODY_LIMITS)
         except safejson.UnsafeJSONError as exc:
@@ -90,15 +115,29 @@ async def _read_body(request: Request, max_body_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-def locked_scorer(model: RewardModel, batch_size: int) -> Callable[[Sequence[tuple[str, str]]], list[float]]:
-    """(question, plan text) pairs rendered and scored, one forward pass at a time: torch already uses every core."""
-    lock = threading.Lock()
+@dataclass(frozen=True)
+class QueueLimits:
+    """How the model is shared: `slice_items` items a forward pass (one from each waiting request in turn),
+    at most `max_requests` requests and `max_items` items waiting; more is a 503."""
+
+    slice_items: int = 16
+    max_requests: int = 32
+    max_items: int = 1024
+
+
+def fair_scorer(model: RewardModel, limits: QueueLimits) -> Callable[[Sequence[tuple[str, str]]], list[float]]:
+    """(question, plan text) pairs rendered in the caller's thread, then scored on the model's thread in fair
+    slices (`FairScorer`); a full queue is a 503."""
+    from ..pairs.render import render_plan, render_question
+
+    scorer = FairScorer(lambda items: model.score_rendered(items, batch_size=limits.slice_items),
+                        slice_items=limits.slice_items, max_requests=limits.max_requests, max_items=limits.max_items)  # fmt: skip
 
     def score_texts(items: Sequence[tuple[str, str]]) -> list[float]:
-        from ..pairs.render import render_plan, render_question
-
         rendered = [(render_question(q), render_plan(p)) for q, p in items]
-        with lock:
-            return model.score_rendered(rendered, batch_size=batch_size)
+        try:
+            return scorer.score(rendered)
+        except QueueFull as exc:
+            raise HTTPException(503, f"scoring queue full: {exc}", headers={"Retry-After": "1"}) from None
 
     return score_texts

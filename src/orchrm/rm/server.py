@@ -5,14 +5,21 @@
     POST /score   -> {"items": [{"question": str, "plan": object | str}, ...]}
                   <- {"scores": [float, ...]}   (one per item, same order; higher is a better plan)
 
-A plan is a plan object (`{"agents": [...], "edges": [...]}`) or the orchestrator's raw text. Requests
-larger than `max_body_bytes` (counted as the body streams in, chunked or not), with more than `max_items`
-items or with an item over `max_item_chars` get 413; bodies that are not JSON, or JSON that safejson refuses
-(nested past its depth, huge numbers, lone surrogates, NaN, bytes that are not UTF-8), or of the wrong shape
-get 422; with a token configured, requests without `Authorization: Bearer <token>` get 401. No body gives 500.
+A plan is a plan object (`{"agents": [...], "edges": [...]}`) or the orchestrator's raw text. A body must be
+sent as `application/json` (else 415). Requests larger than `max_body_bytes` (counted as the body streams
+in, chunked or not), with more than `max_items` items or with an item over `max_item_chars` get 413; bodies
+that are not JSON, or JSON that safejson refuses (nested past its depth, huge numbers, lone surrogates, NaN,
+bytes that are not UTF-8), or of the wrong shape get 422; with a token configured, requests without
+`Authorization: Bearer <token>` get 401. No body gives 500.
+
+Slow or heavy clients cannot stall it: a request's headers must arrive within `header_timeout_s` and its
+body within `body_timeout_s` (408, connection closed); a client that hangs up mid-body is one log line. The
+model runs on one thread of its own, in slices of `QueueLimits.slice_items` items taken from each waiting
+request in turn, so a 1-item request is scored in the next slice whatever is queued before it; at most
+`QueueLimits.max_requests` requests and `max_items` items wait, and more is a 503 with Retry-After.
 
 Other wire protocols (an RL framework's own) are added as `routes`: each gets a `ServerContext` holding the
-guarded body reader, the token check and the locked scorer, so every route keeps the same limits. orchrm's
+guarded body reader, the token check and the fair scorer, so every route keeps the same limits. orchrm's
 own protocol is one such router (_score_routes.py); the context is built in _server_context.py.
 """
 
@@ -23,21 +30,24 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from ._http import header_timeout_protocol
 from ._score_routes import ScoreItem, ScoreRequest, ScoreResponse, score_routes
 from ._server_context import (
     BODY_LIMITS,
+    DeclaredSizeLimit,
+    QueueLimits,
     RouteFactory,
     ServerContext,
     bearer_check,
-    declared_size_limit,
+    fair_scorer,
     json_reader,
-    locked_scorer,
     unprocessable,
 )
 from .model import RewardModel
 
 __all__ = [
     "BODY_LIMITS",
+    "QueueLimits",
     "RouteFactory",
     "ScoreItem",
     "ScoreRequest",
@@ -56,13 +66,14 @@ def create_app(
     max_items: int = 256,
     max_body_bytes: int = 2_000_000,
     max_item_chars: int = 100_000,
-    batch_size: int = 64,
+    body_timeout_s: float = 10.0,
+    queue: QueueLimits = QueueLimits(),
     routes: Sequence[RouteFactory] = (),
 ) -> FastAPI:
     """The app: orchrm's own routes, then each of `routes`, all under one body limit, token and scorer."""
     app = FastAPI(title="orchrm reward model", version=model.card.orchrm_version)
-    app.middleware("http")(declared_size_limit(max_body_bytes))
-    context = ServerContext(score=locked_scorer(model, batch_size), read_json=json_reader(max_body_bytes),
+    app.add_middleware(DeclaredSizeLimit, max_body_bytes=max_body_bytes)
+    context = ServerContext(score=fair_scorer(model, queue), read_json=json_reader(max_body_bytes, body_timeout_s),
                             authorize=bearer_check(token), max_items=max_items, max_item_chars=max_item_chars,
                             max_body_bytes=max_body_bytes)  # fmt: skip
     app.include_router(score_routes(context, model))
@@ -71,7 +82,8 @@ def create_app(
     return app
 
 
-def serve(model: RewardModel, host: str = "127.0.0.1", port: int = 8765, **options: Any) -> None:
+def serve(model: RewardModel, host: str = "127.0.0.1", port: int = 8765, *, header_timeout_s: float = 10.0, **options: Any) -> None:
+    """`create_app(model, **options)` under uvicorn, with request headers due within `header_timeout_s`."""
     import uvicorn
 
-    uvicorn.run(create_app(model, **options), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(model, **options), host=host, port=port, log_level="info", http=header_timeout_protocol(header_timeout_s))

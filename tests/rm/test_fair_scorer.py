@@ -1,0 +1,80 @@
+"""The server's scorer: round-robin slices across waiting requests, a bounded queue, failures handed back."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from orchrm.rm._fair_scorer import FairScorer, QueueFull
+
+
+class GatedModel:
+    """Scores an item by its plan text's length; holds each pass until the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.passes: list[list[str]] = []
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def __call__(self, items):
+        self.passes.append([plan for _, plan in items])
+        self.entered.set()
+        assert self.gate.wait(10)
+        return [float(len(plan)) for _, plan in items]
+
+
+def _items(tag, n):
+    return [("q", f"{tag}{i}") for i in range(n)]
+
+
+def test_each_pass_takes_one_item_from_each_waiting_request_in_turn():
+    model = GatedModel()
+    scorer = FairScorer(model, slice_items=4, max_requests=8, max_items=100)
+    with ThreadPoolExecutor(4) as pool:
+        first = pool.submit(scorer.score, _items("w", 1))  # holds the model while the others queue
+        assert model.entered.wait(10)
+        heavy = [pool.submit(scorer.score, _items(tag, 6)) for tag in "ab"]
+        while scorer._waiting_items < 12:
+            time.sleep(0.001)
+        small = pool.submit(scorer.score, _items("s", 1))
+        while scorer._waiting_items < 13:
+            time.sleep(0.001)
+        model.gate.set()
+        assert small.result(10) == [2.0] and first.result(10) == [2.0]
+        assert heavy[0].result(10) == [2.0] * 6
+    assert model.passes[1] == ["a0", "b0", "s0", "a1"]  # the 1-item request is in the next pass
+    assert model.passes[2] == ["b1", "a2", "b2", "a3"]
+    assert sorted(sum(model.passes, [])) == sorted(["w0", "s0"] + [f"{t}{i}" for t in "ab" for i in range(6)])
+
+
+def test_a_full_queue_refuses_at_once():
+    model = GatedModel()
+    scorer = FairScorer(model, slice_items=2, max_requests=2, max_items=5)
+    with ThreadPoolExecutor(3) as pool:
+        running = pool.submit(scorer.score, _items("r", 1))
+        assert model.entered.wait(10)
+        queued = pool.submit(scorer.score, _items("a", 4))
+        while scorer._waiting_items < 4:
+            time.sleep(0.001)
+        with pytest.raises(QueueFull, match="at most 2 requests, 5 items"):
+            scorer.score(_items("b", 2))  # 6 items would wait
+        model.gate.set()
+        assert running.result(10) == [2.0] and queued.result(10) == [2.0] * 4
+    assert scorer.score(_items("c", 2)) == [2.0, 2.0]  # room again
+
+
+def test_a_failed_pass_fails_its_requests_and_the_scorer_goes_on():
+    calls = []
+
+    def model(items):
+        calls.append(len(items))
+        if len(calls) == 1:
+            raise RuntimeError("out of memory")
+        return [0.5] * len(items)
+
+    scorer = FairScorer(model, slice_items=2)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        scorer.score(_items("a", 5))
+    assert scorer._waiting_items == 0
+    assert scorer.score(_items("b", 3)) == [0.5] * 3
