@@ -16,6 +16,8 @@ from orchrm.tasks.scoring import result_matches, stated_result
         ("478 - 682 = -204", "-204", True),
         ("94,100 - 38,900 = 55,200", "55200", True),
         ("x = 310.0", "310", True),
+        ("5 + 0 equals 5", "5", True),
+        ("Sum of 241 and 447 equals 688", "688", True),
         ("The answer is 310.", "310", True),
         ("825 - 515 = 311", "310", False),
         ("2 - 0 + 6 - 4 = 2", "4", False),
@@ -31,6 +33,7 @@ def test_the_stated_result_is_graded(prediction, gold, right):
 
 def test_the_stated_result_is_the_right_side_of_the_last_equals():
     assert stated_result("a = b = 7 ") == "7" and stated_result("42") == "42"
+    assert stated_result("5 + 0 Equals 5") == "5" and stated_result("the sequel") == "the sequel"
 
 
 def expression(q: Question) -> str:

@@ -5,7 +5,7 @@ SIGALRM, which only works on the main thread; we disable them and run it in a wo
 killed when it overruns, so a pathological expression can neither hang nor be left running.
 
 `result_matches` grades a final answer's *stated result* as MAS-Orchestra grades math: math-verify's
-extraction and equivalence. "825 - 515 = 310" states 310 (the right side of its last "="); "825 - 515"
+extraction and equivalence. "825 - 515 = 310" states 310 (what follows its last "=" or "equals"); "825 - 515"
 states no result (an expression left unevaluated is not an answer, however sympy would evaluate it), nor
 does text holding several numbers ("1 2 3"). Task scorers call it where their own rule is stricter than
 the question needs (a generator that wants the bare number).
@@ -31,6 +31,7 @@ class ScoringTimeout(OrchrmError):
 
 _ANSWER_LINE = re.compile(r"(?:final\s+answer|answer)\s*(?:is)?\s*[:=]\s*(.+)", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")
+_EQUALS = re.compile(r"=|\bequals\b", re.IGNORECASE)
 _NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
 
 
@@ -115,9 +116,15 @@ def math_equivalent(pred: str, gold: str, timeout_s: float = 5.0) -> bool:
     return _WORKER.verify(pred, gold, timeout_s)
 
 
+def states_result(answer: str) -> bool:
+    """Whether the answer states a computation's result ("825 - 515 = 310", "5 + 0 equals 5")."""
+    return _EQUALS.search(answer) is not None
+
+
 def stated_result(answer: str) -> str:
-    """The result an answer states: the right side of its last "=" ("825 - 515 = 310" -> "310"), else all of it."""
-    return answer.rsplit("=", 1)[-1].strip()
+    """The result an answer states: what follows its last "=" or "equals" ("825 - 515 = 310" -> "310"), else
+    all of it."""
+    return _EQUALS.split(answer)[-1].strip()
 
 
 def result_matches(prediction: str, gold: str, timeout_s: float = 5.0) -> bool:

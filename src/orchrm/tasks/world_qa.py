@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 
 from .base import Question, Task, short_hash, split_of
 from .corpus import Corpus, Document
-from .scoring import exact_match, normalize_text, numeric_match, parse_number, result_matches
+from .scoring import exact_match, normalize_text, numeric_match, parse_number, result_matches, states_result
 from .search_qa import World, build_world, world_documents
 
 KINDS = ("lookup", "bridge", "fanout", "compare", "arithmetic")
@@ -236,9 +236,9 @@ class WorldQATask(Task):
         number = numeric_match(text, question.answer)
         if number is not None:
             return float(number)
-        # "94,100 - 38,900 = 55,200": a computation's stated result decides. Only after "=": a hedge ("about
+        # "94,100 - 38,900 = 55,200": a computation's stated result decides. Only after "=" or "equals": a hedge ("about
         # 61,000") stays wrong, which plain extraction from text would forgive.
-        if "=" in text and parse_number(question.answer) is not None:
+        if states_result(text) and parse_number(question.answer) is not None:
             return 1.0 if result_matches(text, question.answer) or exact_match(prediction, question.answer) else 0.0
         return 1.0 if exact_match(prediction, question.answer) else 0.0
 
