@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from . import safejson
+
 _TMP, _OLD = "orchrm-tmp", "orchrm-old"  # `.NAME.<mark>-<pid>-<random>` beside NAME
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -36,9 +38,9 @@ def _siblings(path: Path, mark: str) -> list[tuple[Path, int]]:
     if path.parent.is_dir():
         for entry in path.parent.iterdir():
             if entry.name.startswith(prefix):
-                pid = entry.name[len(prefix) :].split("-", 1)[0]
-                if pid.isdigit():
-                    out.append((entry, int(pid)))
+                pid = safejson.bounded_int(entry.name[len(prefix) :].split("-", 1)[0], high=2**31)
+                if pid is not None:
+                    out.append((entry, pid))
     return out
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol as _Protocol
 
 import jsonschema
 
+from .. import safejson
 from ..errors import BackendHTTPError
 from ..llm import LLM, Message
 
@@ -76,8 +77,8 @@ class ToolCalls:
             run.flags.append("no_tool_call: the server answered in text; switched to JSON actions")
             run.protocol = JSON_ACTIONS
             try:
-                action = json.loads(c.text)
-            except json.JSONDecodeError:
+                action = safejson.loads(c.text)
+            except safejson.UnsafeJSONError:
                 return None
         else:
             action = {"action": c.tool_calls[0].name, **c.tool_calls[0].arguments}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import safejson
 from .aggregate import Evidence
 from .sandbox import SandboxLimits, run_python
 from .skills import Resource, Skill
@@ -70,10 +71,10 @@ def _run_script(
     if line is None:
         return VerifierResult(name, "error", None, "verifier script printed no result", error=result.stdout[-200:])
     try:
-        out = json.loads(line[len(_MARK) :])
+        out = safejson.loads(line[len(_MARK) :])  # printed by the sandboxed script: untrusted
         verdict, score = out["verdict"], out.get("score")
         return VerifierResult(name, verdict, None if score is None else float(score), str(out.get("reason", ""))[:500])
-    except (ValueError, KeyError, TypeError) as exc:
+    except (safejson.UnsafeJSONError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return VerifierResult(name, "error", None, "verifier script returned a malformed result", error=str(exc)[:300])
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+from .. import safejson
 
 Outcome = Literal[
     "ok", "error", "timeout", "cpu_limit", "memory_limit", "process_limit", "output_limit", "sandbox_failure"
@@ -195,7 +196,7 @@ def _result(
     returncode: int, timed_out: bool, raw_status: bytes, work: Path, limits: SandboxLimits, isolation: tuple[str, ...], wall: float
 ) -> SandboxResult:
     """How the run ended, what it printed (capped) and which layers the runner reported in place."""
-    status = json.loads(raw_status) if raw_status else {"layers": {}, "notes": ["the runner died before setting up"]}
+    status = safejson.loads(raw_status) if raw_status else {"layers": {}, "notes": ["the runner died before setting up"]}
     stdout, t1 = _read_capped(work / "stdout", limits.output_bytes)
     stderr, t2 = _read_capped(work / "stderr", limits.output_bytes)
     code, sig = (None, signal.Signals(-returncode).name) if returncode < 0 else (returncode, None)

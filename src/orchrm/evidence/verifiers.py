@@ -8,12 +8,12 @@ score, so a crashed checker can never look like a wrong answer.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .. import safejson
 from ..tasks.scoring import (
     ScoringTimeout,
     exact_match,
@@ -152,9 +152,9 @@ def regex_match(response: str, reference: str | None = None, *, pattern: str, mu
 def json_valid(response: str, reference: str | None = None, *, schema: dict[str, Any] | None = None, **_: Any) -> VerifierResult:
     """The response is JSON (optionally satisfying a JSON schema)."""
     try:
-        value = json.loads(response)
-    except json.JSONDecodeError as exc:
-        return _result("json_valid", False, f"not JSON: {exc.msg} at char {exc.pos}")
+        value = safejson.loads(response)
+    except safejson.UnsafeJSONError as exc:
+        return _result("json_valid", False, f"not acceptable JSON: {exc.reason} ({exc.rule})")
     if schema is not None:
         import jsonschema
 

@@ -11,6 +11,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .. import safejson
 from .base import Question, Task, short_hash
 from .corpus import Corpus, Document
 from .scoring import exact_match, numeric_match
@@ -147,7 +148,8 @@ class SearchQATask(Task):
 
 
 def answer_forms(answer: str) -> set[str]:
-    return {answer, f"{int(answer):,}"} if answer.isdigit() else {answer}
+    number = safejson.bounded_int(answer, high=10**100)
+    return {answer, f"{number:,}"} if number is not None else {answer}
 
 
 def _one_hop(question: str, answer: str, docs: dict[str, str]) -> bool:
