@@ -12,6 +12,11 @@ over questions; the best is chosen on the same questions, which flatters it), ho
 router scored by the shape prior because it never saw their shape, and the within-question AUCs; it checks
 that rm, random, majority and oracle reproduce the committed results exactly, and writes
 bench/results/baselines_replay.json.
+
+Every number is computed under the committed grades. Under `regraded` the same is recomputed with the traces
+(training and held-out) graded by today's task scorers (`regrade.py`: e.g. "825 - 515 = 310" against 310 is
+now right), with the plans that flipped; the RM's rewards stay the committed ones (its pairs were built
+from the old grades), and the committed files are not rewritten.
 """
 
 from __future__ import annotations
@@ -24,27 +29,59 @@ from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results, read
 from orchrm.mas.run_folder import first_plans
 from orchrm.bon.stats import Interval
 from orchrm.loop import LoopConfig
-from orchrm.mas.traces import read_traces
+from orchrm.mas.run_folder import run_questions, run_traces
+from orchrm.mas.traces import Trace, read_traces
+from orchrm.tasks import load_task
+from regrade import regrade
 
 ROOTS = (Path(__file__).parent / "results" / "tts", Path(__file__).parent / "results" / "orchestration")
 OUT = Path(__file__).parent / "results" / "baselines_replay.json"
 REPRODUCED = ("rm", "random", "majority", "oracle")  # methods the committed results.json already has
 
 
+def evaluate(config: LoopConfig, held: list[Trace], train: list[Trace] | None, rows: list[dict], judgments: list) -> tuple[dict[str, Any], int]:
+    """results.json's content for the committed rewards on these traces, and the number of valid plans."""
+    qids = [r["question_id"] for r in rows]
+    grouped = first_plans(held, qids, config.n)
+    rewards = {r["question_id"]: [r["rewards"][str(t.plan_index)] for t in grouped[r["question_id"]]] for r in rows}
+    blind = ContentBlind.fit(train, strength=config.bon.prior_strength, exclude=qids) if train is not None else None
+    cases = build_cases(grouped, rewards, {}, blind)
+    meta = RunInfo(task=config.task, prior=blind.prior.summary() if blind else None, baselines=blind.info() if blind else None)
+    return compute_results(cases, config.bon, judgments, meta=meta).dump(), sum(len(c.valid) for c in cases)
+
+
+def headline(results: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
+        "rm_minus": {m: v for k, v in results["marks"].items() if k.startswith("rm_minus_") for m in [k[9:]]},
+        "best_content_blind": results["marks"].get("best_content_blind"), "router_fallbacks": results["router_fallbacks"],
+    }  # fmt: skip
+
+
+def regraded(config: LoopConfig, held: list[Trace], train: list[Trace] | None, rows: list[dict], judgments: list) -> dict[str, Any]:
+    """The headline numbers with every trace graded by today's scorers, and the plans that flipped."""
+    task = load_task(config.task)
+    questions = run_questions(task, config.test_questions, "test", config.seed)
+    questions += run_questions(task, config.train_questions, "train", config.seed)
+    new_held = regrade(run_traces(held, [r["question_id"] for r in rows], config.n), task, questions)
+    new_train = regrade(train, task, questions) if train is not None else None
+    results, _ = evaluate(config, new_held.traces, new_train.traces if new_train else None, rows, judgments)
+    return {
+        "heldout_plans_flipped": dict(new_held.flips), "train_plans_flipped": dict(new_train.flips) if new_train else {},
+        "examples": new_held.examples, **headline(results),
+    }  # fmt: skip
+
+
 def replay(folder: Path) -> dict[str, Any]:
     config = LoopConfig.model_validate_json((folder / "loop.json").read_text())
     bon = folder / "bon"
     rows = [json.loads(line) for line in (bon / "per_question.jsonl").read_text().splitlines() if line.strip()]
-    qids = [r["question_id"] for r in rows]
-    grouped = first_plans(read_traces(bon / "heldout" / "traces.jsonl"), qids, config.n)
-    rewards = {r["question_id"]: [r["rewards"][str(t.plan_index)] for t in grouped[r["question_id"]]] for r in rows}
+    held = read_traces(bon / "heldout" / "traces.jsonl")
     key = config.bon.judge_key()
     judgments = [j for j in read_judgments(bon / "judgments.jsonl") if j.key == key] if config.bon.judge else []
-    train = folder / "train" / "traces.jsonl"
-    blind = ContentBlind.from_file(train, strength=config.bon.prior_strength, exclude=qids) if train.exists() else None
-    cases = build_cases(grouped, rewards, {}, blind)
-    meta = RunInfo(task=config.task, prior=blind.prior.summary() if blind else None, baselines=blind.info() if blind else None)
-    results = compute_results(cases, config.bon, judgments, meta=meta).dump()
+    train_file = folder / "train" / "traces.jsonl"
+    train = read_traces(train_file) if train_file.exists() else None
+    results, valid = evaluate(config, held, train, rows, judgments)
     committed = json.loads((bon / "results.json").read_text())
     check = {
         m: abs(results["methods"][m]["accuracy"]["value"] - committed["methods"][m]["accuracy"]["value"]) < 1e-9
@@ -59,9 +96,10 @@ def replay(folder: Path) -> dict[str, Any]:
         "best_trivial": results["marks"].get("best_trivial"),
         "best_content_blind": results["marks"].get("best_content_blind"),
         "router_fallbacks": results["router_fallbacks"], "baselines": results.get("baselines"),
-        "valid_plans": sum(len(c.valid) for c in cases),
+        "valid_plans": valid,
         "gap_closed_random_to_oracle": results["marks"]["gap_closed_random_to_oracle"],
         "auc": results["auc"], "per_kind": results["per_kind"], "notes": results["notes"],
+        "regraded": regraded(config, held, train, rows, judgments),
     }  # fmt: skip
 
 
@@ -84,6 +122,14 @@ def show(r: dict[str, Any]) -> str:
                  "saw (scored by the shape prior)")
     for m, a in r["auc"].items():
         lines.append(f"within-question AUC, {m:<9} {iv(a, 1.0, 3)}  ({a['n_questions']} questions with mixed outcomes)")
+    g = r["regraded"]
+    lines.append(f"regraded by today's scorers: held-out plans flipped {g['heldout_plans_flipped'] or 'none'}, "
+                 f"training plans flipped {g['train_plans_flipped'] or 'none'}; e.g. {'; '.join(g['examples'][:2]) or '-'}")
+    if g["heldout_plans_flipped"] or g["train_plans_flipped"]:
+        accs = ", ".join(f"{m} {iv(a)}" for m, a in g["accuracy"].items() if m not in ("rm-adaptive", "majority", "judge"))
+        lines.append(f"  under today's grades: {accs}")
+        lines.append(f"  rm − best content-blind ({g['best_content_blind']}): {iv(g['rm_minus']['best_content_blind'])}; "
+                     f"rm − shape-mean: {iv(g['rm_minus']['shape-mean'])}; router fallbacks {g['router_fallbacks']}")
     return "\n".join(lines)
 
 
