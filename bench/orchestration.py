@@ -225,6 +225,10 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
     trivial = m.get("rm_minus_best_trivial")
     which = f" (vs `{m.get('best_trivial')}`)" if m.get("best_trivial") else ""
     lines.append(f"| rm − best of shortest and prior, points | ≥ +5, excluding 0 | {_iv(trivial)}{which} |")
+    if m.get("best_content_blind"):  # issue #27: the best selector that never reads a plan, and rm's own shape choice
+        lines.append(f"| rm − best content-blind (of shortest, prior, kind-prior, router; chosen on these questions), "
+                     f"points | ≥ +5, excluding 0 | {_iv(m.get('rm_minus_best_content_blind'))} (vs `{m['best_content_blind']}`) |")
+        lines.append(f"| rm − shape-mean, points | ≥ +3, excluding 0 | {_iv(m.get('rm_minus_shape-mean'))} |")
     lines.append(f"| share of random→oracle gap rm closes, % | ≥ 60 | {_iv(m.get('gap_closed_random_to_oracle'), 100, 0)} |")
     lines.append(f"| rm's tokens / majority's | ≤ 0.3 | {_iv(m.get('rm_tokens_over_majority'), 1, 2)} |")
     if r.get("shared_prompt_ratio"):
