@@ -39,11 +39,12 @@ def test_generate_json_output_and_cache(fake):
     first = json.loads(orchrm(*args, stdin="from stdin").stdout)
     assert [c["cached"] for c in first["completions"]] == [False, False]
     assert fake.requests[0]["messages"][0]["content"] == "from stdin"
-    assert first["usage"]["execute"]["spent_prompt_tokens"] == 22
+    assert first["usage"]["execute"]["spent_prompt_tokens"] == 11  # two samples, one request: the prompt once
+    assert len(fake.requests) == 1 and fake.requests[0]["n"] == 2
     second = json.loads(orchrm(*args, stdin="from stdin").stdout)
     assert [c["cached"] for c in second["completions"]] == [True, True]
     assert second["usage"]["execute"]["spent_prompt_tokens"] == 0
-    assert len(fake.requests) == 2
+    assert len(fake.requests) == 1
 
 
 def test_unreachable_server_is_one_line():

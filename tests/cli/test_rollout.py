@@ -127,7 +127,9 @@ def test_rollout_on_two_servers_then_resume_asks_neither(two_servers, tmp_path):
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code is None or info.value.code == 0
-    assert len(planner.requests) == 4 and all("orchestrator" in r["messages"][0]["content"] for r in planner.requests)
+    # 2 questions x 2 plans: one request per question, for both of its plans
+    assert len(planner.requests) == 2 and all("orchestrator" in r["messages"][0]["content"] for r in planner.requests)
+    assert all(r["n"] == 2 for r in planner.requests)
     assert worker.requests and not any("orchestrator" in r["messages"][0]["content"] for r in worker.requests)
     traces = read_traces(tmp_path / "r" / "traces.jsonl")
     assert {(t.orchestrator.model_id, t.agent_backend, t.agent_model_id) for t in traces} == {

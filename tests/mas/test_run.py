@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchrm.errors import ConfigError
+from orchrm.mas.orchestrator import OrchestratorConfig
 from orchrm.mas.rollout import RunConfig, arollout, replay
 from orchrm.mas.traces import RunFileError, read_traces
 from orchrm.tasks.user import JsonlTask
@@ -76,7 +77,7 @@ def test_a_run_made_before_per_question_seeds_resumes_with_seed_plus_index(tmp_p
     out = tmp_path / "r"
     asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(execute="none", n_questions=1)))
     run = json.loads((out / "run.json").read_text())
-    assert run["version"] == 2
+    assert run["version"] == 3
     (out / "run.json").write_text(json.dumps({**run, "version": 1}))  # as a version-1 orchrm left it
     llm = scripted_llm(replies())
     asyncio.run(arollout(task, llm, out, run_config(execute="none", n_questions=3)))  # grown by two questions
@@ -85,6 +86,31 @@ def test_a_run_made_before_per_question_seeds_resumes_with_seed_plus_index(tmp_p
     fresh = scripted_llm(replies())
     asyncio.run(arollout(task, fresh, tmp_path / "new", run_config(execute="none", n_questions=2)))
     assert len({call[2] for call in fresh.backend.calls}) == 4  # a new run: every plan its own draw
+
+
+def test_a_version_2_run_resumes_with_a_request_and_a_hashed_seed_per_plan(tmp_path):
+    task = make_task(tmp_path)
+    out = tmp_path / "r"
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(execute="none", n_questions=1)))
+    run = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**run, "version": 2}))
+    llm = scripted_llm(replies())
+    asyncio.run(arollout(task, llm, out, run_config(execute="none", n_questions=2)))
+    question = task.questions(2)[1].question
+    old = OrchestratorConfig(seed=0, seeds="question")
+    assert sorted(call[2] for call in llm.backend.calls) == sorted(old.plan_seed(question, i) for i in range(2))
+    assert json.loads((out / "run.json").read_text())["version"] == 2
+
+
+def test_a_questions_plans_are_drawn_with_consecutive_seeds_and_recorded(tmp_path):
+    task = make_task(tmp_path)
+    out = tmp_path / "r"
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(execute="none", n_questions=2, n_plans=3)))
+    by_q: dict[str, list[int]] = {}
+    for t in read_traces(out / "traces.jsonl"):
+        by_q.setdefault(t.question_id, []).append(t.orchestrator.plan_seed)
+    seeds = [sorted(v) for v in by_q.values()]
+    assert all(s == list(range(s[0], s[0] + 3)) for s in seeds) and seeds[0][0] != seeds[1][0]
 
 
 def test_corrupt_line_names_file_and_line(tmp_path):

@@ -31,9 +31,19 @@ class Reply:
 
 
 class FakeOpenAI:
-    def __init__(self, default_text: str = "hello from the fake server", model: str = "fake-model") -> None:
+    """`owner` "llamacpp" makes it look like a llama-server (its /models owner, /props, /apply-template and
+    /completion with `n_cmpl`). `n_mode` says how it treats a request for n completions: "ok", "ignore"
+    (answers one), "fewer" (one less), "reversed" (out of order), "refuse" (HTTP 400)."""
+
+    def __init__(
+        self, default_text: str = "hello from the fake server", model: str = "fake-model", *, owner: str = "openai",
+        n_mode: str = "ok", slots: int = 4,
+    ) -> None:  # fmt: skip
         self.default_text = default_text
         self.model = model
+        self.owner = owner
+        self.n_mode = n_mode
+        self.slots = slots
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -47,6 +57,11 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(request)
             return self.script.popleft() if self.script else Reply(text=self.default_text)
+
+    def more_replies(self, k: int) -> list[Reply]:
+        """The next k scripted replies of a request already recorded (a group's other completions)."""
+        with self._lock:
+            return [self.script.popleft() if self.script else Reply(text=self.default_text) for _ in range(k)]
 
     def start(self, port: int = 0) -> str:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
@@ -84,18 +99,28 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if self.path == "/health":
                 self._send(200, b'{"status":"ok"}')
             elif self.path == "/v1/models":
-                self._send(200, json.dumps({"object": "list", "data": [{"id": fake.model, "object": "model"}]}).encode())
+                models = [{"id": fake.model, "object": "model", "owned_by": fake.owner}]
+                self._send(200, json.dumps({"object": "list", "data": models}).encode())
+            elif self.path == "/props" and fake.owner == "llamacpp":
+                self._send(200, json.dumps({"total_slots": fake.slots}).encode())
             else:
                 self._send(404, b'{"error":{"message":"not found"}}')
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             raw = self.rfile.read(length)
+            if fake.owner == "llamacpp" and self.path in ("/apply-template", "/completion"):
+                self._native(json.loads(raw))
+                return
             if self.path != "/v1/chat/completions":
                 self._send(404, b'{"error":{"message":"not found"}}')
                 return
             request = json.loads(raw)
             request["_auth"] = self.headers.get("Authorization")
+            n = int(request.get("n", 1))
+            if n > 1:
+                self._group_chat(request, n)
+                return
             reply = fake.next_reply(request)
             if reply.delay_s:
                 time.sleep(reply.delay_s)
@@ -126,6 +151,48 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 payload["usage"] = {**reply.usage, "total_tokens": sum(reply.usage.values())}
             self._send(200, json.dumps(payload).encode())
 
+        def _replies(self, request: dict[str, Any], n: int) -> list[tuple[int, Reply]] | None:
+            """The scripted replies for n completions, by index, as `n_mode` deals them (None: refused)."""
+            if fake.n_mode == "refuse":
+                fake.next_reply(request)
+                self._send(400, json.dumps({"error": {"message": "'n' is not supported"}}).encode())
+                return None
+            replies = list(enumerate([fake.next_reply(request), *fake.more_replies(n - 1)]))
+            if fake.n_mode == "ignore":
+                return replies[:1]
+            if fake.n_mode == "fewer":
+                return replies[:-1]
+            if fake.n_mode == "reversed":
+                return replies[::-1]
+            return replies
+
+        def _group_chat(self, request: dict[str, Any], n: int) -> None:
+            dealt = self._replies(request, n)
+            if dealt is None:
+                return
+            choices = [{"index": i, "message": {"role": "assistant", "content": r.text}, "finish_reason": r.finish_reason}
+                       for i, r in dealt]  # fmt: skip
+            usage = {"prompt_tokens": 11, "completion_tokens": sum(len(r.text.split()) for _, r in dealt)}
+            self._send(200, json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": fake.model,
+                                        "choices": choices, "usage": usage}).encode())  # fmt: skip
+
+        def _native(self, request: dict[str, Any]) -> None:
+            if self.path == "/apply-template":
+                text = "".join(f"<{m['role']}>{m['content']}" for m in request["messages"]) + "<assistant>"
+                self._send(200, json.dumps({"prompt": text}).encode())
+                return
+            request["_native"] = True
+            n = int(request.get("n_cmpl", 1))
+            dealt = self._replies(request, n) if n > 1 else [(0, fake.next_reply(request))]
+            if dealt is None:
+                return
+            prompt_tokens = len(request["prompt"])  # a token per character: the counts only need to be known
+            items = [{"index": i, "content": r.text, "tokens_predicted": len(r.text.split()), "tokens_evaluated": prompt_tokens,
+                      "stop_type": "limit" if r.finish_reason == "length" else "eos",
+                      "timings": {"cache_n": 2 if i == 0 else 0, "prompt_n": prompt_tokens - 2}}
+                     for i, r in dealt]  # fmt: skip
+            self._send(200, json.dumps(items if len(items) > 1 else items[0]).encode())
+
     return Handler
 
 
@@ -135,7 +202,7 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--alias", default="fake-model")
     args, _ = parser.parse_known_args()
-    server = FakeOpenAI(model=args.alias)
+    server = FakeOpenAI(model=args.alias, owner="llamacpp")
     server.start(args.port)
     print(f"fake llama-server listening on {server.url}", flush=True)
     threading.Event().wait()

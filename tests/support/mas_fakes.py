@@ -61,14 +61,16 @@ def make_task(tmp_path: Path, n: int = 6) -> JsonlTask:
 
 def plan_index(messages, seed: int | None) -> int:
     """Which plan of its question an orchestrator request is, from its seed: the fakes answer by plan index.
-    Each question's plans are seeded from the question (`OrchestratorConfig.plan_seed`, run seeds 0-7 tried);
-    a seed no question hashes to is a version-1 run's seed + index, with run seed 0."""
+    Each question's plans are seeded from the question (`OrchestratorConfig.plan_seed` under the `group` and
+    `question` schemes, run seeds 0-7 tried); a seed no question hashes to is a version-1 run's seed + index,
+    with run seed 0."""
     question = messages[-1].content.removeprefix("Question: ").removesuffix("\nPlan:")
     for base in range(8):
-        config = OrchestratorConfig(seed=base)
-        for i in range(64):
-            if config.plan_seed(question, i) == seed:
-                return i
+        for scheme in ("group", "question"):
+            config = OrchestratorConfig(seed=base, seeds=scheme)
+            for i in range(64):
+                if config.plan_seed(question, i) == seed:
+                    return i
     return seed or 0
 
 

@@ -24,9 +24,12 @@ def completions_table(completions: list[Completion]) -> Table:
 
 
 def usage_table(ledger: TokenLedger) -> Table:
-    """Tokens per category; `spent` excludes calls replayed from the response cache."""
+    """Tokens per category; `spent` excludes calls replayed from the response cache; `prompt from server cache`
+    is the part of `prompt` the server took from its prompt cache rather than computing."""
     table = Table(title="token usage", title_justify="left")
-    for col in ("category", "calls", "cached calls", "prompt", "completion", "spent prompt", "spent completion"):
+    columns = ("category", "calls", "cached calls", "prompt", "prompt from server cache", "completion", "spent prompt",
+               "spent completion")  # fmt: skip
+    for col in columns:
         table.add_column(col, justify="left" if col == "category" else "right")
     totals = ledger.totals()
     rows = [*totals.items(), ("total", ledger.total())] if len(totals) > 1 else list(totals.items())
@@ -36,6 +39,7 @@ def usage_table(ledger: TokenLedger) -> Table:
             str(t.calls),
             str(t.cached_calls),
             str(t.prompt_tokens),
+            str(t.cached_prompt_tokens),
             str(t.completion_tokens),
             str(t.spent_prompt_tokens),
             str(t.spent_completion_tokens),

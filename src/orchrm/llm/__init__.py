@@ -3,7 +3,7 @@
 from .accounting import CATEGORIES, CategoryTotals, TokenCount, TokenLedger, UsageRecord
 from .backend import Backend
 from .cache import ResponseCache
-from .client import LLM
+from .client import LLM, violation
 from .factory import BACKENDS, split_base_urls, close_llms, create_backend, ensure_reachable, open_agent_llm, open_llm, open_llms
 from .fleet import Failover, FleetBackend
 from .local import LocalBackend
@@ -47,4 +47,5 @@ __all__ = [
     "resolve_model",
     "split_base_urls",
     "verify_model",
+    "violation",
 ]

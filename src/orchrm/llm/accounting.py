@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from .types import Completion
 
@@ -22,6 +22,7 @@ class UsageRecord(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     cached: bool
+    cached_prompt_tokens: int = 0
 
 
 class TokenCount(BaseModel):
@@ -31,16 +32,23 @@ class TokenCount(BaseModel):
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = Field(0, description="Of prompt_tokens, those the server served from its prompt cache.")
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def count(self, prompt_tokens: int, completion_tokens: int, cached: bool) -> None:
+    @property
+    def processed_prompt_tokens(self) -> int:
+        """Prompt tokens the server actually computed (billed minus served from its cache)."""
+        return self.prompt_tokens - self.cached_prompt_tokens
+
+    def count(self, prompt_tokens: int, completion_tokens: int, cached: bool, cached_prompt_tokens: int = 0) -> None:
         self.calls += 1
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         self.cached_calls += int(cached)
+        self.cached_prompt_tokens += cached_prompt_tokens
 
 
 class CategoryTotals(TokenCount):
@@ -54,7 +62,7 @@ class CategoryTotals(TokenCount):
         return self.spent_prompt_tokens + self.spent_completion_tokens
 
     def add(self, rec: UsageRecord) -> None:
-        self.count(rec.prompt_tokens, rec.completion_tokens, rec.cached)
+        self.count(rec.prompt_tokens, rec.completion_tokens, rec.cached, rec.cached_prompt_tokens)
         if not rec.cached:
             self.spent_prompt_tokens += rec.prompt_tokens
             self.spent_completion_tokens += rec.completion_tokens
@@ -76,6 +84,7 @@ class TokenLedger:
                 prompt_tokens=c.usage.prompt_tokens,
                 completion_tokens=c.usage.completion_tokens,
                 cached=c.cached,
+                cached_prompt_tokens=c.usage.cached_prompt_tokens,
             )
             for c in completions
         ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 
 from .types import Completion, GenerateConfig, Message
@@ -24,6 +25,12 @@ class Backend(ABC):
         return 4
 
     @property
+    def max_group(self) -> int:
+        """How many completions of one prompt one request may carry (1: one request per sample). A server
+        that samples n completions of a prompt reads the prompt once for all of them."""
+        return 1
+
+    @property
     def where(self) -> str:
         """Where the model answers, as an error message names it (a URL, a model file)."""
         return self.model_id
@@ -40,6 +47,16 @@ class Backend(ABC):
     @abstractmethod
     async def complete(self, messages: list[Message], config: GenerateConfig, seed: int | None) -> Completion:
         """One completion. Raises an `LLMError` subclass for an expected failure."""
+
+    async def complete_group(
+        self, messages: list[Message], config: GenerateConfig, seeds: list[int | None]
+    ) -> list[Completion]:
+        """Completions of one prompt, sample k drawn with `seeds[k]`, each with `sample_index` k. A backend
+        that asks one request for them all bills the prompt on one completion only; it may return fewer
+        than asked (the caller asks again for the missing ones), never one under another's index. This
+        default makes one request per sample."""
+        done = await asyncio.gather(*(self.complete(messages, config, s) for s in seeds))
+        return [c.model_copy(update={"sample_index": k}) for k, c in enumerate(done)]
 
     async def aclose(self) -> None:
         """Release connections and processes. Safe to call twice."""

@@ -1,7 +1,7 @@
 """`LLM`: the one interface all of orchrm generates through.
 
-It draws `n` samples from a backend (concurrently, bounded by the backend's concurrency), serves repeats
-from the response cache, checks structured output against its schema, and records every completion's
+It draws `n` samples from a backend (as one request where the backend can serve a group, else concurrently;
+in flight never more than the backend's concurrency), serves repeats from the response cache, checks structured output against its schema, and records every completion's
 usage in a token ledger under the caller's category.
 """
 
@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import warnings
 from typing import Any
 
 import jsonschema
 
-from ..errors import ConfigError, SchemaViolation
+from ..errors import ConfigError, MalformedResponse, SchemaViolation
 from .accounting import TokenLedger
 from .backend import Backend
 from .cache import ResponseCache
+from .permits import Permits
 from .types import Completion, GenerateConfig, Message, cache_key, messages_from
 
 
@@ -36,7 +38,7 @@ class LLM:
         self.cache = cache
         self.ledger = ledger if ledger is not None else TokenLedger()
         self.config = config or GenerateConfig()
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._slots: dict[int, Permits] = {}
         self._sync_loop: asyncio.AbstractEventLoop | None = None
 
     async def agenerate(
@@ -45,35 +47,103 @@ class LLM:
         *,
         category: str,
         n: int = 1,
+        indices: list[int] | None = None,
         system: str | None = None,
         config: GenerateConfig | None = None,
         use_cache: bool = True,
+        strict: bool = True,
         **overrides: Any,
     ) -> list[Completion]:
-        """Sample `n` completions for one prompt; their usage is recorded under `category`.
+        """Sample `n` completions for one prompt (or exactly the sample `indices`); their usage is recorded
+        under `category`. Sample i is drawn with seed `config.seed + i` and cached under i.
 
-        `overrides` (temperature=..., max_tokens=...) stack on `config`, which stacks on the LLM's own.
+        Samples missing from the cache go to the backend together, as few requests as it takes (one request
+        reads the prompt once for all of them) where the backend can; a sample a group request did not
+        return is asked for again on its own. `overrides` (temperature=..., max_tokens=...) stack on
+        `config`, which stacks on the LLM's own. With `strict=False` completions that break the JSON schema
+        are returned (check them with `violation`) instead of raising `SchemaViolation`.
         """
         if n < 1:
             raise ConfigError(f"n must be at least 1, got {n}")
         if not category:
             raise ConfigError("every generation needs a token-accounting category (plan, execute, verify, train, ...)")
+        wanted = list(range(n)) if indices is None else list(indices)
+        if not wanted or len(set(wanted)) != len(wanted) or min(wanted) < 0:
+            raise ConfigError(f"sample indices must be distinct and non-negative, got {wanted}")
         await self.backend.start()
         messages = messages_from(prompt, system)
         cfg = (config or self.config).merge(**overrides)
         if cfg.json_schema is not None:
             _check_schema_itself(cfg.json_schema)
+        keys = {i: cache_key(self.backend.kind, self.backend.model_id, messages, cfg, i) for i in wanted}
+        got: dict[int, Completion] = {}
+        if use_cache and self.cache is not None:
+            for i in wanted:
+                hit = self.cache.get(keys[i])
+                if hit is not None:
+                    got[i] = hit.model_copy(update={"sample_index": i})
+        missing = [i for i in wanted if i not in got]
         results = await asyncio.gather(
-            *(self._one(messages, cfg, i, use_cache) for i in range(n)), return_exceptions=True
+            *(self._fresh(messages, cfg, chunk) for chunk in _chunks(missing, self._group_size(cfg))),
+            return_exceptions=True,
         )
-        done = [r for r in results if isinstance(r, Completion)]
+        failures = []
+        for r in results:
+            if isinstance(r, BaseException):
+                failures.append(r)
+                continue
+            completions, errors = r
+            failures.extend(errors)
+            for c in completions:
+                got[c.sample_index] = c
+                if self.cache is not None and _violation(c, cfg) is None:
+                    # Only answers that satisfy the request are worth replaying; a violation is retried next run.
+                    self.cache.put(keys[c.sample_index], self.backend.kind, self.backend.model_id, c)
+        done = [got[i] for i in wanted if i in got]
         self.ledger.record(category, self.backend.kind, self.backend.model_id, done)
-        failures = [r for r in results if not isinstance(r, Completion)]
         if failures:
             raise failures[0]
-        for c in done:
-            _check_structured(c, cfg)
+        if strict:
+            for c in done:
+                _check_structured(c, cfg)
         return done
+
+    def _group_size(self, cfg: GenerateConfig) -> int:
+        # Tool calls and unseeded sampling go one request per sample (a group's samples need seed, seed + 1, ...).
+        return 1 if cfg.tools else max(1, min(self.backend.max_group, self.backend.max_concurrency))
+
+    async def _fresh(
+        self, messages: list[Message], cfg: GenerateConfig, indices: list[int]
+    ) -> tuple[list[Completion], list[BaseException]]:
+        """Samples `indices` (consecutive) from the backend: one request for them all where it can, then one
+        request each for any it did not return. Returns what came back and the failures of the rest."""
+        got: dict[int, Completion] = {}
+        if len(indices) > 1:
+            async with self._permits().held(len(indices)):
+                start = time.perf_counter()
+                try:
+                    group = await self.backend.complete_group(messages, cfg, [cfg.sample_seed(i) for i in indices])
+                except MalformedResponse as exc:
+                    # A reply whose completions cannot be told apart: ask for each one on its own rather than guess.
+                    warnings.warn(f"{exc}; asking for the {len(indices)} samples one by one", stacklevel=2)
+                    group = []
+                latency = time.perf_counter() - start
+            for c in group:
+                if 0 <= c.sample_index < len(indices) and indices[c.sample_index] not in got:
+                    i = indices[c.sample_index]
+                    got[i] = c.model_copy(update={"sample_index": i, "latency_s": latency, "cached": False})
+        rest = [i for i in indices if i not in got]
+        singles = await asyncio.gather(*(self._one(messages, cfg, i) for i in rest), return_exceptions=True)
+        errors = [r for r in singles if isinstance(r, BaseException)]
+        got.update((c.sample_index, c) for c in singles if isinstance(c, Completion))
+        return [got[i] for i in indices if i in got], errors
+
+    async def _one(self, messages: list[Message], cfg: GenerateConfig, index: int) -> Completion:
+        async with self._permits().held(1):
+            start = time.perf_counter()
+            completion = await self.backend.complete(messages, cfg, cfg.sample_seed(index))
+            latency = time.perf_counter() - start
+        return completion.model_copy(update={"sample_index": index, "latency_s": latency, "cached": False, "group": 1})
 
     def generate(self, prompt: str | list[Message], *, category: str, **kwargs: Any) -> list[Completion]:
         """Sync form of `agenerate`, for scripts and the CLI (not for use inside a running event loop)."""
@@ -83,28 +153,12 @@ class LLM:
             self._sync_loop = asyncio.new_event_loop()
         return self._sync_loop.run_until_complete(self.agenerate(prompt, category=category, **kwargs))
 
-    async def _one(self, messages: list[Message], cfg: GenerateConfig, index: int, use_cache: bool) -> Completion:
-        key = cache_key(self.backend.kind, self.backend.model_id, messages, cfg, index)
-        if use_cache and self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return hit.model_copy(update={"sample_index": index})
-        async with self._semaphore():
-            start = time.perf_counter()
-            completion = await self.backend.complete(messages, cfg, cfg.sample_seed(index))
-            latency = time.perf_counter() - start
-        completion = completion.model_copy(update={"sample_index": index, "latency_s": latency, "cached": False})
-        # Only answers that satisfy the request are worth replaying; a schema violation is retried next run.
-        if self.cache is not None and _violation(completion, cfg) is None:
-            self.cache.put(key, self.backend.kind, self.backend.model_id, completion)
-        return completion
-
-    def _semaphore(self) -> asyncio.Semaphore:
+    def _permits(self) -> Permits:
         loop_id = id(asyncio.get_running_loop())
-        sem = self._semaphores.get(loop_id)
-        if sem is None:
-            sem = self._semaphores[loop_id] = asyncio.Semaphore(self.backend.max_concurrency)
-        return sem
+        permits = self._slots.get(loop_id)
+        if permits is None:
+            permits = self._slots[loop_id] = Permits(self.backend.max_concurrency)
+        return permits
 
     async def aping(self) -> None:
         """Check that the backend can answer (a server is up, a model file loads); raises when it cannot."""
@@ -160,6 +214,22 @@ def _check_schema_itself(schema: dict[str, Any]) -> None:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ConfigError(f"the JSON schema for structured output is invalid: {exc.message}") from exc
+
+
+def _chunks(indices: list[int], size: int) -> list[list[int]]:
+    """Runs of consecutive indices, each cut to at most `size`: what one group request can sample."""
+    out: list[list[int]] = []
+    for i in indices:
+        if out and out[-1][-1] == i - 1 and len(out[-1]) < size:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def violation(c: Completion, cfg: GenerateConfig) -> str | None:
+    """Why a completion fails the request's JSON schema (cut off, not JSON, off-schema), or None."""
+    return _violation(c, cfg)
 
 
 def _violation(c: Completion, cfg: GenerateConfig) -> str | None:

@@ -82,6 +82,10 @@ class LocalBackend(Backend):
         return self.server_config.parallel
 
     @property
+    def max_group(self) -> int:
+        return self.server_config.parallel
+
+    @property
     def where(self) -> str:
         on = f" with adapter {self.adapter.name}" if self.adapter is not None else ""
         return f"{self.model_name}{on} (embedded, on its own llama-server)"
@@ -117,6 +121,7 @@ class LocalBackend(Backend):
                 max_retries=1,
                 concurrency=self.server_config.parallel,
                 extra_body=extra,
+                dialect="llama.cpp",
             )
             if stale is not None and owner._server.restarts:
                 self._log(f"llama-server for {owner._file.name} died and was restarted ({owner._server.restarts}x)")
@@ -132,6 +137,19 @@ class LocalBackend(Backend):
         # The server died under this request: bring it back and try once more.
         await self.start()
         return await self._http.complete(messages, config, seed)
+
+    async def complete_group(
+        self, messages: list[Message], config: GenerateConfig, seeds: list[int | None]
+    ) -> list[Completion]:
+        await self.start()
+        assert self._http is not None
+        try:
+            return await self._http.complete_group(messages, config, seeds)
+        except BackendUnreachable:
+            if self.server is not None and self.server.alive():
+                raise
+        await self.start()
+        return await self._http.complete_group(messages, config, seeds)
 
     async def aclose(self) -> None:
         http, self._http = self._http, None

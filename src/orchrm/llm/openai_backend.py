@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import warnings
 from typing import Any
 
 import httpx
@@ -27,6 +28,7 @@ from ..errors import (
     MalformedResponse,
 )
 from .backend import Backend
+from .grouped import DIALECTS, consecutive, native_body, parse_choices, parse_native
 from .types import Completion, GenerateConfig, Message, ToolCall, Usage
 
 #: Connections per `openai` client; a backend with more concurrency opens ceil(concurrency / this) clients.
@@ -52,11 +54,17 @@ class OpenAIBackend(Backend):
         concurrency: int = 8,
         identity: str | None = None,
         extra_body: dict[str, Any] | None = None,
+        dialect: str | None = None,
+        max_n: int = 8,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base URL {base_url!r} must start with http:// or https://")
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        if dialect is not None and dialect not in DIALECTS:
+            raise ConfigError(f"unknown server dialect {dialect!r}", hint=f"use one of {', '.join(DIALECTS)}")
+        if max_n < 1:
+            raise ConfigError(f"max_n must be at least 1, got {max_n}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key if api_key is not None else os.environ.get(api_key_env, "") or "none"
@@ -69,6 +77,13 @@ class OpenAIBackend(Backend):
         self.extra_body = extra_body
         self._clients: dict[int, list[openai.AsyncOpenAI]] = {}
         self._in_flight: dict[int, list[int]] = {}
+        # How the server answers a request for n completions (None: learned from its /models page).
+        self.dialect = dialect
+        self.max_n = max_n
+        self._slots: int | None = None  # a llama-server's slot count (its /props), when learned
+        self.group_refused = False  # the server refused `n`: one request per sample from then on
+        self._native: dict[int, httpx.AsyncClient] = {}
+        self._templates: dict[str, str] = {}
 
     @property
     def model_id(self) -> str:
@@ -88,6 +103,15 @@ class OpenAIBackend(Backend):
     @property
     def max_concurrency(self) -> int:
         return self.concurrency
+
+    @property
+    def max_group(self) -> int:
+        if self.group_refused or self.dialect is None:
+            return 1
+        if self.dialect == "llama.cpp":
+            # llama-server starts an n-completion request only when n slots are free at once.
+            return min(self.concurrency, self._slots or self.concurrency)
+        return self.max_n
 
     def _shards(self) -> tuple[list[openai.AsyncOpenAI], list[int]]:
         # An httpx client belongs to the event loop that first used it; keep one set per loop.
@@ -121,14 +145,33 @@ class OpenAIBackend(Backend):
             in_flight[i] -= 1
 
     async def start(self) -> None:
-        """Ask the server which model it serves when none was named (vLLM and llama.cpp serve one)."""
-        if self.model is not None:
+        """Ask the server which model it serves when none was named (vLLM and llama.cpp serve one), and
+        whether it is a llama-server (its n-completion replies need its own route to be counted)."""
+        if self.model is not None and self.dialect is not None:
             return
         try:
             page = await self._client().models.list()
         except openai.OpenAIError as exc:
-            raise self._translate(exc) from exc
-        self.model = self._first_model(page)
+            if self.model is None:
+                raise self._translate(exc) from exc
+            self.dialect = "openai"  # a named model on a server without /models: plain OpenAI `n`
+            return
+        if self.model is None:
+            self.model = self._first_model(page)
+        if self.dialect is None:
+            await self._learn_dialect(page)
+
+    async def _learn_dialect(self, page: Any) -> None:
+        owners = {getattr(m, "owned_by", None) for m in getattr(page, "data", None) or []}
+        if "llamacpp" not in owners:
+            self.dialect = "openai"
+            return
+        try:
+            props = (await self._native_client().get(self._root + "/props")).json()
+            self._slots = int(props["total_slots"])
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            self._slots = 1  # a llama-server whose slot count is unknown: never ask it for a group
+        self.dialect = "llama.cpp"
 
     @property
     def where(self) -> str:
@@ -160,13 +203,99 @@ class OpenAIBackend(Backend):
 
     async def complete(self, messages: list[Message], config: GenerateConfig, seed: int | None) -> Completion:
         await self.start()
+        resp = await self._chat(self._kwargs(messages, config, seed, 1))
+        return self._parse(resp)
+
+    async def complete_group(
+        self, messages: list[Message], config: GenerateConfig, seeds: list[int | None]
+    ) -> list[Completion]:
+        """n completions of one prompt in one request (`n_cmpl` on llama-server, `n` elsewhere). A server that
+        refuses `n` is asked once per sample instead, from then on, and says so once (a warning)."""
+        await self.start()
+        if len(seeds) == 1 or self.max_group == 1 or config.tools or not consecutive(seeds):
+            return await super().complete_group(messages, config, seeds)
+        try:
+            if self.dialect == "llama.cpp":
+                return await self._native_group(messages, config, seeds)
+            resp = await self._chat(self._kwargs(messages, config, seeds[0], len(seeds)))
+        except BackendHTTPError as exc:
+            if exc.status not in (400, 422):
+                raise
+            singles = await super().complete_group(messages, config, seeds)
+            # One sample at a time went through where n did not: the server does not take `n`.
+            self.group_refused = True
+            warnings.warn(f"{self.base_url} refused a request for {len(seeds)} completions ({exc}); "
+                          "asking once per sample from now on", stacklevel=2)  # fmt: skip
+            return [c.model_copy(update={"group": 1}) for c in singles]
+        return parse_choices(resp, len(seeds), self.base_url, self._parse_choice)
+
+    async def _native_group(self, messages: list[Message], config: GenerateConfig, seeds: list[int | None]) -> list[Completion]:
+        prompt = await self._template(messages)
+        body = native_body(prompt, config, seeds[0], len(seeds), self.extra_body)
+        data = await self._native_post("/completion", body)
+        return parse_native(data, len(seeds), self._root)
+
+    async def _template(self, messages: list[Message]) -> str:
+        """The server's chat template applied to `messages` (remembered: a group's retries ask again)."""
+        key = json.dumps([m.model_dump() for m in messages], sort_keys=True)
+        if key not in self._templates:
+            data = await self._native_post("/apply-template", {"messages": [m.model_dump() for m in messages]})
+            prompt = data.get("prompt") if isinstance(data, dict) else None
+            if not isinstance(prompt, str):
+                raise MalformedResponse(f"{self._root}/apply-template returned no prompt")
+            if len(self._templates) >= 512:
+                self._templates.pop(next(iter(self._templates)))
+            self._templates[key] = prompt
+        return self._templates[key]
+
+    @property
+    def _root(self) -> str:
+        return self.base_url.removesuffix("/v1")
+
+    def _native_client(self) -> httpx.AsyncClient:
+        loop_id = id(asyncio.get_running_loop())
+        client = self._native.get(loop_id)
+        if client is None:
+            headers = {"Authorization": f"Bearer {self.api_key}"}
+            client = self._native[loop_id] = httpx.AsyncClient(timeout=self.timeout_s, headers=headers)
+        return client
+
+    async def _native_post(self, path: str, body: dict[str, Any]) -> Any:
+        """POST to a llama-server route outside /v1; errors translated like the OpenAI route's."""
+        url = self._root + path
+        try:
+            r = await self._native_client().post(url, json=body)
+        except httpx.TimeoutException as exc:
+            raise BackendTimeout(f"{url} did not answer within {self.timeout_s:g}s",
+                                 hint="raise the timeout or lower the load on the server") from exc  # fmt: skip
+        except httpx.HTTPError as exc:
+            raise BackendUnreachable(f"cannot reach {url}: {exc}", hint="is the server running?") from exc
+        if r.status_code != 200:
+            detail = " ".join(r.text.split())[:300]
+            if r.status_code == 400 and any(m in detail.lower() for m in _OVERFLOW_MARKERS):
+                raise ContextOverflow(f"the prompt does not fit the model's context window: {detail}")
+            raise BackendHTTPError(f"{url} answered HTTP {r.status_code}: {detail}", status=r.status_code)
+        try:
+            return r.json()
+        except ValueError as exc:
+            raise MalformedResponse(f"{url} returned a body that is not JSON: {exc}") from exc
+
+    async def _chat(self, kwargs: dict[str, Any]) -> Any:
+        try:
+            return await self._create(kwargs)
+        except openai.OpenAIError as exc:
+            raise self._translate(exc) from exc
+        except (json.JSONDecodeError, ValueError, TypeError) as exc:
+            raise MalformedResponse(f"{self.base_url} returned a body that is not a chat completion: {exc}") from exc
+
+    def _kwargs(self, messages: list[Message], config: GenerateConfig, seed: int | None, n: int) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [m.model_dump() for m in messages],
             "temperature": config.temperature,
             "top_p": config.top_p,
             "max_tokens": config.max_tokens,
-            "n": 1,
+            "n": n,
         }
         if config.stop:
             kwargs["stop"] = list(config.stop)
@@ -183,36 +312,38 @@ class OpenAIBackend(Backend):
             kwargs["tools"] = config.tools
             if config.tool_choice is not None:
                 kwargs["tool_choice"] = config.tool_choice
-        try:
-            resp = await self._create(kwargs)
-        except openai.OpenAIError as exc:
-            raise self._translate(exc) from exc
-        except (json.JSONDecodeError, ValueError, TypeError) as exc:
-            raise MalformedResponse(f"{self.base_url} returned a body that is not a chat completion: {exc}") from exc
-        return self._parse(resp)
+        return kwargs
 
     def _parse(self, resp: Any) -> Completion:
         try:
             choice = resp.choices[0]
-            text = choice.message.content
             usage = resp.usage
             prompt_tokens, completion_tokens = int(usage.prompt_tokens), int(usage.completion_tokens)
+            details = getattr(usage, "prompt_tokens_details", None)
+            cached = min(int(getattr(details, "cached_tokens", 0) or 0), prompt_tokens)
         except (AttributeError, IndexError, TypeError, ValueError) as exc:
             raise MalformedResponse(
                 f"{self.base_url} returned a completion without choices, message or usage ({type(exc).__name__}: {exc})",
                 hint="is this an OpenAI-compatible chat-completions endpoint?",
             ) from exc
+        c = self._parse_choice(choice)
+        return c.model_copy(update={"usage": Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                                                   cached_prompt_tokens=max(cached, 0))})  # fmt: skip
+
+    def _parse_choice(self, choice: Any) -> Completion:
+        """One choice's text, finish reason and tool calls (usage is the caller's: it belongs to the request)."""
+        try:
+            text = choice.message.content
+            finish = str(choice.finish_reason or "stop")
+        except AttributeError as exc:
+            raise MalformedResponse(f"{self.base_url} returned a choice without a message ({exc})") from exc
         calls = _tool_calls(choice.message, self.base_url)
         if not isinstance(text, str):
             if not calls:
                 raise MalformedResponse(f"{self.base_url} returned a completion with no text content")
             text = ""
-        return Completion(
-            text=text,
-            finish_reason=str(choice.finish_reason or "stop"),
-            usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
-            tool_calls=calls or None,
-        )
+        return Completion(text=text, finish_reason=finish, usage=Usage(prompt_tokens=0, completion_tokens=0),
+                          tool_calls=calls or None)  # fmt: skip
 
     def _translate(self, exc: openai.OpenAIError, *, timeout_s: float | None = None, retries: int | None = None) -> Exception:
         where = self.base_url
@@ -249,6 +380,12 @@ class OpenAIBackend(Backend):
         return MalformedResponse(f"{where}: {type(exc).__name__}: {exc}")
 
     async def aclose(self) -> None:
+        native, self._native = self._native, {}
+        for nc in native.values():
+            try:
+                await nc.aclose()
+            except RuntimeError:
+                continue
         clients, self._clients, self._in_flight = self._clients, {}, {}
         for client in (c for shards in clients.values() for c in shards):
             try:

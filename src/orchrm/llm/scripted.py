@@ -56,7 +56,8 @@ class ScriptedBackend(Backend):
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if callable(reply) and not isinstance(reply, Exception):
-            reply = reply(messages, config)
+            # The function sees the sample's own config: its seed is this sample's seed.
+            reply = reply(messages, config if seed == config.seed else config.model_copy(update={"seed": seed}))
         if isinstance(reply, Exception):
             raise reply
         words = reply.split()

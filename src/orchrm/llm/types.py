@@ -69,10 +69,16 @@ class GenerateConfig(BaseModel):
 
 
 class Usage(BaseModel):
-    """Tokens one call consumed, as the server counted them."""
+    """Tokens one completion consumed, as the server counted them.
+
+    A request for several completions of one prompt reads the prompt once: its first completion carries the
+    prompt's tokens, the others carry none, so summing completions counts every token exactly once."""
 
     prompt_tokens: int = Field(ge=0)
     completion_tokens: int = Field(ge=0)
+    cached_prompt_tokens: int = Field(
+        0, ge=0, description="Of prompt_tokens, those the server took from its prompt cache instead of processing."
+    )
 
     @property
     def total_tokens(self) -> int:
@@ -97,6 +103,7 @@ class Completion(BaseModel):
     cached: bool = Field(False, description="Served from the response cache: its usage was spent on an earlier run.")
     latency_s: float = Field(0.0, description="Wall time of the call that produced it (0 when cached).")
     tool_calls: list[ToolCall] | None = Field(None, description="Native tool calls, when tools were offered.")
+    group: int = Field(1, ge=1, description="Completions the request that produced it returned (they share its prompt).")
 
     def json_value(self) -> Any:
         """The text parsed as JSON (for structured output)."""

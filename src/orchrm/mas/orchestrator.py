@@ -2,9 +2,10 @@
 
 Its system prompt (a file beside this module) lists the agent types the task supports and shows few-shot
 example plans; `degree` picks the prompt: `direct` (answer yourself), `single` (one agent), `dag` (any plan).
-Each of the N samples is its own request with a seed hashed from (seed, i, question), so samples differ
-within a question and across questions, reproduce, and replay from the response cache. Parsing and
-validation happen here; an invalid plan is a value, not an exception.
+A question's N plans are one request (seeds `base + i`, `base` hashed from (seed, question)): the server
+reads the ~1k-token prompt once for all of them. Samples differ within a question and across questions,
+reproduce, and replay from the response cache. Parsing and validation happen here; an invalid plan
+(including one cut off at the token limit, whose tokens stay on its trace) is a value, not an exception.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError, SchemaViolation
-from ..llm import LLM, Message
+from ..errors import ConfigError
+from ..llm import LLM, Completion, GenerateConfig, Message, violation
 from ..tasks.scoring import extract_answer
 from .agents.base import PROMPTS, render
 from .plans import AGENT_TYPES, DEGREES, Plan, PlanError, parse_plan, plan_json_schema, validate_plan
 from .traces import LLMCall, OrchestratorInfo, PlanErrorRecord
+
+#: How plan seeds are drawn (see `OrchestratorConfig.seeds`).
+SEED_SCHEMES = ("group", "question", "index")
 
 # The opening of a JSON object: a brace and a quoted key.
 _JSON_START = re.compile(r'\{\s*"')
@@ -36,17 +40,18 @@ class OrchestratorConfig:
     constrained: bool = False
     checkpoint: str = "base"
     examples: bool = True  # worked example plans in the system prompt; False: the bare instructions
-    # "question": plan i of a question is drawn with a seed hashed from (seed, question, i), so the i-th plans
-    # of different questions are independent draws. "index": seed + i for every question (runs made before
-    # that: their i-th plans share one random stream, and one stream's quirk, e.g. a first token that sends
-    # every plan off into broken JSON, hits them all at once).
-    seeds: str = "question"
+    # "group": plan i of a question is drawn with seed base + i, base hashed from (seed, question), and the
+    # question's plans are sampled in one request. "question" (runs of version 2): a seed hashed from
+    # (seed, i, question), one request per plan. "index" (version 1): seed + i for every question, so the
+    # i-th plans of all questions share one random stream, and one stream's quirk (a first token that sends
+    # every plan off into broken JSON) hits them all at once.
+    seeds: str = "group"
 
     def __post_init__(self) -> None:
         if self.degree not in DEGREES:
             raise ConfigError(f"unknown degree {self.degree!r}", hint=f"use one of {', '.join(DEGREES)}")
-        if self.seeds not in ("question", "index"):
-            raise ConfigError(f"unknown seed scheme {self.seeds!r}", hint="use question or index")
+        if self.seeds not in SEED_SCHEMES:
+            raise ConfigError(f"unknown seed scheme {self.seeds!r}", hint=f"use one of {', '.join(SEED_SCHEMES)}")
 
     def plan_seed(self, question: str, index: int) -> int | None:
         """The seed plan `index` of `question` is drawn with (None: unseeded)."""
@@ -54,8 +59,15 @@ class OrchestratorConfig:
             return None
         if self.seeds == "index":
             return self.seed + index
+        if self.seeds == "group":
+            return self.group_seed(question) + index
         digest = hashlib.sha256(f"{self.seed}\0{index}\0{question}".encode()).digest()
         return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+    def group_seed(self, question: str) -> int:
+        """Plan 0's seed under the `group` scheme (room left below 2**31 for plan indices)."""
+        digest = hashlib.sha256(f"{self.seed}\0group\0{question}".encode()).digest()
+        return int.from_bytes(digest[:4], "big") & 0x3FFFFFFF
 
 
 @dataclass
@@ -107,31 +119,51 @@ class Orchestrator:
         )
 
     async def sample(self, question: str, n: int, *, indices: list[int] | None = None) -> list[PlanSample]:
-        """Plans number `indices` (default 0..n-1) for `question`, each parsed and validated."""
+        """Plans number `indices` (default 0..n-1) for `question`, each parsed and validated; under the
+        `group` seed scheme sampled together (one request reads the prompt once)."""
         wanted = list(range(n)) if indices is None else indices
-        return list(await asyncio.gather(*(self.sample_one(question, i) for i in wanted)))
+        if self.config.seeds != "group" or self.config.seed is None:
+            return list(await asyncio.gather(*(self.sample_one(question, i) for i in wanted)))
+        return await self._sample(question, wanted, self.config.group_seed(question))
 
     async def sample_one(self, question: str, index: int) -> PlanSample:
         """Plan number `index` for `question` (drawn with `config.plan_seed(question, index)`), parsed and validated."""
         c = self.config
+        if c.seeds == "group" and c.seed is not None:
+            [sample] = await self._sample(question, [index], c.group_seed(question))
+            return sample
+        # Versions 1 and 2: sample i is its own request seeded with its own seed (the keys its cache holds).
+        [sample] = await self._sample(question, [0], c.plan_seed(question, index), as_index=index)
+        return sample
+
+    async def _sample(self, question: str, indices: list[int], seed: int | None, *, as_index: int | None = None) -> list[PlanSample]:
+        c = self.config
         messages = self.messages(question)
         schema = plan_json_schema(self.agent_types, c.degree) if c.constrained else None
-        seed = c.plan_seed(question, index)
         start = time.perf_counter()
-        try:
-            [comp] = await self.llm.agenerate(
-                messages, category="plan", temperature=c.temperature, top_p=c.top_p,
-                max_tokens=c.max_tokens, seed=seed, json_schema=schema,
-            )
-        except SchemaViolation as exc:
-            # The ledger already counted its tokens; the trace keeps the text and the reason.
-            return PlanSample(index, exc.text, None, error=PlanErrorRecord(rule="parse", message=str(exc)), info=self.info(index, seed))
+        comps = await self.llm.agenerate(
+            messages, category="plan", indices=indices, temperature=c.temperature, top_p=c.top_p,
+            max_tokens=c.max_tokens, seed=seed, json_schema=schema, strict=False,
+        )  # fmt: skip
+        cfg = self.llm.config.merge(max_tokens=c.max_tokens, json_schema=schema)
+        return [self._checked(question, messages, comp, cfg, start, as_index) for comp in comps]
+
+    def _checked(self, question: str, messages: list[Message], comp: Completion, cfg: GenerateConfig, start: float,
+                 as_index: int | None) -> PlanSample:  # fmt: skip
+        """A completion as a plan sample: its call (tokens included, even for a plan cut off at the limit),
+        then the parsed plan or why it is invalid."""
+        c = self.config
+        index = comp.sample_index if as_index is None else as_index
         call = LLMCall(
             messages=messages, text=comp.text, finish_reason=comp.finish_reason, usage=comp.usage,
             latency_s=comp.latency_s, cached=comp.cached, sample_index=index, temperature=c.temperature,
             start_s=0.0, end_s=time.perf_counter() - start,
-        )
-        sample = PlanSample(index, comp.text, call, info=self.info(index, seed))
+        )  # fmt: skip
+        sample = PlanSample(index, comp.text, call, info=self.info(index, c.plan_seed(question, index)))
+        reason = violation(comp, cfg)
+        if reason is not None:
+            sample.error = PlanErrorRecord(rule="parse", message=reason)
+            return sample
         try:
             sample.plan = self.check(comp.text)
         except PlanError as exc:

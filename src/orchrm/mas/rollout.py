@@ -27,8 +27,10 @@ from .plans import AGENT_TYPES
 from .run_folder import first_plans, rollout_differences, run_questions, settle_run_file
 from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
 
-#: 2: each question's plans are seeded from the question (`OrchestratorConfig.seeds`); 1: seed + plan index.
-RUN_VERSION = 2
+#: 3: a question's plans are sampled in one request, seeds base + i with base hashed from the question;
+#: 2: each plan seeded from (question, index), a request each; 1: seed + plan index (`OrchestratorConfig.seeds`).
+RUN_VERSION = 3
+_SEEDS_BY_VERSION = {1: "index", 2: "question", 3: "group"}
 
 
 class RunConfig(BaseModel):
@@ -66,7 +68,7 @@ class RunConfig(BaseModel):
         return OrchestratorConfig(
             degree=self.degree, temperature=self.temperature, top_p=self.top_p, max_tokens=self.plan_max_tokens,
             seed=self.seed, constrained=self.constrained, checkpoint=self.checkpoint, examples=self.prompt_examples,
-            seeds="index" if self.version < 2 else "question",
+            seeds=_SEEDS_BY_VERSION.get(self.version, "group"),
         )
 
     def executor_config(self, max_parallel: int = 4) -> ExecutorConfig:
@@ -88,7 +90,8 @@ def agent_fields(llm: LLM, agent_llm: LLM | None = None) -> dict[str, str]:
 
 def _version_kept(new: RunConfig, old: RunConfig) -> RunConfig:
     """A run resumes sampling as it began: one made at an older version keeps it (version 1: seed + plan index,
-    so its resumed questions get the plans they would have had). A newer one is a difference, refused."""
+    version 2: a request per plan, so its resumed questions get the plans they would have had). A newer one
+    is a difference, refused."""
     return new.model_copy(update={"version": old.version}) if old.version < new.version else new
 
 
@@ -192,17 +195,18 @@ async def arollout(
             if not missing:
                 return
             async with sem:
+                # The missing plans in one request (the prompt read once); a plan killed before it was written
+                # comes back from the response cache on resume, not from the server.
+                samples = await orchestrator.sample(q.question, config.n_plans, indices=missing)
 
-                # Each plan executes as soon as it is sampled, so one long plan does not hold up the others.
-                async def plan_and_run(index: int) -> None:
-                    sample = await orchestrator.sample_one(q.question, index)
+                async def run(sample: PlanSample) -> None:
                     trace = await build_trace(sample, q, task, agents, config, execute=config.execute == "all")
                     writer.write(trace)
                     progress.add(trace)
                     if on_progress:
                         on_progress(progress)
 
-                await asyncio.gather(*(plan_and_run(i) for i in missing))
+                await asyncio.gather(*(run(s) for s in samples))
             progress.questions_done += 1
             if on_progress:
                 on_progress(progress)

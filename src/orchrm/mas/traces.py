@@ -146,7 +146,7 @@ def token_totals(plan_call: LLMCall | None, agents: list[AgentEvent]) -> dict[st
 
 
 def _count(into: TokenCount, call: LLMCall) -> None:
-    into.count(call.usage.prompt_tokens, call.usage.completion_tokens, call.cached)
+    into.count(call.usage.prompt_tokens, call.usage.completion_tokens, call.cached, call.usage.cached_prompt_tokens)
 
 
 class TraceWriter(JsonlWriter):
