@@ -194,10 +194,13 @@ _TOKEN = re.compile(
     r"|(NaN|-?Infinity)"  # 5 non-finite constant
     r")"
 )
+_KEY_COLON = re.compile(r'[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:')
+_AFTER_PEEK = (',"', ', "', "}")
+_AFTER_MEMBER = re.compile(r'[ \t\n\r]*(?:,[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:|(\}))')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 # Parser states: what the next token may be.
-_VALUE, _FIRST_VALUE, _KEY, _FIRST_KEY, _COLON, _AFTER = range(6)
+_VALUE, _FIRST_VALUE, _KEY, _FIRST_KEY, _COLON, _AFTER, _SLOW_KEY = range(7)
 
 
 @dataclass
@@ -262,14 +265,35 @@ def _scalar(text: str, at: int, end: int, kind: int, tok: str, limits: Limits) -
 
 
 def _parse_object(
-    text: str, start: int, limits: Limits, inner: list[tuple[int, dict[str, Any]]], key: str, pos: int
+    text: str, start: int, limits: Limits, inner: list[tuple[int, dict[str, Any]]], key: str, pos: int,
+    match: Any = _TOKEN.match, key_colon: Any = _KEY_COLON.match, after_member: Any = _AFTER_MEMBER.match,
+    startswith: Any = str.startswith,
 ) -> tuple[dict[str, Any], int, None] | tuple[None, int, _Failure]:
     """The object opening at `start` (first `key` and colon read by `_START`, first value at `pos`) parsed with
     a stack, or None, the bad token's offset and why; objects closed on the way go to `inner` with offsets."""
-    match = _TOKEN.match
     stack: list[list[Any]] = [[start, {}, key]]  # [offset, container, pending key]
     state = _VALUE
     while True:
+        # Shortcuts inside objects: `, "key":` or `}` after a member, `"key":` where a key is due, each in one
+        # match, tried only where the next characters promise them (compact JSON, as models write it). A key
+        # that is not plain ASCII, and every error, goes the general way below.
+        if state == _AFTER and type(stack[-1][1]) is dict and startswith(text, _AFTER_PEEK, pos):
+            k = after_member(text, pos)
+            if k is not None and k.lastindex == 2:
+                pos = k.end()
+                opened, value, _ = stack.pop()
+                if not stack:
+                    return value, pos, None
+                _put(stack, inner, opened, value)
+                continue
+            if k is not None and k.group(1).isascii():
+                stack[-1][2], pos, state = k.group(1), k.end(), _VALUE
+                continue
+        elif (state == _KEY or state == _FIRST_KEY) and startswith(text, '"', pos):
+            k = key_colon(text, pos)
+            if k is not None and k.group(1).isascii():
+                stack[-1][2], pos, state = k.group(1), k.end(), _VALUE
+                continue
         m = match(text, pos)
         if m is None:
             return None, pos, ("syntax", "unexpected text")
@@ -279,13 +303,13 @@ def _parse_object(
         value: Any
         if state == _AFTER:
             top = stack[-1]
-            if tok == ",":
-                state = _KEY if type(top[1]) is dict else _VALUE
+            if tok == ",":  # in an object, the shortcut above already found no plain key after it
+                state = _SLOW_KEY if type(top[1]) is dict else _VALUE
                 continue
             if tok != ("}" if type(top[1]) is dict else "]"):
                 return None, at, ("syntax", "expected ',' or a closing bracket")
             opened, value, _ = stack.pop()
-        elif state == _KEY or state == _FIRST_KEY:
+        elif state == _KEY or state == _FIRST_KEY or state == _SLOW_KEY:
             if kind == 2:
                 got = _string(text, at)
                 if type(got[1]) is not int:
@@ -304,9 +328,12 @@ def _parse_object(
         elif tok == "{" or tok == "[":
             if len(stack) >= limits.max_depth:
                 return None, at, ("depth", f"nesting deeper than {limits.max_depth}")
-            stack.append([at, {} if tok == "{" else [], None])
-            state = _FIRST_KEY if tok == "{" else _FIRST_VALUE
-            continue
+            flat = _flat_object(text, at) if startswith(text, '{"', at) and limits.max_number_chars >= _FLAT_NUMBER_CHARS else None
+            if flat is None:
+                stack.append([at, {} if tok == "{" else [], None])
+                state = _FIRST_KEY if tok == "{" else _FIRST_VALUE
+                continue
+            opened, (value, pos) = at, flat
         elif kind >= 2:
             opened = at
             value, pos, why = _scalar(text, at, pos, kind, tok, limits)
@@ -320,6 +347,39 @@ def _parse_object(
             return value, pos, None
         _put(stack, inner, opened, value)
         state = _AFTER
+
+
+# An object whose values are all strings, short numbers or literals, matched whole at regex speed and decoded
+# by `json` (small, so its error positions cost nothing): most of a plan's objects, and the inner objects of
+# text that restarts a broken object again and again. Anything it does not take is parsed token by token,
+# which decides every refusal; so it only has to be right about what it accepts.
+_FLAT_NUMBER_CHARS = 20  # numbers the flat pattern takes; limits below this skip it
+_SHORT_NUMBER = r"(?=[-+.eE0-9]{1,20}(?![-+.eE0-9]))-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_SCALAR = r"(?:" + _STRING.pattern + "|" + _SHORT_NUMBER + r"|true|false|null)"
+_MEMBER = _STRING.pattern + r"[ \t\n\r]*:[ \t\n\r]*" + _SCALAR
+_FLAT = re.compile(r"\{[ \t\n\r]*" + _MEMBER + r"(?:[ \t\n\r]*,[ \t\n\r]*" + _MEMBER + r")*[ \t\n\r]*\}")
+
+
+_FLAT_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant)
+
+
+def _flat_object(text: str, at: int) -> tuple[dict[str, Any], int] | None:
+    """The flat object opening at `at` and the offset after it, or None (not flat, or not plainly valid)."""
+    m = _FLAT.match(text, at)
+    if m is None:
+        return None
+    raw = m.group()
+    if "\\u" in raw and _ESCAPED_SURROGATE.search(raw):
+        return None
+    if not raw.isascii():
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+    try:
+        return _FLAT_DECODER.raw_decode(raw)[0], m.end()
+    except ValueError:  # a float that overflows to infinity
+        return None
 
 
 def _put(stack: list[list[Any]], inner: list[tuple[int, dict[str, Any]]], opened: int, value: Any) -> None:
