@@ -1,7 +1,9 @@
 """The MAS on real embedded models: a tiny rollout never crashes, whatever the model writes."""
 
 import asyncio
+import re
 
+import httpx
 import pytest
 
 from orchrm.llm import LLM, LocalBackend
@@ -26,10 +28,44 @@ def test_smollm_rollout_records_every_plan(tmp_path):
         llm.close()
     traces = read_traces(tmp_path / "run" / "traces.jsonl")
     assert sorted(t.plan_index for t in traces) == [0, 1] and progress.plans_done == 2
+    # the two plans are one request: the ~400-token prompt is billed once, on the first
+    assert sum(t.plan_call.usage.prompt_tokens for t in traces) > 300
+    assert min(t.plan_call.usage.prompt_tokens for t in traces) == 0
     for t in traces:
-        assert t.plan_call is not None and t.plan_call.usage.prompt_tokens > 300
+        assert t.plan_call is not None
         assert t.valid or t.plan_error.rule
         assert t.executed == t.valid
+
+
+def _server_counters(llm: LLM) -> dict[str, float]:
+    text = httpx.get(llm.backend.server.url.removesuffix("/v1") + "/metrics", timeout=10).text
+    return {k: float(v) for k, v in re.findall(r"^llamacpp:(\w+_total) ([\d.e+]+)$", text, re.M)}
+
+
+def test_a_rollouts_ledger_and_traces_equal_what_the_server_counted(tmp_path):
+    # Plans cut at a small token limit (constrained decoding: they end as invalid plans), groups of plans,
+    # sub-agent calls: every token the server processed or generated is on the ledger and on a trace.
+    task = load_task("chain_sum")
+    config = RunConfig(task="chain_sum", n_questions=2, n_plans=3, plan_max_tokens=48, agent_max_tokens=32,
+                       temperature=1.0, constrained=True)  # fmt: skip
+    llm = LLM(LocalBackend("smollm2-135m", server=ServerConfig(parallel=3, ctx_per_slot=2048)))
+    try:
+        asyncio.run(llm.backend.start())
+        before = _server_counters(llm)
+        asyncio.run(arollout(task, llm, tmp_path / "run", config))
+        after = _server_counters(llm)
+    finally:
+        llm.close()
+    served = {k: after[k] - before.get(k, 0.0) for k in after}
+    total = llm.ledger.total()
+    assert total.completion_tokens == served["tokens_predicted_total"] > 0
+    assert total.processed_prompt_tokens == served["prompt_tokens_total"] > 0
+    assert total.cached_prompt_tokens == served["prompt_tokens_cached_total"]
+    traces = read_traces(tmp_path / "run" / "traces.jsonl")
+    assert len(traces) == 6 and any(t.plan_call.finish_reason == "length" for t in traces)
+    on_traces = [c for t in traces for c in t.tokens.values()]
+    assert sum(c.completion_tokens for c in on_traces) == total.completion_tokens
+    assert sum(c.prompt_tokens for c in on_traces) == total.prompt_tokens
 
 
 def test_qwen_search_agent_reads_the_corpus():

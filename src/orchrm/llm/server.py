@@ -131,6 +131,7 @@ class LlamaServer:
             "--threads", str(threads),
             "--cont-batching",
             "--cache-prompt",
+            "--metrics",  # the server's own token counters, which the ledger is checked against
             "--no-webui",
             *(["--lora", str(self.lora)] if self.lora is not None else []),
         ]
