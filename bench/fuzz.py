@@ -15,8 +15,13 @@ oversized plans, look-alike references, random mixes of all of these) and throws
 - the CLI readers, in process: `orchrm pairs` on a run whose traces hold the input as a line and as a plan
   text, and `orchrm score` on a request file holding it; an exception escaping `main` is a traceback.
 
-Then times parse and render of 1 MB of `{`, 1 MB of prose with braces, 1 MB of dense broken JSON and a
-10,000-agent plan (best of 3; mark: each under 0.5 s). Results go to bench/results/fuzz.json. No model is loaded.
+- the readers of files and parameters from outside (bench/fuzz_readers.py): RM cards, run.json, pairs
+  manifests, checkpoint seals and adapter cards written with each hostile value, and hostile run ids and
+  plan indices sent to `orchrm view` over HTTP (every request answered, none with a 500).
+
+Then times parse and render of 1 MB of `{`, 1 MB of prose with braces, a 10,000-agent plan, and the broken
+objects restarted again and again ("rescan": flat, nested, with an inner object, an inner array, a broken plan)
+(best of 3; mark: each under 0.5 s). Results go to bench/results/fuzz.json. No model is loaded.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from fake_rm import FakeRM  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from synthetic_traces import trace  # noqa: E402
 
+from fuzz_readers import fuzz_files, fuzz_view  # noqa: E402
+
 from orchrm.cli import main  # noqa: E402
 from orchrm.mas.plans import PlanError, parse_and_validate, parse_plan  # noqa: E402
 from orchrm.pairs.render import render_plan  # noqa: E402
@@ -48,6 +55,12 @@ MB = 1_000_000
 LINEAR_MARK_S = 0.5
 
 AGENT = '{"id": "a", "type": "cot", "input": "%s"}'
+#: A broken object restarted again and again: each attempt fails at the brace where the next one starts.
+RESCAN = {
+    "flat": '{"":1,', "flat, no comma": '{"":1', "nested": '{"a":{"b":1},', "inner object": '{"":{"":1}',
+    "inner empty object": '{"":{}', "inner array": '{"":[1]', "broken plan": '{"agents": [{"id": "a", "type": "cot", "input": "x"}, ',
+    "brace in the key": '{"{":1', "open value": '{"": ',
+}
 PIECES = [
     "{", "}", "[", "]", '"', "\\", ":", ",", " ", "\n", "NaN", "-Infinity", "1e999", "9" * 200, "\ud800", "\\ud800",
     "\\udfff", "\\ud83d\\ude00", "\x00", '{"agents": [', '{"answer": ', AGENT % "x", "${a}", "${\u0430}", "\uff04\uff5ba\uff5d",
@@ -89,6 +102,7 @@ def corpus(seed: int, n_random: int) -> list[tuple[str, str | bytes]]:
             ("open_key_flood", '{"a":' * (size // 5)),
             ("prose_braces", ("Let {x} be the set {1, 2}; agent ${a1} reads {\"y\" z} and {} " * (size // 60 + 1))[:size]),
             ("dense_broken", ('{"":1,' * (size // 6 + 1))[:size]),
+            *[("rescan", (unit * (size // len(unit) + 1))[:size]) for unit in RESCAN.values()],
         ]
     for n in (9, 100, 1_000, 10_000):
         agents = [{"id": f"a{i}", "type": "cot", "input": f"use ${{a{i - 1}}}" if i else "go"} for i in range(n)]
@@ -222,8 +236,7 @@ def linearity() -> list[dict]:
         "1 MB of prose with braces": ("Let {x} be the set {1, 2}; agent ${a1} reads {\"y\" z} and {} " * (MB // 60 + 1))[:MB],
         "10,000-agent plan": json.dumps({"agents": agents, "edges": [{"from": f"a{i - 1}", "to": f"a{i}"} for i in range(1, n)]}),
         "10,000-agent plan in prose": "Here is my plan: " + json.dumps({"agents": agents}) + " -- done {ok}",
-        "1 MB of dense broken JSON": ('{"":1,' * (MB // 6 + 1))[:MB],
-        "1 MB of dense broken nested JSON": ('{"a":{"b":1},' * (MB // 13 + 1))[:MB],
+        **{f"1 MB rescan: {name} ({unit})": (unit * (MB // len(unit) + 1))[:MB] for name, unit in RESCAN.items()},
     }
     rows = []
     for name, text in cases.items():
@@ -249,16 +262,24 @@ def main_(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cli = fuzz_cli([(k, d) for k, d in inputs if len(d) <= 200_000], Path(tmp))
     print(f"cli: {cli['tried']} runs, {cli['tracebacks']} tracebacks, exit codes {cli['exit_codes']}")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = fuzz_files(Path(tmp))
+        view = fuzz_view(Path(tmp))
+    print(f"files: {files['tried']} hostile cards, run files, manifests, seals: {files['crashes']} crashes, {files['outcomes']}")
+    print(f"view: {view['tried']} requests, {view['unanswered']} unanswered, {view['http_500']} HTTP 500s, statuses {view['statuses']}")
     lin = linearity()
     for row in lin:
-        print(f"  {row['case']:<36} {row['chars']:>9} chars  parse {row['parse_s']:.3f} s  render {row['render_s']:.3f} s")
+        print(f"  {row['case']:<60} {row['chars']:>9} chars  parse {row['parse_s']:.3f} s  render {row['render_s']:.3f} s")
     marks = {
-        "crashes": parser["crashes"] + server["crashes"], "tracebacks": cli["tracebacks"], "http_500": server["http_500"],
-        "linear_under_0.5s": all(r["under_mark"] for r in lin),
+        "crashes": parser["crashes"] + server["crashes"], "tracebacks": cli["tracebacks"] + files["crashes"],
+        "http_500": server["http_500"] + view["http_500"], "unanswered": view["unanswered"],
+        "new_reader_inputs": files["tried"] + view["tried"], "linear_under_0.5s": all(r["under_mark"] for r in lin),
+        "slowest_1mb_s": max(max(r["parse_s"], r["render_s"]) for r in lin),
     }
-    marks["pass"] = marks["crashes"] == 0 and marks["tracebacks"] == 0 and marks["http_500"] == 0 and marks["linear_under_0.5s"]
+    marks["pass"] = (marks["crashes"] == 0 and marks["tracebacks"] == 0 and marks["http_500"] == 0 and marks["unanswered"] == 0
+                     and marks["linear_under_0.5s"])  # fmt: skip
     result = {"inputs": len(inputs), "seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "marks": marks,
-              "parser": parser, "server": server, "cli": cli, "linearity": linear_note(lin)}
+              "parser": parser, "server": server, "cli": cli, "files": files, "view": view, "linearity": linear_note(lin)}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2) + "\n")
     print(f"marks: {marks} -> {OUT}")

@@ -89,7 +89,11 @@ def _checked(folder: Path) -> tuple[str, str, dict[str, str]]:
         else:
             raise ConfigError(f"{folder} holds no trained orchestrator adapter (no {ADAPTER_CARD} or {SEAL_FILE})",
                               hint="pass a train-orchestrator run folder, its adapter/ or one of its checkpoints/checkpoint-N")  # fmt: skip
-    except (OSError, KeyError, TypeError, ValueError, ValidationError) as exc:
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(card)"
+        raise ConfigError(f"{folder}: unreadable adapter card or seal ({where}: {err['msg']})") from None
+    except (OSError, KeyError, TypeError, ValueError, safejson.UnsafeJSONError) as exc:
         raise ConfigError(f"{folder}: unreadable adapter card or seal ({type(exc).__name__}: {exc})") from None
     bad = mismatch(file_digests(folder, skip), listed)
     if bad is not None:

@@ -90,13 +90,15 @@ def _rollout_run(traces_file: Path, kind: str) -> Run:
     return Run(name=display_name(folder), kind=kind, traces={t.key: t for t in kept}, question_ids=ids)
 
 
-def _run_setting(path: Path, key: str) -> Any:
+def _run_setting(path: Path, key: str) -> int | None:
+    """A positive integer setting of run.json, or None: the view reads the traces whatever the file holds."""
     if not path.exists():
         return None
     try:
-        return safejson.read(path).get(key)
+        value = safejson.read(path).get(key)
     except (OSError, safejson.UnsafeJSONError, AttributeError):
         return None
+    return value if type(value) is int and value > 0 else None
 
 
 def _bon_run(folder: Path) -> Run:
