@@ -118,7 +118,7 @@ def scores(rm: RewardModel, data: Data, before: dict[str, Any]) -> dict[str, Any
     chosen = rm.score_rendered([(r.prompt, r.chosen) for r in data.val])
     rejected = rm.score_rendered([(r.prompt, r.rejected) for r in data.val])
     val_s = time.perf_counter() - start
-    rewards, rm_s = score_plans(rm, data.grouped)
+    rewards, rm_s, _ = score_plans(rm, data.grouped)
     return {
         "weights_sha256": rm.card.weights_sha256, "val_chosen": chosen, "val_rejected": rejected,
         "bon_rewards": rewards, "bon_rm_s": rm_s,

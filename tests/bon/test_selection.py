@@ -110,3 +110,24 @@ def test_prefix_keeps_the_first_plans_only():
     c = case().prefix(2)
     assert [x.index for x in c.candidates] == [0, 1] and c.judge_best is None
     assert select_oracle(c).correct == 0.0
+
+
+def test_random_pays_the_prompt_on_every_draw_when_the_n_plans_shared_one_request():
+    from dataclasses import replace
+
+    # plan 0 carried the shared 900-token prompt; alone, each plan would cost prompt + its own completion
+    shared = [replace(c, plan_tokens=(900 if c.index == 0 else 0) + 50, plan_alone=950) for c in case().candidates]
+    grouped = Case("q", shared)
+    assert select_rm(grouped).tokens["plan"] == 900 + 5 * 50  # N plans from one request: the prompt once
+    assert select_random(grouped).tokens["plan"] == pytest.approx(950 + 950 / 5)
+
+
+def test_a_decoder_rms_reading_is_billed_to_the_methods_that_use_its_rewards():
+    from orchrm.bon.selection import METHODS, Context
+
+    c = case()
+    c.rm_tokens = 640
+    assert select_rm(c).tokens["verify"] == 640 and select_adaptive(c, 1.0).tokens["verify"] == 640
+    assert METHODS["shape-mean"].run(c, Context()).tokens["verify"] == 640
+    assert select_majority(c).tokens["verify"] == 0 and select_random(c).tokens["verify"] == 0
+    assert c.prefix(4).rm_tokens == 640 * 4 // 5

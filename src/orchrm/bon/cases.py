@@ -28,6 +28,13 @@ def plan_lengths(plans: list[Trace]) -> list[int]:
     return [len(t.plan_text) for t in plans]
 
 
+def _alone(plans: list[Trace]) -> list[int]:
+    """What each plan would cost sampled on its own request: the question's prompt (billed once, on the first
+    plan of a group request) plus the plan's completion."""
+    prompt = max((t.plan_call.usage.prompt_tokens for t in plans if t.plan_call is not None), default=0)
+    return [prompt + t.plan_call.usage.completion_tokens if t.plan_call is not None else _tokens(t, "plan") for t in plans]
+
+
 def _with_blind(c: Candidate, t: Trace, blind: ContentBlind | None) -> Candidate:
     """A valid plan's shape and every fitted content-blind baseline's score of it."""
     if t.plan is None or not t.valid:
@@ -48,9 +55,10 @@ def build_cases(
     rewards: dict[str, list[float]],
     rm_s: dict[str, float],
     blind: ContentBlind | None = None,
+    rm_tokens: dict[str, int] | None = None,
 ) -> list[Case]:
     """Selection's view of each question's plans; `blind`, when given, scores every valid plan by each
-    content-blind baseline it holds."""
+    content-blind baseline it holds; `rm_tokens` is what a decoder RM read scoring each question."""
     cases = []
     for q, plans in grouped.items():
         cands = [
@@ -58,9 +66,10 @@ def build_cases(
                 index=t.plan_index, valid=t.valid and t.executed, reward=r, answer_key=answer_key(t.final_answer),
                 correct=bool(t.score and t.score.correct), plan_tokens=_tokens(t, "plan"),
                 exec_tokens=_tokens(t, "execute"), plan_s=t.plan_call.latency_s if t.plan_call else 0.0, exec_s=t.wall_s,
-                length=length,
+                length=length, plan_alone=alone,
             ), t, blind)
-            for t, r, length in zip(plans, rewards[q], plan_lengths(plans), strict=True)
+            for t, r, length, alone in zip(plans, rewards[q], plan_lengths(plans), _alone(plans), strict=True)
         ]
-        cases.append(Case(q, cands, rm_s=rm_s.get(q, 0.0), kind=plans[0].question_kind if plans else None))
+        cases.append(Case(q, cands, rm_s=rm_s.get(q, 0.0), rm_tokens=(rm_tokens or {}).get(q, 0),
+                          kind=plans[0].question_kind if plans else None))  # fmt: skip
     return cases

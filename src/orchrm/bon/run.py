@@ -48,15 +48,23 @@ class BonResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def score_plans(rm: RewardModel, grouped: dict[str, list[Trace]]) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """The RM's reward for every plan, and the seconds scoring each question took (rm's own cost)."""
+def score_plans(
+    rm: RewardModel, grouped: dict[str, list[Trace]]
+) -> tuple[dict[str, list[float]], dict[str, float], dict[str, int]]:
+    """The RM's reward for every plan, the seconds scoring each question took (rm's own cost), and the tokens
+    a decoder RM read doing it (an LLM forward pass the policy's size: billed under `verify`; an encoder's
+    are not an LLM call, 0)."""
     rewards: dict[str, list[float]] = {}
     rm_s: dict[str, float] = {}
+    rm_tokens: dict[str, int] = {}
     for q, plans in grouped.items():
         start = time.perf_counter()
-        rewards[q] = rm.score(plans[0].question, [t.plan if t.plan is not None else t.plan_text for t in plans])
+        texts = [t.plan if t.plan is not None else t.plan_text for t in plans]
+        rewards[q] = rm.score(plans[0].question, texts)
         rm_s[q] = time.perf_counter() - start
-    return rewards, rm_s
+        if rm.card.backbone_kind == "decoder":
+            rm_tokens[q] = sum(rm.token_counts(plans[0].question, texts))
+    return rewards, rm_s, rm_tokens
 
 
 def shown(path: Path | None) -> str:
@@ -124,7 +132,7 @@ async def abon(
     short = {q: len(p) for q, p in grouped.items() if len(p) < config.n}
     if short:
         raise ConfigError(f"{len(short)} held-out questions have fewer than N={config.n} plans in {heldout}")
-    rewards, rm_s = score_plans(rm, grouped)
+    rewards, rm_s, rm_tokens = score_plans(rm, grouped)
 
     judgments: list[JudgeRecord] = []
     if config.judge:
@@ -136,7 +144,7 @@ async def abon(
 
         judgments = await judge_missing(judge_evaluator(llm, config), grouped, config, out / JUDGMENTS_FILE, judge_progress)
 
-    cases = build_cases(grouped, rewards, rm_s, blind)
+    cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
     results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, blind))
     write_results(out, results, per_question_rows(cases, config, judgments))
     return BonResult(results, cases, warnings)

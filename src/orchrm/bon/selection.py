@@ -44,6 +44,7 @@ class Candidate:
     kind_prior: float | None = None  # the shape's success rate among training questions of the same kind
     router: float | None = None  # the router's P(right | question, shape)
     router_fallback: bool = False  # the router never saw this shape: `router` is the shape prior's score
+    plan_alone: int = 0  # what sampling this plan on its own request would cost (0: plan_tokens), for `random`
     shape: str | None = None  # the plan's shape signature (`plan_signature(plan, "shape")`), for `shape-mean`
 
 
@@ -57,12 +58,14 @@ class Case:
     judge_tokens: int = 0
     judge_s: float = 0.0
     rm_s: float = 0.0  # time to score the candidates with the RM
+    rm_tokens: int = 0  # tokens a decoder RM read scoring them (`verify`; 0 for an encoder RM)
     kind: str | None = None  # the question's kind, for per-kind breakdowns
     judged: bool = False  # a judgment exists for exactly these candidates
 
     def prefix(self, n: int) -> Case:
         """The case as if only the first n plans had been sampled (judge fields belong to the full case)."""
-        return Case(self.question_id, self.candidates[:n], rm_s=self.rm_s, kind=self.kind)
+        share = self.rm_tokens * n // max(len(self.candidates), 1)  # a decoder RM reads each plan once
+        return Case(self.question_id, self.candidates[:n], rm_s=self.rm_s, rm_tokens=share, kind=self.kind)
 
     @property
     def valid(self) -> list[Candidate]:
@@ -126,7 +129,7 @@ def select_rm(case: Case) -> Outcome:
         return _nothing(case)
     best = _best_by_reward(valid)
     return Outcome(
-        float(best.correct), _cost(case.candidates, [best]), executed=1,
+        float(best.correct), _cost(case.candidates, [best], case.rm_tokens), executed=1,
         wall_s=_parallel_plan_s(case) + case.rm_s + best.exec_s, chosen=best.index,
     )
 
@@ -146,7 +149,8 @@ def select_adaptive(case: Case, tau: float) -> Outcome:
     weights = {c.index: math.exp(c.reward - top) for c in executed}
     pick = _vote(executed, weights) or executed[0]
     wall = _parallel_plan_s(case) + case.rm_s + executed[0].exec_s + max((c.exec_s for c in executed[1:]), default=0.0)
-    return Outcome(float(pick.correct), _cost(case.candidates, executed), executed=len(executed), wall_s=wall, chosen=pick.index)
+    return Outcome(float(pick.correct), _cost(case.candidates, executed, case.rm_tokens), executed=len(executed), wall_s=wall,
+                   chosen=pick.index)  # fmt: skip
 
 
 def _decided(executed: list[Candidate]) -> bool:
@@ -159,7 +163,8 @@ def _decided(executed: list[Candidate]) -> bool:
 
 def select_random(case: Case) -> Outcome:
     """The single-sample baseline, in exact expectation over random orders: draw plans until one is valid,
-    execute it. Each invalid plan is drawn before every valid one with probability 1/(V+1)."""
+    execute it. Each invalid plan is drawn before every valid one with probability 1/(V+1). Each draw is
+    its own request, so each pays the prompt (`plan_alone`), where the N plans shared one."""
     valid = case.valid
     invalid = [c for c in case.candidates if not c.valid]
     if not valid:
@@ -167,12 +172,16 @@ def select_random(case: Case) -> Outcome:
     v = len(valid)
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     tokens = {
-        "plan": mean([c.plan_tokens for c in valid]) + sum(c.plan_tokens for c in invalid) / (v + 1),
+        "plan": mean([_alone(c) for c in valid]) + sum(_alone(c) for c in invalid) / (v + 1),
         "execute": mean([c.exec_tokens for c in valid]),
         "verify": 0.0,
     }
     wall = mean([c.plan_s + c.exec_s for c in valid]) + sum(c.plan_s for c in invalid) / (v + 1)
     return Outcome(mean([float(c.correct) for c in valid]), tokens, executed=1, wall_s=wall)
+
+
+def _alone(c: Candidate) -> int:
+    return c.plan_alone or c.plan_tokens
 
 
 def _all_executed(case: Case, verify: float = 0.0, extra_s: float = 0.0) -> tuple[dict[str, float], float]:
@@ -225,13 +234,15 @@ def _uniform_among(case: Case, tied: list[Candidate]) -> Outcome:
     )  # fmt: skip
 
 
-def _best_tied(case: Case, score: Callable[[Candidate], float]) -> Outcome:
+def _best_tied(case: Case, score: Callable[[Candidate], float], verify: float = 0.0) -> Outcome:
     """The valid plans with the highest score, ties in exact expectation (never broken by plan index)."""
     valid = case.valid
     if not valid:
         return _nothing(case)
     top = max(score(c) for c in valid)
-    return _uniform_among(case, [c for c in valid if score(c) == top])
+    out = _uniform_among(case, [c for c in valid if score(c) == top])
+    out.tokens["verify"] = float(verify)
+    return out
 
 
 def _shorter(c: Candidate) -> float:
@@ -343,7 +354,7 @@ METHODS: dict[str, Method] = {
     ),
     "shape-mean": Method(
         "shape-mean (rm's rewards averaged within each shape: rm's choice of shape only)",
-        lambda c, x: _best_tied(c, _reward), available=lambda cases, ctx: any(c.shape for k in cases for c in k.candidates),
+        lambda c, x: _best_tied(c, _reward, c.rm_tokens), available=lambda cases, ctx: any(c.shape for k in cases for c in k.candidates),
         score=_reward, color="tab:pink", marker="X", view=shape_mean,
     ),
     "majority": Method("majority (execute all, vote)", lambda c, x: select_majority(c), color="tab:blue", marker="^"),

@@ -118,18 +118,23 @@ class Orchestrator:
             plan_seed=plan_seed, sample_index=index, constrained=c.constrained, prompt_id=self.prompt_id,
         )
 
+    @property
+    def grouped(self) -> bool:
+        """A question's plans are sampled together (the `group` seed scheme, seeded)."""
+        return self.config.seeds == "group" and self.config.seed is not None
+
     async def sample(self, question: str, n: int, *, indices: list[int] | None = None) -> list[PlanSample]:
         """Plans number `indices` (default 0..n-1) for `question`, each parsed and validated; under the
         `group` seed scheme sampled together (one request reads the prompt once)."""
         wanted = list(range(n)) if indices is None else indices
-        if self.config.seeds != "group" or self.config.seed is None:
+        if not self.grouped:
             return list(await asyncio.gather(*(self.sample_one(question, i) for i in wanted)))
         return await self._sample(question, wanted, self.config.group_seed(question))
 
     async def sample_one(self, question: str, index: int) -> PlanSample:
         """Plan number `index` for `question` (drawn with `config.plan_seed(question, index)`), parsed and validated."""
         c = self.config
-        if c.seeds == "group" and c.seed is not None:
+        if self.grouped:
             [sample] = await self._sample(question, [index], c.group_seed(question))
             return sample
         # Versions 1 and 2: sample i is its own request seeded with its own seed (the keys its cache holds).

@@ -195,9 +195,6 @@ async def arollout(
             if not missing:
                 return
             async with sem:
-                # The missing plans in one request (the prompt read once); a plan killed before it was written
-                # comes back from the response cache on resume, not from the server.
-                samples = await orchestrator.sample(q.question, config.n_plans, indices=missing)
 
                 async def run(sample: PlanSample) -> None:
                     trace = await build_trace(sample, q, task, agents, config, execute=config.execute == "all")
@@ -206,7 +203,17 @@ async def arollout(
                     if on_progress:
                         on_progress(progress)
 
-                await asyncio.gather(*(run(s) for s in samples))
+                if orchestrator.grouped:
+                    # The missing plans in one request (the prompt read once); a plan killed before it was
+                    # written comes back from the response cache on resume, not from the server.
+                    samples = await orchestrator.sample(q.question, config.n_plans, indices=missing)
+                    await asyncio.gather(*(run(s) for s in samples))
+                else:
+                    # A request per plan (runs of version 1 and 2): each executes as soon as it is sampled.
+                    async def plan_and_run(index: int) -> None:
+                        await run(await orchestrator.sample_one(q.question, index))
+
+                    await asyncio.gather(*(plan_and_run(i) for i in missing))
             progress.questions_done += 1
             if on_progress:
                 on_progress(progress)
