@@ -57,7 +57,9 @@ def test_grpo_trains_the_adapter_and_counts_every_token(tmp_path, policy_dir):
     sampled = int(logged[-1]["num_tokens"])  # TRL's own count of prompt + completion tokens sampled
     plan, train = tokens["plan"], tokens["train"]
     assert plan["calls"] == 2 * 4 and plan["total_tokens"] == sampled  # 2 steps x 1 question x group of 4
-    assert train["total_tokens"] == sampled and plan["completion_tokens"] <= 8 * 12
+    # the update reads each group's prompt once (shared_prompt.py): per sample it would be TRL's count
+    assert train["per_sample_tokens"] == sampled and plan["completion_tokens"] <= 8 * 12
+    assert train["total_tokens"] == sampled - 2 * 3 * (plan["prompt_tokens"] // 8)  # 2 steps x 3 rows sharing
     assert set(tokens) == {"plan", "train"}
     lines = (out / "tokens.jsonl").read_text().splitlines()
     assert len(lines) == 16 and {json.loads(x)["category"] for x in lines} == {"plan", "train"}

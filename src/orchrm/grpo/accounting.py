@@ -49,12 +49,18 @@ class LedgerLog(TokenLedger):
 
 
 def totals_json(ledger: TokenLedger) -> str:
-    """Per-category totals (with `total_tokens` and `spent_tokens` spelled out) and the grand total."""
+    """Per-category totals (with `total_tokens` and `spent_tokens` spelled out) and the grand total, each with
+    `per_sample_tokens` beside it: the count had every sample's prompt been computed on its own."""
+    shared: dict[str, int] = {}
+    for rec in ledger.records:
+        shared[rec.category] = shared.get(rec.category, 0) + rec.prompt_shared
 
-    def row(t: Any) -> dict[str, int]:
-        return {**t.model_dump(), "total_tokens": t.total_tokens, "spent_tokens": t.spent_tokens}
+    def row(t: Any, extra: int) -> dict[str, int]:
+        return {**t.model_dump(), "total_tokens": t.total_tokens, "spent_tokens": t.spent_tokens,
+                "per_sample_tokens": t.total_tokens + extra}  # fmt: skip
 
-    out = {"categories": {k: row(v) for k, v in ledger.totals().items()}, "total": row(ledger.total())}
+    cats = {k: row(v, shared.get(k, 0)) for k, v in ledger.totals().items()}
+    out = {"categories": cats, "total": row(ledger.total(), sum(shared.values()))}
     return json.dumps(out, indent=2) + "\n"
 
 
@@ -79,23 +85,39 @@ def write_totals(run_dir: Path) -> dict[str, Any]:
     return json.loads(text)
 
 
+def _first_of_prompt(prompts: list) -> list[bool]:
+    """For each sample, whether it is the first of its prompt in the batch (a group shares one prompt)."""
+    seen: set[str] = set()
+    out = []
+    for p in prompts:
+        key = p if isinstance(p, str) else json.dumps(p, sort_keys=True, default=str)
+        out.append(key not in seen)
+        seen.add(key)
+    return out
+
+
 class Accounted:
     """Wraps a TRL reward function so each sampled plan is counted before it is scored.
 
     A plan's `plan` usage is its prompt (the dataset's `prompt_tokens`, counted under the policy's chat
-    template) and its completion ids. The `train` usage is the same tokens once per optimisation pass
-    (`num_iterations`), since each pass reads every sampled sequence. Recorded here because the reward
-    function is the one place TRL shows both the prompt columns and the completion ids of every sample.
+    template) and its completion ids; its `train` usage is the same tokens once per optimisation pass
+    (`num_iterations`). Counted as computed: the update reads a group's prompt once (shared_prompt.py), so
+    only the first plan of each distinct prompt carries it under `train`; sampling reads it once too where
+    the sampler shares it (`shared_sampling`: llama-server's `n_cmpl`, vLLM's prefix cache), per plan under
+    TRL's own generate. The prompt a plan did not pay is kept as `prompt_shared`, so the per-sample count
+    stays visible beside it. Recorded here because the reward function is the one place TRL shows both the
+    prompt columns and the completion ids of every sample.
     """
 
     def __init__(self, reward: Any, ledger: TokenLedger, model_id: str, num_iterations: int = 1, *,
-                 backend: str = POLICY_BACKEND, clock: StepClock | None = None) -> None:  # fmt: skip
+                 backend: str = POLICY_BACKEND, clock: StepClock | None = None, shared_sampling: bool = False) -> None:  # fmt: skip
         self.reward = reward
         self.ledger = ledger
         self.model_id = model_id
         self.num_iterations = num_iterations
         self.backend = backend
         self.clock = clock
+        self.shared_sampling = shared_sampling
         # TRL names the reward in its logs (`rewards/<name>/mean`) after the wrapped function.
         self.__name__ = getattr(reward, "__name__", type(reward).__name__)
 
@@ -103,12 +125,16 @@ class Accounted:
         if self.clock is not None:
             self.clock.reward_started()
         prompt_tokens = kwargs.get("prompt_tokens") or [0] * len(completion_ids)
-        plan = [
-            UsageRecord(category="plan", backend=self.backend, model_id=self.model_id, prompt_tokens=int(p),
-                        completion_tokens=len(c), cached=False)
-            for p, c in zip(prompt_tokens, completion_ids, strict=True)
-        ]  # fmt: skip
-        train = [r.model_copy(update={"category": "train"}) for r in plan for _ in range(self.num_iterations)]
+        first = _first_of_prompt(prompts)
+
+        def usage(category: str, i: int, shared: bool) -> UsageRecord:
+            p = int(prompt_tokens[i])
+            paid = p if first[i] or not shared else 0
+            return UsageRecord(category=category, backend=self.backend, model_id=self.model_id, prompt_tokens=paid,
+                               completion_tokens=len(completion_ids[i]), cached=False, prompt_shared=p - paid)  # fmt: skip
+
+        plan = [usage("plan", i, self.shared_sampling) for i in range(len(completion_ids))]
+        train = [usage("train", i, True) for i in range(len(completion_ids)) for _ in range(self.num_iterations)]
         self.ledger.add([*plan, *train])
         out = self.reward(prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs)
         result = await out if inspect.isawaitable(out) else out

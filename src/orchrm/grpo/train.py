@@ -162,7 +162,8 @@ def train_orchestrator(
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental
         rollout = _rollout(config, weights, tokenizer, dataset, out, clock, engine)
     backend = rollout.engine.backend if rollout is not None else "vllm" if config.sampler == "vllm" else POLICY_BACKEND
-    accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock)
+    accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock,
+                          shared_sampling=config.sampler in ("server", "vllm"))  # fmt: skip
     try:
         trainer = shared_prompt_trainer()(
             model=model, reward_funcs=accounted, args=args, train_dataset=dataset, processing_class=tokenizer,

@@ -1,0 +1,33 @@
+"""Training tokens counted as computed: a group's prompt once in the update (and in sampling where the
+sampler shares it), the per-sample count kept beside it."""
+
+import asyncio
+import json
+
+from orchrm.grpo.accounting import Accounted, LedgerLog, totals_json
+
+
+def _call(tmp_path, shared_sampling):
+    ledger = LedgerLog(tmp_path / "tokens.jsonl")
+    acc = Accounted(lambda **kw: [1.0] * len(kw["completion_ids"]), ledger, "policy", 2, shared_sampling=shared_sampling)
+    prompts = ["A?"] * 3 + ["B?"] * 2  # two groups
+    out = asyncio.run(acc(prompts, ["x"] * 5, [[1, 2]] * 5, prompt_tokens=[100, 100, 100, 60, 60]))
+    ledger.close()
+    return out, json.loads(totals_json(ledger))
+
+
+def test_the_update_reads_each_groups_prompt_once_per_pass(tmp_path):
+    out, totals = _call(tmp_path, shared_sampling=False)
+    assert out == [1.0] * 5
+    train = totals["categories"]["train"]
+    assert train["prompt_tokens"] == 2 * (100 + 60) and train["completion_tokens"] == 2 * 10
+    assert train["per_sample_tokens"] == 2 * (3 * 100 + 2 * 60 + 10)
+    plan = totals["categories"]["plan"]  # TRL's generate computes every row's prompt
+    assert plan["prompt_tokens"] == plan["per_sample_tokens"] - plan["completion_tokens"] == 420
+
+
+def test_a_sharing_sampler_reads_the_prompt_once_too(tmp_path):
+    _, totals = _call(tmp_path, shared_sampling=True)
+    plan = totals["categories"]["plan"]
+    assert plan["prompt_tokens"] == 160 and plan["per_sample_tokens"] == 420 + 10
+    assert totals["total"]["per_sample_tokens"] - totals["total"]["total_tokens"] == (420 - 160) * 3
