@@ -2,7 +2,7 @@
 
 A request's items are scored in slices of at most `slice_items`, and each forward pass takes one item from
 each waiting request in turn (round robin). A 1-item request that arrives behind four requests of 256 items
-is therefore in the next pass, not behind 1,024 items. The queue is bounded twice: at most `max_requests`
+is therefore in the next pass, not behind 1,024 items: it waits for at most two passes. The queue is bounded twice: at most `max_requests`
 requests and `max_items` items waiting; a request over either bound is refused at once (`QueueFull`, a 503
 with Retry-After) instead of waiting without end. The model runs on this one thread only: torch already
 uses every core for one pass, and the event loop never waits on it.
@@ -38,7 +38,7 @@ class _Job:
 class FairScorer:
     """`score(items)` blocks its caller (a worker thread of the server) until the model thread has scored them."""
 
-    def __init__(self, score_batch: ScoreBatch, *, slice_items: int = 16, max_requests: int = 32, max_items: int = 1024) -> None:
+    def __init__(self, score_batch: ScoreBatch, *, slice_items: int = 4, max_requests: int = 32, max_items: int = 1024) -> None:
         self.slice_items, self.max_requests, self.max_items = slice_items, max_requests, max_items
         self._score_batch = score_batch
         self._ready = threading.Condition()
