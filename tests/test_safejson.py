@@ -214,16 +214,18 @@ def test_bounded_int_takes_plain_digits_within_bounds(text, high, expected):
 
 _PIECES = ['{"a": 1}', '{"a": "x", "b": [1]}', '{"": 1,', '{"k": {"n": 2}}', '{"s": "\\ud800"}', '{"f": 1e999}',
            '{"n": ' + "9" * 30 + "}", '{"e": "a\\nb"}', "{", "}", "[", "]", ",", ":", '"', " ", "prose ", "true",
-           '{"d": 1, "d": 2}', '{"u": "\\u00e9"}']
+           '{"d": 1, "d": 2}', '{"u": "\\u00e9"}', '{"":1', '{"{":[1, 2]', '{"a":{"b":1}', '{"":{}', "1e999", "0",
+           '{"t": true', "x", " ", "\u00a0"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=25).map("".join))
-def test_the_flat_object_shortcut_finds_what_the_token_scan_finds(text):
+def test_the_shortcuts_find_what_the_token_scan_finds(text):
     import unittest.mock
 
     fast = find_objects(text)
-    with unittest.mock.patch.object(safejson, "_flat_object", lambda text, at: None):
+    with (unittest.mock.patch.object(safejson, "_flat_object", lambda text, at: None),
+          unittest.mock.patch.object(safejson, "_doomed", lambda text, start: None)):
         slow = find_objects(text)
     assert fast.objects == slow.objects
     assert (fast.refused and fast.refused.rule) == (slow.refused and slow.refused.rule)

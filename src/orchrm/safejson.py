@@ -196,6 +196,8 @@ _TOKEN = re.compile(
 )
 _KEY_COLON = re.compile(r'[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:')
 _AFTER_PEEK = (',"', ', "', "}")
+_OPEN_PEEK = ("{", " {")
+_OPEN_NESTED = re.compile(r'[ \t\n\r]*(\{)[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:(?=[ \t\n\r]*[{\[])')
 _AFTER_MEMBER = re.compile(r'[ \t\n\r]*(?:,[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:|(\}))')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
@@ -267,7 +269,7 @@ def _scalar(text: str, at: int, end: int, kind: int, tok: str, limits: Limits) -
 def _parse_object(
     text: str, start: int, limits: Limits, inner: list[tuple[int, dict[str, Any]]], key: str, pos: int,
     match: Any = _TOKEN.match, key_colon: Any = _KEY_COLON.match, after_member: Any = _AFTER_MEMBER.match,
-    startswith: Any = str.startswith,
+    startswith: Any = str.startswith, open_nested: Any = _OPEN_NESTED.match,
 ) -> tuple[dict[str, Any], int, None] | tuple[None, int, _Failure]:
     """The object opening at `start` (first `key` and colon read by `_START`, first value at `pos`) parsed with
     a stack, or None, the bad token's offset and why; objects closed on the way go to `inner` with offsets."""
@@ -293,6 +295,12 @@ def _parse_object(
             k = key_colon(text, pos)
             if k is not None and k.group(1).isascii():
                 stack[-1][2], pos, state = k.group(1), k.end(), _VALUE
+                continue
+        elif state <= _FIRST_VALUE and startswith(text, _OPEN_PEEK, pos) and len(stack) < limits.max_depth:
+            k = open_nested(text, pos)  # `{"key":` whose value opens a container: not flat, so pushed at once
+            if k is not None and k.group(2).isascii():
+                stack.append([k.start(1), {}, k.group(2)])
+                pos, state = k.end(), _VALUE
                 continue
         m = match(text, pos)
         if m is None:
@@ -382,6 +390,53 @@ def _flat_object(text: str, at: int) -> tuple[dict[str, Any], int] | None:
         return None
 
 
+# An attempt that must fail with a syntax error and finds no object on the way: members whose keys and values
+# cannot break a rule (printable ASCII strings, numbers of a few digits that are no longer token's prefix,
+# literals, arrays of those), then a character that cannot continue the object. Text that restarts a broken
+# object again and again is a run of these; one match each replaces the token scan, which would fail at the
+# same character and resume there.
+_WS = r"[ \t\n\r]*+"
+
+
+def _safe_value(string: str) -> str:
+    """A scalar or an array of scalars that cannot break a rule, with strings matching `string`."""
+    scalar = r"(?:" + string + r"|-?(?:0|[1-9][0-9]{0,8})(?:\.[0-9]{1,8})?(?![-+.eE0-9])|(?:true|false|null)(?![a-zA-Z]))"
+    return r"(?:" + scalar + r"|\[" + _WS + r"(?:" + scalar + r"(?:" + _WS + "," + _WS + scalar + r")*+" + _WS + r")?\])"
+
+
+def _members(string: str, value: str) -> str:
+    member = string + _WS + ":" + _WS + value
+    return member + r"(?:" + _WS + "," + _WS + member + r")*+"
+
+
+def _doomed_pattern(members: str) -> re.Pattern[str]:
+    return re.compile(r"\{" + _WS + members + _WS + r"(?:," + _WS + r'(?=[^"\s])|(?=[^,}\s]))')
+
+
+_ASCII = r'"[\x20\x21\x23-\x5b\x5d-\x7e]*+"'  # printable ASCII strings
+_NO_BRACE = r'"[\x20\x21\x23-\x5b\x5d-\x7a\x7c\x7e]*+"'  # ... without braces
+_DOOMED = _doomed_pattern(_members(_ASCII, _safe_value(_ASCII)))
+# Members may also hold flat objects (found, as the token scan finds objects closed inside a failed attempt);
+# no string holds a brace, so every brace inside the attempt opens one of them.
+_NB_FLAT = r"\{" + _WS + r"(?:" + _members(_NO_BRACE, _safe_value(_NO_BRACE)) + _WS + r")?\}"
+_DOOMED_INNER = _doomed_pattern(_members(_NO_BRACE, r"(?:" + _safe_value(_NO_BRACE) + "|" + _NB_FLAT + ")"))
+
+
+def _doomed(text: str, start: int) -> tuple[int, list[dict[str, Any]]] | None:
+    """Where the attempt at `start` fails and the objects closed inside it, when it must fail; else None."""
+    m = _DOOMED_INNER.match(text, start)
+    if m is None:
+        m = _DOOMED.match(text, start)
+        return None if m is None else (m.end(), [])
+    end, found = m.end(), []
+    at = text.find("{", start + 1, end)
+    while at != -1:
+        obj, after = _FLAT_DECODER.scan_once(text, at)  # matched above: valid, and safe to decode in place
+        found.append(obj)
+        at = text.find("{", after, end)
+    return end, found
+
+
 def _put(stack: list[list[Any]], inner: list[tuple[int, dict[str, Any]]], opened: int, value: Any) -> None:
     """A finished value into the container being built (a finished object into `inner` too)."""
     if type(value) is dict:
@@ -405,6 +460,7 @@ def find_objects(text: str, limits: Limits = DEFAULT) -> Found:
     objects = found.objects
     search = _START.search
     inner: list[tuple[int, dict[str, Any]]] = []  # one list for every attempt: prose makes many
+    doomed_ok = limits.max_number_chars >= _FLAT_NUMBER_CHARS and limits.max_depth >= 3
     pos = 0
     while True:
         m = search(text, pos)
@@ -415,6 +471,12 @@ def find_objects(text: str, limits: Limits = DEFAULT) -> Found:
             objects.append({})
             pos = m.end()
             continue
+        if doomed_ok:
+            doomed = _doomed(text, start)
+            if doomed is not None:
+                pos = doomed[0]
+                objects.extend(doomed[1])
+                continue
         key = raw_key[1:-1] if raw_key.isascii() and "\\" not in raw_key else _string_value(raw_key)
         if type(key) is str:
             value, end, failure = _parse_object(text, start, limits, inner, key, m.end())
