@@ -34,7 +34,7 @@ ALLOWED: dict[str, str] = {
     "evidence/skills/mas-trajectory/verifiers/trajectory_consistency.py|verify|json.loads|response":
         "a skill verifier: runs inside the sandbox, where any exception is recorded as the verifier's error",
     "grpo/accounting.py|write_totals|json.loads|text": "the totals orchrm serialised one line earlier",
-    "grpo/accounting.py|__call__|int|p": "a prompt-token count from the trainer's tensors",
+    "grpo/accounting.py|usage|int|prompt_tokens[i]": "a prompt-token count from the trainer's tensors",
     "grpo/checkpoints.py|checkpoint_step|int|m.group(1)": "digits of a folder name matched by a bounded regex",
     "grpo/checkpoints.py|checkpoints|int|m.group(1)": "digits of a folder name matched by a bounded regex",
     "grpo/data.py|chat_ids|int|i": "token ids from the tokenizer",
