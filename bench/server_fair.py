@@ -57,8 +57,13 @@ def heavy_body() -> bytes:
     plan = {"agents": [{"id": f"a{i}", "type": "cot", "input": "Work out the sum of the numbers step by step. " * 3}
                        for i in range(40)]}
     text = json.dumps(plan)
-    budget = (MAX_BODY - 1_000) // MAX_ITEMS - len('{"question": "What is 17 + 25?", "plan": ""}, ') - 200
-    item = {"question": "What is 17 + 25?", "plan": (text * (budget // len(text) + 1))[:budget]}
+    per_item = (MAX_BODY - 100) // MAX_ITEMS
+    budget = per_item
+    while True:  # the plan text as long as the body limit allows once its quotes are escaped
+        item = {"question": "What is 17 + 25?", "plan": (text * (budget // len(text) + 1))[:budget]}
+        if len(json.dumps(item)) + 2 <= per_item:
+            break
+        budget -= 50
     body = json.dumps({"items": [item] * MAX_ITEMS}).encode()
     assert len(body) <= MAX_BODY, len(body)
     return body
@@ -128,13 +133,16 @@ def main() -> None:
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
-        server = subprocess.Popen([sys.executable, "-m", "orchrm", "serve", "--rm", str(rm), "--port", str(port),
-                                   "--read-timeout", str(args.read_timeout)], env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        try:
-            result = measure(url, args)
-        finally:
-            server.terminate()
-            log = server.communicate(timeout=30)[1]
+        log_path = Path(tmp) / "server.log"
+        with open(log_path, "w") as log_file:
+            server = subprocess.Popen([sys.executable, "-m", "orchrm", "serve", "--rm", str(rm), "--port", str(port),
+                                       "--read-timeout", str(args.read_timeout)], env=env, stdout=log_file, stderr=subprocess.STDOUT)  # fmt: skip
+            try:
+                result = measure(url, args)
+            finally:
+                server.terminate()
+                server.wait(30)
+        log = log_path.read_text()
     result["server_log"] = {"lines": len(log.splitlines()), "tracebacks": log.count("Traceback"),
                             "asgi_exceptions": log.count("Exception in ASGI application")}
     result["marks"] = {"probe_p99_under_0.5s": result["with_heavy"]["p99_s"] < 0.5,

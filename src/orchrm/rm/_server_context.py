@@ -120,7 +120,7 @@ class QueueLimits:
     """How the model is shared: `slice_items` items a forward pass (one from each waiting request in turn),
     at most `max_requests` requests and `max_items` items waiting; more is a 503."""
 
-    slice_items: int = 4  # MiniLM on 2 CPU cores: ~25 ms an item at 256 tokens, so a pass is ~0.1 s
+    slice_items: int = 2  # MiniLM on 2 shared CPU cores: ~55 ms an item at 256 tokens, so a pass is ~0.1 s
     max_requests: int = 32
     max_items: int = 1024
 
