@@ -139,6 +139,9 @@ async def run_arm(arm: str, questions: int, seed: int, work: Path) -> dict:
         "traces_per_minute": round(len(traces) / wall * 60, 2),
         "server_prompt_tokens": served["prompt_tokens_total"], "server_cached_prompt_tokens": served["prompt_tokens_cached_total"],
         "server_decoded_tokens": served["tokens_predicted_total"],
+        # seconds the server spent processing prompts and generating (slots overlap: may exceed the wall)
+        "server_prompt_s": round(served.get("prompt_seconds_total", 0.0), 1),
+        "server_decode_s": round(served.get("tokens_predicted_seconds_total", 0.0), 1),
         "prompt_tokens_per_plan": round(served["prompt_tokens_total"] / max(executed, 1), 1),
         "decode_tok_s": round(decode, 2), "reference_tok_s": round(reference, 2),
         "decode_vs_reference": round(decode / reference, 3),
