@@ -18,8 +18,6 @@ PACKAGE = Path(orchrm.__file__).parent
 PYDANTIC = "pydantic's own parser (jiter): a deep or huge-number text is a ValidationError, which the caller handles"
 COUNT = "a count or flag orchrm computed itself (bool, len, round, a tally)"
 SERVER_USAGE = "a token count in an LLM server's reply, already typed by the OpenAI client or the server's JSON"
-MODEL_JSON_IN_LLM = ("model output already constrained by a JSON schema the server enforced; llm/ belongs to another "
-                     "change now, so the safejson swap is left to it (see issue 25's report)")
 
 ALLOWED: dict[str, str] = {
     "bon/prior.py|add|int|correct": COUNT,
@@ -45,7 +43,6 @@ ALLOWED: dict[str, str] = {
     "llm/accounting.py|count|int|cached": COUNT,
     "llm/cache.py|get|model_validate_json|row[0]": "orchrm's own cache entry, written by model_dump_json; " + PYDANTIC,
     "llm/cache.py|__len__|int|self._db.execute('SELECT COUNT(*) FROM responses').fetchone()[0]": "SQLite's COUNT(*)",
-    "llm/client.py|_violation|json.loads|c.text": MODEL_JSON_IN_LLM,
     "llm/grouped.py|parse_choices|int|getattr(details, 'cached_tokens', 0) or 0": SERVER_USAGE,
     "llm/grouped.py|split_tokens|int|r": SERVER_USAGE,
     "llm/grouped.py|parse_native|int|item.get('index', 0)": SERVER_USAGE,
@@ -55,14 +52,10 @@ ALLOWED: dict[str, str] = {
     "llm/grouped.py|parse_choices|int|usage.prompt_tokens": SERVER_USAGE,
     "llm/grouped.py|parse_choices|int|usage.completion_tokens": SERVER_USAGE,
     "llm/openai_backend.py|_learn_dialect|int|props['total_slots']": "llama-server's /props, orchrm's own child",
-    "llm/openai_backend.py|_tool_calls|json.loads|fn.arguments or '{}'": MODEL_JSON_IN_LLM,
     "llm/openai_backend.py|_parse|int|usage.prompt_tokens": SERVER_USAGE,
     "llm/openai_backend.py|_parse|int|usage.completion_tokens": SERVER_USAGE,
     "llm/openai_backend.py|_parse|int|getattr(details, 'cached_tokens', 0) or 0": SERVER_USAGE,
     "llm/server.py|free_port|int|s.getsockname()[1]": "a port number from the OS",
-    "llm/types.py|json_value|json.loads|self.text": MODEL_JSON_IN_LLM,
-    "llm/weights.py|read_card|json.loads|path.read_text()":
-        "a card orchrm wrote into its own cache beside sha256-pinned weights; llm/ belongs to another change now",
     "loop.py|arun_loop|json.loads|pairs.stats.model_dump_json()": "orchrm's own model, serialised one call earlier",
     "mas/agents/base.py|count|int|self.options[name]": "plan options, read by safejson (numbers of 100 characters at most)",
     "mas/agents/python.py|run|int|self.options['attempts']": "plan options, read by safejson and bounded by the schema",

@@ -132,3 +132,14 @@ def test_permits_serve_a_group_before_later_singles():
         return order, permits.free
 
     assert asyncio.run(main()) == (["group", "single"], 4)
+
+
+def test_hostile_json_from_a_model_is_a_schema_violation_not_a_crash(fake):
+    from orchrm.errors import SchemaViolation
+
+    schema = {"type": "object"}
+    fake.queue(Reply(text="[" * 100_000 + "]" * 100_000), Reply(text='{"a": ' + "9" * 5000 + "}"))
+    llm = LLM(OpenAIBackend(fake.url, "fake-model", max_retries=0))
+    for _ in range(2):
+        with pytest.raises(SchemaViolation, match="not valid JSON"):
+            llm.generate("q", category="verify", json_schema=schema)

@@ -8,13 +8,13 @@ usage in a token ledger under the caller's category.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import warnings
 from typing import Any
 
 import jsonschema
 
+from .. import safejson
 from ..errors import ConfigError, MalformedResponse, SchemaViolation
 from .accounting import TokenLedger
 from .backend import Backend
@@ -239,9 +239,10 @@ def _violation(c: Completion, cfg: GenerateConfig) -> str | None:
     if c.finish_reason == "length":
         return f"output was cut off at max_tokens={cfg.max_tokens} before the JSON closed"
     try:
-        value = json.loads(c.text)
-    except json.JSONDecodeError as exc:
-        return f"output is not valid JSON ({exc.msg} at char {exc.pos})"
+        value = safejson.loads(c.text)
+    except safejson.UnsafeJSONError as exc:
+        # Model output is untrusted: deep nesting or a 5,000-digit number is refused like broken JSON.
+        return f"output is not valid JSON ({exc.reason}, json {exc.rule})"
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(cfg.json_schema).iter_errors(value))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"

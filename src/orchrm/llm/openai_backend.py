@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import openai
 
+from .. import safejson
 from ..errors import (
     BackendHTTPError,
     BackendTimeout,
@@ -401,8 +402,8 @@ def _tool_calls(message: Any, where: str) -> list[ToolCall]:
     for call in getattr(message, "tool_calls", None) or []:
         fn = getattr(call, "function", None)
         try:
-            args = json.loads(fn.arguments or "{}")
-        except (AttributeError, json.JSONDecodeError, TypeError) as exc:
+            args = safejson.loads(fn.arguments or "{}")
+        except (AttributeError, safejson.UnsafeJSONError, TypeError) as exc:
             raise MalformedResponse(f"{where} returned a tool call whose arguments are not JSON: {exc}") from exc
         if not isinstance(args, dict):
             raise MalformedResponse(f"{where} returned a tool call whose arguments are not a JSON object")

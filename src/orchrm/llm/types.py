@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .. import safejson
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -106,8 +108,9 @@ class Completion(BaseModel):
     group: int = Field(1, ge=1, description="Completions the request that produced it returned (they share its prompt).")
 
     def json_value(self) -> Any:
-        """The text parsed as JSON (for structured output)."""
-        return json.loads(self.text)
+        """The text parsed as JSON (for structured output); hostile JSON (too deep, huge numbers) raises
+        `UnsafeJSONError`, as `LLM` refused it already for a request with a schema."""
+        return safejson.loads(self.text)
 
 
 def cache_key(backend: str, model_id: str, messages: list[Message], config: GenerateConfig, index: int) -> str:

@@ -13,7 +13,6 @@ is ever downloaded: the GGUF is the one `orchrm models prepare` verified.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +24,7 @@ from filelock import FileLock
 from pydantic import BaseModel, Field, ValidationError
 
 from ..atomic import recover, replacing_dir
+from .. import safejson
 from ..errors import ChecksumMismatch, ConfigError, ModelError
 from .models import resolve_model, sha256_file
 from ..paths import cache_dir
@@ -97,8 +97,8 @@ def read_card(folder: Path) -> WeightsCard:
     """The folder's card after checking every file against it; a changed, missing or extra file refuses."""
     path = folder / CARD_FILE
     try:
-        card = WeightsCard.model_validate(json.loads(path.read_text()))
-    except (OSError, json.JSONDecodeError, ValidationError) as exc:
+        card = WeightsCard.model_validate(safejson.read(path))
+    except (OSError, safejson.UnsafeJSONError, ValidationError) as exc:
         raise ModelError(f"{path} is not a valid policy-weights card ({type(exc).__name__})", hint="delete the folder to convert again") from None
     if card.format != CARD_FORMAT or card.card_version != CARD_VERSION:
         raise ModelError(f"{path} is a {card.format} v{card.card_version} card, expected {CARD_FORMAT} v{CARD_VERSION}")
