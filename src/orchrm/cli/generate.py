@@ -26,7 +26,7 @@ def _read_schema(path: Path | None) -> dict[str, Any] | None:
     except OSError as exc:
         raise ConfigError(f"cannot read schema file {path}: {exc.strerror}") from exc
     except safejson.UnsafeJSONError as exc:
-        raise ConfigError(f"schema file {path} is not acceptable JSON: {exc.reason} ({exc.rule})") from exc
+        raise ConfigError(f"schema file {path} is not valid JSON: {exc.reason} ({exc.rule})") from exc
     if not isinstance(schema, dict):
         raise ConfigError(f"schema file {path} must hold a JSON object")
     return schema
