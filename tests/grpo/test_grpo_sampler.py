@@ -81,9 +81,12 @@ def test_the_server_sampler_follows_the_adapter_and_counts_every_token(tmp_path,
     tokens = json.loads((out / "tokens.json").read_text())["categories"]
     assert tokens["plan"]["calls"] == 8
     assert tokens["plan"]["completion_tokens"] == sum(len(c) for c in engine.sampled)  # exactly what was sampled
-    assert tokens["plan"]["prompt_tokens"] == sum(prompt_lens)  # the dataset's count agrees with the ids sent
-    assert tokens["train"]["total_tokens"] == tokens["plan"]["total_tokens"]
-    assert int([h for h in result.log_history if "num_tokens" in h][-1]["num_tokens"]) == tokens["plan"]["total_tokens"]
+    # the dataset's count agrees with the ids sent; a group's prompt is read once (n_cmpl) and so billed once
+    assert tokens["plan"]["prompt_tokens"] == sum(len(ids[0]) for ids, _ in engine.calls)
+    assert tokens["plan"]["per_sample_tokens"] - tokens["plan"]["completion_tokens"] == sum(prompt_lens)
+    assert tokens["train"]["total_tokens"] == tokens["plan"]["total_tokens"]  # the update reads it once too
+    trl_count = int([h for h in result.log_history if "num_tokens" in h][-1]["num_tokens"])
+    assert trl_count == tokens["plan"]["per_sample_tokens"]
     backends = {json.loads(x)["backend"] for x in (out / "tokens.jsonl").read_text().splitlines()}
     assert backends == {"scripted"}
 
