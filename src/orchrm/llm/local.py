@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from ..errors import BackendUnreachable
 from .backend import Backend
@@ -17,6 +19,8 @@ from .openai_backend import OpenAIBackend
 from .server import LlamaServer, ServerConfig
 from .server_build import Log, ensure_llama_server
 from .types import Completion, GenerateConfig, Message
+
+T = TypeVar("T")
 
 
 def _stderr(msg: str) -> None:
@@ -127,29 +131,24 @@ class LocalBackend(Backend):
                 self._log(f"llama-server for {owner._file.name} died and was restarted ({owner._server.restarts}x)")
 
     async def complete(self, messages: list[Message], config: GenerateConfig, seed: int | None) -> Completion:
-        await self.start()
-        assert self._http is not None
-        try:
-            return await self._http.complete(messages, config, seed)
-        except BackendUnreachable:
-            if self.server is not None and self.server.alive():
-                raise
-        # The server died under this request: bring it back and try once more.
-        await self.start()
-        return await self._http.complete(messages, config, seed)
+        return await self._surviving(lambda http: http.complete(messages, config, seed))
 
     async def complete_group(
         self, messages: list[Message], config: GenerateConfig, seeds: list[int | None]
     ) -> list[Completion]:
+        return await self._surviving(lambda http: http.complete_group(messages, config, seeds))
+
+    async def _surviving(self, request: Callable[[OpenAIBackend], Awaitable[T]]) -> T:
+        """`request` on the server; if the server died under it, bring it back and try once more."""
         await self.start()
         assert self._http is not None
         try:
-            return await self._http.complete_group(messages, config, seeds)
+            return await request(self._http)
         except BackendUnreachable:
             if self.server is not None and self.server.alive():
                 raise
         await self.start()
-        return await self._http.complete_group(messages, config, seeds)
+        return await request(self._http)
 
     async def aclose(self) -> None:
         http, self._http = self._http, None
