@@ -76,29 +76,9 @@ class LLM:
         if cfg.json_schema is not None:
             _check_schema_itself(cfg.json_schema)
         keys = {i: cache_key(self.backend.kind, self.backend.model_id, messages, cfg, i) for i in wanted}
-        got: dict[int, Completion] = {}
-        if use_cache and self.cache is not None:
-            for i in wanted:
-                hit = self.cache.get(keys[i])
-                if hit is not None:
-                    got[i] = hit.model_copy(update={"sample_index": i})
-        missing = [i for i in wanted if i not in got]
-        results = await asyncio.gather(
-            *(self._fresh(messages, cfg, chunk) for chunk in _chunks(missing, self._group_size(cfg))),
-            return_exceptions=True,
-        )
-        failures = []
-        for r in results:
-            if isinstance(r, BaseException):
-                failures.append(r)
-                continue
-            completions, errors = r
-            failures.extend(errors)
-            for c in completions:
-                got[c.sample_index] = c
-                if self.cache is not None and _violation(c, cfg) is None:
-                    # Only answers that satisfy the request are worth replaying; a violation is retried next run.
-                    self.cache.put(keys[c.sample_index], self.backend.kind, self.backend.model_id, c)
+        got = self._cached(keys) if use_cache else {}
+        fresh, failures = await self._sample(messages, cfg, [i for i in wanted if i not in got], keys)
+        got.update(fresh)
         done = [got[i] for i in wanted if i in got]
         self.ledger.record(category, self.backend.kind, self.backend.model_id, done)
         if failures:
@@ -107,6 +87,37 @@ class LLM:
             for c in done:
                 _check_structured(c, cfg)
         return done
+
+    def _cached(self, keys: dict[int, str]) -> dict[int, Completion]:
+        """The samples the response cache holds, by index."""
+        if self.cache is None:
+            return {}
+        hits = {i: self.cache.get(key) for i, key in keys.items()}
+        return {i: hit.model_copy(update={"sample_index": i}) for i, hit in hits.items() if hit is not None}
+
+    async def _sample(
+        self, messages: list[Message], cfg: GenerateConfig, missing: list[int], keys: dict[int, str]
+    ) -> tuple[dict[int, Completion], list[BaseException]]:
+        """The `missing` samples from the backend, in as few requests as it takes, each cached as it comes;
+        returns what came back and the failures of the rest."""
+        results = await asyncio.gather(
+            *(self._fresh(messages, cfg, chunk) for chunk in _chunks(missing, self._group_size(cfg))),
+            return_exceptions=True,
+        )
+        got: dict[int, Completion] = {}
+        failures: list[BaseException] = []
+        for r in results:
+            if isinstance(r, BaseException):
+                failures.append(r)
+                continue
+            completions, errors = r
+            failures.extend(errors)
+            for c in completions:
+                got[c.sample_index] = c
+                if self.cache is not None and violation(c, cfg) is None:
+                    # Only answers that satisfy the request are worth replaying; a violation is retried next run.
+                    self.cache.put(keys[c.sample_index], self.backend.kind, self.backend.model_id, c)
+        return got, failures
 
     def _group_size(self, cfg: GenerateConfig) -> int:
         # Tool calls and unseeded sampling go one request per sample (a group's samples need seed, seed + 1, ...).
@@ -228,12 +239,8 @@ def _chunks(indices: list[int], size: int) -> list[list[int]]:
 
 
 def violation(c: Completion, cfg: GenerateConfig) -> str | None:
-    """Why a completion fails the request's JSON schema (cut off, not JSON, off-schema), or None."""
-    return _violation(c, cfg)
-
-
-def _violation(c: Completion, cfg: GenerateConfig) -> str | None:
-    """Why a completion fails its schema, or None when it passes (or no schema was asked for)."""
+    """Why a completion fails the request's JSON schema (cut off, not JSON, off-schema), or None when it
+    passes (or no schema was asked for)."""
     if cfg.json_schema is None:
         return None
     if c.finish_reason == "length":
@@ -251,7 +258,7 @@ def _violation(c: Completion, cfg: GenerateConfig) -> str | None:
 
 
 def _check_structured(c: Completion, cfg: GenerateConfig) -> None:
-    reason = _violation(c, cfg)
+    reason = violation(c, cfg)
     if reason is not None:
         hint = "raise max_tokens" if c.finish_reason == "length" else "the server may not enforce JSON schemas"
         raise SchemaViolation(reason, text=c.text, hint=hint, usage=c.usage)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -203,23 +203,30 @@ async def arollout(
                     if on_progress:
                         on_progress(progress)
 
-                if orchestrator.grouped:
-                    # The missing plans in one request (the prompt read once); a plan killed before it was
-                    # written comes back from the response cache on resume, not from the server.
-                    samples = await orchestrator.sample(q.question, config.n_plans, indices=missing)
-                    await asyncio.gather(*(run(s) for s in samples))
-                else:
-                    # A request per plan (runs of version 1 and 2): each executes as soon as it is sampled.
-                    async def plan_and_run(index: int) -> None:
-                        await run(await orchestrator.sample_one(q.question, index))
-
-                    await asyncio.gather(*(plan_and_run(i) for i in missing))
+                await _sample_and_run(orchestrator, q.question, config.n_plans, missing, run)
             progress.questions_done += 1
             if on_progress:
                 on_progress(progress)
 
         await asyncio.gather(*(one_question(q) for q in questions))
     return progress
+
+
+async def _sample_and_run(
+    orchestrator: Orchestrator, question: str, n_plans: int, missing: list[int], run: Callable[[PlanSample], Awaitable[None]]
+) -> None:
+    """Sample a question's `missing` plans and `run` each. Grouped: in one request (the prompt read once; a plan
+    killed before it was written comes back from the response cache on resume, not from the server). Runs of
+    version 1 and 2: a request per plan, each run as soon as it is sampled."""
+    if orchestrator.grouped:
+        samples = await orchestrator.sample(question, n_plans, indices=missing)
+        await asyncio.gather(*(run(s) for s in samples))
+        return
+
+    async def one(index: int) -> None:
+        await run(await orchestrator.sample_one(question, index))
+
+    await asyncio.gather(*(one(i) for i in missing))
 
 
 def _resumed(existing: list[Trace], questions: list[Question], n_plans: int) -> tuple[dict[str, set[int]], Progress]:
