@@ -51,7 +51,6 @@ ALLOWED: dict[str, str] = {
     "llm/grouped.py|parse_native|int|timings.get('cache_n', 0)": SERVER_USAGE,
     "llm/grouped.py|parse_choices|int|usage.prompt_tokens": SERVER_USAGE,
     "llm/grouped.py|parse_choices|int|usage.completion_tokens": SERVER_USAGE,
-    "llm/openai_backend.py|_learn_dialect|int|props['total_slots']": "llama-server's /props, orchrm's own child",
     "llm/openai_backend.py|_parse|int|usage.prompt_tokens": SERVER_USAGE,
     "llm/openai_backend.py|_parse|int|usage.completion_tokens": SERVER_USAGE,
     "llm/openai_backend.py|_parse|int|getattr(details, 'cached_tokens', 0) or 0": SERVER_USAGE,

@@ -29,13 +29,13 @@ from ..errors import (
     MalformedResponse,
 )
 from .backend import Backend
-from .grouped import DIALECTS, consecutive, native_body, parse_choices, parse_native
+from .grouped import DIALECTS, consecutive, parse_choices
+from .llamacpp_routes import OVERFLOW_MARKERS, LlamaCppRoutes
 from .types import Completion, GenerateConfig, Message, ToolCall, Usage
 
 #: Connections per `openai` client; a backend with more concurrency opens ceil(concurrency / this) clients.
 SHARD_CONNECTIONS = 8
 
-_OVERFLOW_MARKERS = ("context length", "context size", "context_length", "exceed_context", "maximum context", "too long")
 
 
 class OpenAIBackend(Backend):
@@ -83,8 +83,7 @@ class OpenAIBackend(Backend):
         self.max_n = max_n
         self._slots: int | None = None  # a llama-server's slot count (its /props), when learned
         self.group_refused = False  # the server refused `n`: one request per sample from then on
-        self._native: dict[int, httpx.AsyncClient] = {}
-        self._templates: dict[str, str] = {}
+        self._native = LlamaCppRoutes(self.base_url, self.api_key, timeout_s, extra_body)
 
     @property
     def model_id(self) -> str:
@@ -167,11 +166,7 @@ class OpenAIBackend(Backend):
         if "llamacpp" not in owners:
             self.dialect = "openai"
             return
-        try:
-            props = (await self._native_client().get(self._root + "/props")).json()
-            self._slots = int(props["total_slots"])
-        except (httpx.HTTPError, ValueError, KeyError, TypeError):
-            self._slots = 1  # a llama-server whose slot count is unknown: never ask it for a group
+        self._slots = await self._native.slots()
         self.dialect = "llama.cpp"
 
     @property
@@ -217,7 +212,7 @@ class OpenAIBackend(Backend):
             return await super().complete_group(messages, config, seeds)
         try:
             if self.dialect == "llama.cpp":
-                return await self._native_group(messages, config, seeds)
+                return await self._native.group(messages, config, seeds)
             resp = await self._chat(self._kwargs(messages, config, seeds[0], len(seeds)))
         except BackendHTTPError as exc:
             if exc.status not in (400, 422):
@@ -229,57 +224,6 @@ class OpenAIBackend(Backend):
                           "asking once per sample from now on", stacklevel=2)  # fmt: skip
             return [c.model_copy(update={"group": 1}) for c in singles]
         return parse_choices(resp, len(seeds), self.base_url, self._parse_choice)
-
-    async def _native_group(self, messages: list[Message], config: GenerateConfig, seeds: list[int | None]) -> list[Completion]:
-        prompt = await self._template(messages)
-        body = native_body(prompt, config, seeds[0], len(seeds), self.extra_body)
-        data = await self._native_post("/completion", body)
-        return parse_native(data, len(seeds), self._root)
-
-    async def _template(self, messages: list[Message]) -> str:
-        """The server's chat template applied to `messages` (remembered: a group's retries ask again)."""
-        key = json.dumps([m.model_dump() for m in messages], sort_keys=True)
-        if key not in self._templates:
-            data = await self._native_post("/apply-template", {"messages": [m.model_dump() for m in messages]})
-            prompt = data.get("prompt") if isinstance(data, dict) else None
-            if not isinstance(prompt, str):
-                raise MalformedResponse(f"{self._root}/apply-template returned no prompt")
-            if len(self._templates) >= 512:
-                self._templates.pop(next(iter(self._templates)))
-            self._templates[key] = prompt
-        return self._templates[key]
-
-    @property
-    def _root(self) -> str:
-        return self.base_url.removesuffix("/v1")
-
-    def _native_client(self) -> httpx.AsyncClient:
-        loop_id = id(asyncio.get_running_loop())
-        client = self._native.get(loop_id)
-        if client is None:
-            headers = {"Authorization": f"Bearer {self.api_key}"}
-            client = self._native[loop_id] = httpx.AsyncClient(timeout=self.timeout_s, headers=headers)
-        return client
-
-    async def _native_post(self, path: str, body: dict[str, Any]) -> Any:
-        """POST to a llama-server route outside /v1; errors translated like the OpenAI route's."""
-        url = self._root + path
-        try:
-            r = await self._native_client().post(url, json=body)
-        except httpx.TimeoutException as exc:
-            raise BackendTimeout(f"{url} did not answer within {self.timeout_s:g}s",
-                                 hint="raise the timeout or lower the load on the server") from exc  # fmt: skip
-        except httpx.HTTPError as exc:
-            raise BackendUnreachable(f"cannot reach {url}: {exc}", hint="is the server running?") from exc
-        if r.status_code != 200:
-            detail = " ".join(r.text.split())[:300]
-            if r.status_code == 400 and any(m in detail.lower() for m in _OVERFLOW_MARKERS):
-                raise ContextOverflow(f"the prompt does not fit the model's context window: {detail}")
-            raise BackendHTTPError(f"{url} answered HTTP {r.status_code}: {detail}", status=r.status_code)
-        try:
-            return r.json()
-        except ValueError as exc:
-            raise MalformedResponse(f"{url} returned a body that is not JSON: {exc}") from exc
 
     async def _chat(self, kwargs: dict[str, Any]) -> Any:
         try:
@@ -365,7 +309,7 @@ class OpenAIBackend(Backend):
         if isinstance(exc, openai.APIStatusError):
             detail = _error_text(exc)
             status = exc.status_code
-            if status == 400 and any(m in detail.lower() for m in _OVERFLOW_MARKERS):
+            if status == 400 and any(m in detail.lower() for m in OVERFLOW_MARKERS):
                 return ContextOverflow(
                     f"the prompt does not fit the model's context window: {detail}",
                     hint="shorten the prompt, lower max_tokens, or serve the model with a larger context",
@@ -381,12 +325,7 @@ class OpenAIBackend(Backend):
         return MalformedResponse(f"{where}: {type(exc).__name__}: {exc}")
 
     async def aclose(self) -> None:
-        native, self._native = self._native, {}
-        for nc in native.values():
-            try:
-                await nc.aclose()
-            except RuntimeError:
-                continue
+        await self._native.aclose()
         clients, self._clients, self._in_flight = self._clients, {}, {}
         for client in (c for shards in clients.values() for c in shards):
             try:
