@@ -5,7 +5,8 @@ import pytest
 
 from orchrm.tasks import load_task, split_of
 from orchrm.tasks.base import Question
-from orchrm.tasks.world_qa import KINDS, WorldQATask, compare_options
+from orchrm.errors import ConfigError
+from orchrm.tasks.world_qa import ALL_KINDS, KINDS, WorldQATask, compare_options
 
 # An independent reader of the corpus: facts parsed from the documents' text, never from the world's dicts.
 CITY = re.compile(r"^(.+) is a city in (\w+)\. \1 has a population of ([\d,]+)\.$")
@@ -49,6 +50,9 @@ def solve(question, facts):
 
     # Most specific first: "the company that X works for" would also read as a company's name.
     rules = [
+        (r"What is the population of the city where the company that (.+) works for is headquartered\?",
+         lambda a: num(get(get(get(a)[1])[0])[1])),
+        (r"In which country is the company that (.+) works for headquartered\?", lambda a: get(get(get(a)[1])[0])[0]),
         (r"In which country was (.+) born\?", lambda a: get(get(a)[2])[0]),
         (r"In what year was the company that (.+) works for founded\?", lambda a: get(get(a)[1])[1]),
         (r"In which city is the headquarters of the company (.+) works for\?", lambda a: get(get(a)[1])[0]),
@@ -173,3 +177,56 @@ def test_compare_names_the_right_entity_and_not_the_other(task):
     bare = Question(id=q.id, question=q.question, answer=q.answer)
     assert task.correct(f"{q.answer} or {other}", bare)[1] is False and task.correct(q.answer, bare)[1]
     assert compare_options("What is the population of Dorford?") is None
+
+
+CONTENT = "world_qa:kinds=bridge+chain+fanout+arithmetic;unseen=bridge.employer_city+chain.employer_hq_country"
+
+
+def test_chain_questions_take_three_hops_and_are_read_from_the_documents(facts):
+    task = load_task("world_qa:kinds=chain")
+    qs = task.questions(60, split="test") + task.questions(60)
+    assert {q.metadata["template"] for q in qs} == {"employer_hq_population", "employer_hq_country"}
+    texts = {d.id: d.text for d in task.documents}
+    for q in qs:
+        answer, used = solve(q.question, facts)
+        assert answer == q.answer and len(set(used)) == 3 == len(set(q.metadata["docs"])), q
+        named = [i for i in texts if i.split(":", 1)[1] in q.question]
+        assert not any(holds(texts[i], q.answer) for i in named), q  # the person's page alone does not answer
+
+
+def test_chosen_kinds_and_the_default_pool_is_unchanged(task):
+    mixed = load_task("world_qa:kinds=bridge+chain+fanout+arithmetic")
+    test = mixed.questions(40, split="test")
+    assert Counter(q.metadata["kind"] for q in test) == {k: 10 for k in ("bridge", "chain", "fanout", "arithmetic")}
+    # `chain` has its own generator: the five default kinds' questions are what they were without it.
+    assert [q.id for q in load_task("world_qa").questions(50, split="test")] == [q.id for q in task.questions(50, split="test")]
+    assert set(ALL_KINDS) - set(KINDS) == {"chain"}
+
+
+def test_unseen_templates_are_never_in_the_train_split():
+    task = load_task(CONTENT)
+    train, test = task.questions(200), task.questions(200, split="test")
+    held = {("bridge", "employer_city"), ("chain", "employer_hq_country")}
+    assert not [q for q in train if (q.metadata["kind"], q.metadata["template"]) in held]
+    unseen = [q for q in test if q.metadata["unseen"]]
+    assert unseen and all((q.metadata["kind"], q.metadata["template"]) in held for q in unseen)
+    assert all(task.split(q) == "test" for q in unseen) and all(task.split(q) == "train" for q in train)
+    # A whole kind held out: none of it is trained on; a mix delegates the split to its member.
+    whole = load_task("mix:world_qa:kinds=bridge+chain;unseen=chain,chain_sum")
+    assert not [q for q in whole.questions(60) if q.metadata["kind"] == "chain"]
+    assert all(whole.split(q) == "test" for q in whole.questions(60, split="test") if q.metadata["kind"] == "chain")
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("world_qa:kinds=bridge+chian", "unknown world_qa kinds ['chian']"),
+        ("world_qa:kinds=bridge;unseen=chain", "unseen names nothing known: chain"),
+        ("world_qa:unseen=bridge.nope", "unseen names nothing known: bridge.nope"),
+        ("world_qa:holdout=chain", "bad world_qa option 'holdout=chain'"),
+    ],
+)
+def test_bad_world_qa_specs_are_one_line_errors(spec, words):
+    with pytest.raises(ConfigError) as err:
+        load_task(spec)
+    assert words in str(err.value) and "\n" not in str(err.value)

@@ -60,7 +60,7 @@ class Task:
         seen: set[str] = set()
         for q in self._pool(seed):
             # Generators repeat themselves (chain_sum does within its first hundred): n questions are n distinct ones.
-            if split_of(q.question) == split and q.id not in seen:
+            if self.split(q) == split and q.id not in seen:
                 seen.add(q.id)
                 out.append(q)
                 if len(out) == n:
@@ -71,6 +71,10 @@ class Task:
 
     def _pool(self, seed: int):  # noqa: ANN202 (an iterator of Question)
         raise NotImplementedError
+
+    def split(self, question: Question) -> Split:
+        """The question's split: by its text's hash (`split_of`) unless the task holds some questions out."""
+        return split_of(question.question)
 
     def score(self, prediction: str | None, question: Question) -> float:
         """A score in [0, 1] for a final answer; `correct` means score >= `correct_at`."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ..errors import ConfigError
-from .base import Question, Retriever, Split, Task, split_of
+from .base import Question, Retriever, Split, Task
 from .corpus import Corpus, Document
 
 SEPARATOR = "/"
@@ -82,6 +82,10 @@ class MixTask(Task):
             metadata.pop("kind")  # added by the mix, not the member's own
         return task, question.model_copy(update={"id": own_id, "metadata": metadata})
 
+    def split(self, question: Question) -> Split:
+        task, own = self.source(question)
+        return task.split(own)
+
     def score(self, prediction: str | None, question: Question) -> float:
         task, own = self.source(question)
         return task.score(prediction, own)
@@ -123,6 +127,6 @@ def _split_stream(task: Task, split: Split, seed: int) -> Iterator[Question]:
     """A member's distinct questions of one split, in its pool's order (what `Task.questions` takes from)."""
     seen: set[str] = set()
     for q in task._pool(seed):
-        if split_of(q.question) == split and q.id not in seen:
+        if task.split(q) == split and q.id not in seen:
             seen.add(q.id)
             yield q

@@ -8,7 +8,7 @@ from ..errors import ConfigError
 from .base import Task
 
 TASK_HELP = (
-    "search_qa, world_qa, champ, fanoutqa, any reasoning-gym generator (gsm_symbolic, basic_arithmetic, chain_sum, "
+    "search_qa, world_qa (or world_qa:kinds=A+B;unseen=C), champ, fanoutqa, any reasoning-gym generator (gsm_symbolic, basic_arithmetic, chain_sum, "
     "family_relationships, ...), jsonl:PATH, hf:NAME_OR_FILE[#SPLIT], or mix:A,B,... (their questions interleaved in one pool)"
 )
 
@@ -23,10 +23,10 @@ def load_task(spec: str) -> Task:
         from .mix import parse_mix
 
         return parse_mix(spec, load_task)
-    if spec == "world_qa":
-        from .world_qa import WorldQATask
+    if spec == "world_qa" or spec.startswith("world_qa:"):
+        from .world_qa import parse_world_qa
 
-        return WorldQATask()
+        return parse_world_qa(spec)
     if spec == "champ":
         from .external import ChampTask
 

@@ -1,14 +1,20 @@
 """world_qa: a pool of question kinds over the search_qa world, where the right plan depends on the question.
 
-Five kinds, each in `metadata["kind"]` so results can be broken down by kind:
+Five kinds by default, each in `metadata["kind"]` so results can be broken down by kind:
 - `lookup`: one fact of one named entity (one search);
 - `bridge`: two hops, like search_qa's (a person's employer, then its founding year);
 - `fanout`: the same fact for 2-3 entities, then a sum (parallel searches, then arithmetic);
 - `compare`: which of two entities has the larger/earlier value (answer: an entity name, never a tie);
 - `arithmetic`: the difference of two retrieved numbers.
-The names are invented, so nothing is answerable closed-book. Every multi-hop question is checked to need
-more than one document: no single document it names or needs holds its answer. The candidate questions
-are fixed by the world seed; the pool's order (kinds interleaved) by the question seed.
+A sixth, `chain` (three hops: a person's employer, its headquarters city, then that city's population or
+country), is chosen by name: `world_qa:kinds=bridge+chain+fanout+arithmetic`. The names are invented, so
+nothing is answerable closed-book. Every multi-hop question is checked to need more than one document: no
+single document it names or needs holds its answer. The candidate questions are fixed by the world seed; the
+pool's order (kinds interleaved) by the question seed.
+
+`unseen=NAME+NAME` holds templates out of training: each NAME is a kind (all its templates) or
+`kind.template`; their questions are all in the test split, marked `metadata["unseen"]`, so a model trained
+on the train split never saw them (`world_qa:kinds=bridge+chain;unseen=bridge.employer_city+chain`).
 """
 
 from __future__ import annotations
@@ -17,12 +23,16 @@ import random
 import re
 from collections.abc import Callable, Iterator
 
-from .base import Question, Task, short_hash, split_of
+from ..errors import ConfigError
+from .base import Question, Split, Task, short_hash, split_of
 from .corpus import Corpus, Document
 from .scoring import exact_match, normalize_text, numeric_match, parse_number, result_matches, states_result
 from .search_qa import World, build_world, world_documents
 
+#: The default pool's kinds. `chain` is asked for by name, so the default pool (and every committed run drawn
+#: from it) keeps its questions.
 KINDS = ("lookup", "bridge", "fanout", "compare", "arithmetic")
+ALL_KINDS = (*KINDS, "chain")
 #: Candidates per kind: about a fifth of each kind's 300 (by question hash) is held out, so the test split
 #: holds about 60 of each kind and its first 250 questions are balanced.
 PER_KIND = 300
@@ -78,6 +88,24 @@ def _bridges(w: World) -> list[Item]:
         q = f"What is the population of the city where {name} is headquartered?"
         docs = [f"company:{name}", f"city:{c['city']}"]
         out.append(_item("bridge", "hq_population", q, w.cities[c["city"]]["population"], [name], docs))
+    return out
+
+
+def _chains(w: World) -> list[Item]:
+    # Three hops: person -> employer -> headquarters city -> a fact of that city.
+    out = []
+    for name, p in w.people.items():
+        company = w.companies[p["employer"]]
+        city = w.cities[company["city"]]
+        docs = [f"person:{name}", f"company:{p['employer']}", f"city:{company['city']}"]
+        for template, question, answer in (
+            ("employer_hq_population",
+             f"What is the population of the city where the company that {name} works for is headquartered?",
+             city["population"]),
+            ("employer_hq_country", f"In which country is the company that {name} works for headquartered?",
+             city["country"]),
+        ):  # fmt: skip
+            out.append(_item("chain", template, question, answer, [name], docs))
     return out
 
 
@@ -164,24 +192,29 @@ def candidates(
         return item["kind"] == "lookup" or not answer_in_one_document(item, texts)
 
     lookups, bridges = _lookups(world), [b for b in _bridges(world) if keep(b)]
-    return {
+    out = {
         "lookup": rng.sample(lookups, min(per_kind, len(lookups))),
         "bridge": rng.sample(bridges, min(per_kind, len(bridges))),
         "fanout": _sampled(lambda: _fanout(world, rng), per_kind, keep),
         "compare": _sampled(lambda: _pair(world, rng, "compare"), per_kind, keep),
         "arithmetic": _sampled(lambda: _pair(world, rng, "arithmetic"), per_kind, keep),
     }
+    # Its own generator, after the others: adding `chain` leaves the five default kinds' candidates as they were.
+    chains = [c for c in _chains(world) if keep(c)]
+    out["chain"] = random.Random(f"world_qa-chain-{world_seed}").sample(chains, min(per_kind, len(chains)))
+    return out
 
 
 def answer_in_one_document(item: Item, texts: dict[str, str]) -> bool:
-    """Whether one document holds the answer of a multi-hop question (a one-hop shortcut): for a bridge, a
-    document it names (its second hop holds the answer by design); for a sum or difference, any document
+    """Whether one document holds the answer of a multi-hop question (a one-hop shortcut): for a bridge or a
+    chain, a document it names (its second hop holds the answer by design); for a sum or difference, any document
     it names or needs. A comparison's answer is a name it states itself; what it needs is both values, so
     it is one-hop only if both live in one document."""
     if item["kind"] == "compare":
         return len(set(item["docs"])) < 2
     named = [f"{kind}:{name}" for name in item["entities"] for kind in ("person", "company", "city")]
-    ids = {i for i in [*named, *([] if item["kind"] == "bridge" else item["docs"])] if i in texts}
+    hops = item["kind"] in ("bridge", "chain")  # the last hop holds the answer by design
+    ids = {i for i in [*named, *([] if hops else item["docs"])] if i in texts}
     answer = item["answer"]
     for i in ids:
         if answer.isdigit():
@@ -197,12 +230,26 @@ class WorldQATask(Task):
     name = "world_qa"
     domain = "retrieval QA over a document collection (lookups, bridges, fan-outs, comparisons, arithmetic)"
 
-    def __init__(self, world_seed: int = 0) -> None:
+    def __init__(self, world_seed: int = 0, kinds: tuple[str, ...] = KINDS, unseen: tuple[str, ...] = ()) -> None:
         self.world = build_world(world_seed)
         self.documents: list[Document] = world_documents(self.world)
         self.corpus = Corpus(self.documents)
         texts = {d.id: d.text for d in self.documents}
         self.candidates = candidates(self.world, texts, world_seed)
+        self.kinds = _known_kinds(kinds)
+        self.unseen = _unseen_templates(unseen, {k: self.candidates[k] for k in self.kinds})
+
+    def _held_out(self, item: Item) -> bool:
+        return item["kind"] in self.unseen or f"{item['kind']}.{item['template']}" in self.unseen
+
+    def _split_of_item(self, item: Item) -> Split:
+        return "test" if self._held_out(item) else split_of(item["question"])
+
+    def split(self, question: Question) -> Split:
+        kind, template = question.metadata.get("kind"), question.metadata.get("template")
+        if kind is not None and template is not None:
+            return self._split_of_item({"kind": kind, "template": template, "question": question.question})
+        return split_of(question.question)
 
     def _pool(self, seed: int) -> Iterator[Question]:
         rng = random.Random(f"world_qa-questions-{seed}")
@@ -211,7 +258,7 @@ class WorldQATask(Task):
         # either split are balanced by kind whatever each kind's share of the split; the two splits' turns
         # are then merged in proportion.
         turns = {
-            split: _round_robin([[i for i in lists[k] if split_of(i["question"]) == split] for k in KINDS])
+            split: _round_robin([[i for i in lists[k] if self._split_of_item(i) == split] for k in self.kinds])
             for split in ("test", "train")
         }
         merged = sorted(
@@ -223,7 +270,8 @@ class WorldQATask(Task):
                 id=f"world_qa-{short_hash(item['question'])}",
                 question=item["question"],
                 answer=item["answer"],
-                metadata={k: item[k] for k in ("kind", "template", "entities", "docs")},
+                metadata={k: item[k] for k in ("kind", "template", "entities", "docs")}
+                | ({"unseen": self._held_out(item)} if self.unseen else {}),
             )
 
     def score(self, prediction: str | None, question: Question) -> float:
@@ -241,6 +289,35 @@ class WorldQATask(Task):
         if states_result(text) and parse_number(question.answer) is not None:
             return 1.0 if result_matches(text, question.answer) or exact_match(prediction, question.answer) else 0.0
         return 1.0 if exact_match(prediction, question.answer) else 0.0
+
+
+def parse_world_qa(spec: str) -> WorldQATask:
+    """`world_qa` or `world_qa:kinds=A+B;unseen=C+D.t` (either option alone) -> the task."""
+    options: dict[str, tuple[str, ...]] = {}
+    for part in filter(None, spec.removeprefix("world_qa").removeprefix(":").split(";")):
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in ("kinds", "unseen"):
+            raise ConfigError(f"bad world_qa option {part!r}", hint="world_qa:kinds=bridge+chain;unseen=chain")
+        options[key.strip()] = tuple(v.strip() for v in value.split("+") if v.strip())
+    return WorldQATask(kinds=options.get("kinds", KINDS), unseen=options.get("unseen", ()))
+
+
+def _known_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = [k for k in kinds if k not in ALL_KINDS]
+    if unknown or not kinds:
+        raise ConfigError(f"unknown world_qa kinds {unknown or '(none given)'}", hint=f"use {'+'.join(ALL_KINDS)}")
+    return tuple(dict.fromkeys(kinds))
+
+
+def _unseen_templates(names: tuple[str, ...], pools: dict[str, list[Item]]) -> frozenset[str]:
+    """The held-out names, each a kind of the pool or one of its `kind.template`s; anything else is an error."""
+    known = set(pools) | {f"{i['kind']}.{i['template']}" for items in pools.values() for i in items}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(
+            f"unseen names nothing known: {', '.join(unknown)}", hint=f"use a kind or kind.template of: {', '.join(sorted(known))}"
+        )
+    return frozenset(names)
 
 
 def _round_robin(lists: list[list[Item]]) -> list[Item]:
