@@ -1,6 +1,12 @@
 """Win-lose plan pairs built from execution artifacts, in TRL's preference format."""
 
-from .builder import PairConfig, PairSet, PairStats, build_pairs
+from .builder import EditCount, PairConfig, PairSet, PairStats, build_pairs
+from .counterfactual import (
+    CounterfactualConfig,
+    acollect_counterfactuals,
+    load_counterfactual,
+)
+from .edits import EDIT_KINDS, Edit, edit_plan
 from .render import RENDER_VERSION, render_plan, render_question
 from .rows import (
     SOURCES,
@@ -14,15 +20,22 @@ from .rows import (
 )
 
 __all__ = [
+    "EDIT_KINDS",
     "RENDER_VERSION",
     "SOURCES",
+    "CounterfactualConfig",
+    "Edit",
+    "EditCount",
     "PairConfig",
     "PairFileError",
     "PairRow",
     "PairSet",
     "PairStats",
+    "acollect_counterfactuals",
     "as_dataset",
     "build_pairs",
+    "edit_plan",
+    "load_counterfactual",
     "read_pairs_dir",
     "read_rows",
     "render_plan",

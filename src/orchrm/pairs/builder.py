@@ -5,7 +5,12 @@ Sources (each pair is tagged with one):
 - `specialized-over-base`: a plan sampled by the run labelled specialized vs one from the run labelled base;
 - `artifact`: a valid plan over an invalid one; a plan whose agents all completed over one with failures;
 - `consensus` (questions without a gold answer): plans whose answer agrees with a strong majority of that
-  question's executions over plans that disagree or gave none.
+  question's executions over plans that disagree or gave none;
+- `counterfactual`: an executed plan and an edit of it (`pairs/counterfactual.py`), paired by outcome alone: the
+  correct one over the incorrect one; an edit that keeps the outcome gives no pair. An edit that made the plan
+  invalid gives at most a validity pair, source `artifact` (reason `valid-over-invalid-edit`, and only when
+  `artifact` is a source too). Edited plans are paired with their source plan only, never with its siblings.
+  Metadata: the edit's kind, description and index, and which side (`edited`) is the edit.
 
 Identical plans are merged, a plan pair gets at most one source (the first in `PairConfig.sources` order;
 pairs whose sources disagree on the winner are dropped and counted), pairs per question are capped, sources
@@ -17,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
 
@@ -25,6 +31,7 @@ from pydantic import BaseModel, Field
 from ..errors import ConfigError
 from ..mas.traces import Trace
 from ..tasks.scoring import answer_key
+from .counterfactual import Counterfactual, plan_digest
 from .render import render_plan, render_question
 from .rows import SOURCES, PairRow
 
@@ -56,6 +63,19 @@ class SourceCount(BaseModel):
     val: int = 0
 
 
+class EditCount(BaseModel):
+    """One edit kind's counterfactuals, as the builder met them: every edit read is `tried`; one whose source
+    plan is among the traces is then in exactly one of the counts from `invalid` to `same_outcome`, or paired."""
+
+    tried: int = 0
+    invalid: int = Field(0, description="The edit made the plan invalid: at most a validity pair (source artifact).")
+    unfinished: int = Field(0, description="Valid, but never executed (a collection killed mid-edit).")
+    executed: int = 0
+    unscored: int = Field(0, description="Executed, but the edit's or its source's score is missing or an error.")
+    same_outcome: int = Field(0, description="Executed with its source's outcome: no pair.")
+    paired: int = Field(0, description="Counterfactual pairs kept (after the per-question cap and the balance).")
+
+
 class PairStats(BaseModel):
     """What the builder read, made, and left out (and why)."""
 
@@ -74,6 +94,8 @@ class PairStats(BaseModel):
     per_source: dict[str, SourceCount] = Field(default_factory=dict)
     orchestrator_models: dict[str, int] = Field(default_factory=dict, description="Traces per model that wrote the plan.")
     agent_models: dict[str, int] = Field(default_factory=dict, description="Executed traces per model that ran the sub-agents.")
+    edits: dict[str, EditCount] = Field(default_factory=dict, description="Counterfactual edits by kind.")
+    edits_without_source: int = Field(0, description="Edits whose source plan is not among the traces read.")
 
     @property
     def total(self) -> int:
@@ -133,20 +155,69 @@ def _consensus(plans: list[Trace], cfg: PairConfig) -> list[tuple[Trace, Trace, 
     return [(w, lo, "consensus", meta) for w, lo in product(agree, disagree)]
 
 
+def _edits_by_question(edits: Sequence[Counterfactual], stats: PairStats) -> dict[tuple[str, str], list[Counterfactual]]:
+    by_question: dict[tuple[str, str], list[Counterfactual]] = defaultdict(list)
+    for cf in edits:
+        by_question[(cf.edit.task, cf.edit.question_id)].append(cf)
+        stats.edits.setdefault(cf.edit.kind, EditCount()).tried += 1
+    return by_question
+
+
+def _counterfactual(
+    group: list[Trace], edits: list[Counterfactual], cfg: PairConfig, stats: PairStats
+) -> list[tuple[Trace, Trace, str, dict]]:
+    """(winner, loser, source, metadata) of each edit against its own source plan, by outcome alone."""
+    sources = {(t.plan_index, plan_digest(t.plan)): t for t in group if t.plan is not None}
+    out: list[tuple[Trace, Trace, str, dict]] = []
+    for cf in edits:
+        e, edited, count = cf.edit, cf.trace, stats.edits[cf.edit.kind]
+        source = sources.get((e.source_index, e.source_plan))
+        if source is None:
+            stats.edits_without_source += 1
+            continue
+        meta = {"edit": e.kind, "description": e.description, "edit_index": e.edit_index, "source_index": e.source_index}
+        if not e.valid or (edited is not None and not edited.valid):
+            count.invalid += 1
+            if "artifact" in cfg.sources and edited is not None:
+                out.append((source, edited, "artifact", {"reason": "valid-over-invalid-edit", **meta}))
+            continue
+        if edited is None or not edited.executed:
+            count.unfinished += 1
+            continue
+        count.executed += 1
+        was, now = _outcome(source), _outcome(edited)
+        if was is None or now is None:
+            count.unscored += 1
+        elif was == now:
+            count.same_outcome += 1
+        else:
+            w, lo = (source, edited) if was else (edited, source)
+            meta |= {"edited": "rejected" if was else "chosen", "answers": [w.final_answer, lo.final_answer]}
+            out.append((w, lo, "counterfactual", meta))
+    return out
+
+
+def _outcome(t: Trace) -> bool | None:
+    """Whether an execution was verified correct; None when it has no usable score."""
+    return t.score.correct if t.score is not None and t.score.error is None else None
+
+
 def _in_val(question_id: str, cfg: PairConfig) -> bool:
     digest = hashlib.sha256(f"{cfg.seed}:{question_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < cfg.val_fraction
 
 
-def build_pairs(traces: list[Trace], cfg: PairConfig | None = None) -> PairSet:
+def build_pairs(traces: list[Trace], cfg: PairConfig | None = None, counterfactual: Sequence[Counterfactual] = ()) -> PairSet:
+    """Pairs from `traces`, and (source `counterfactual`) from the edits of their plans in `counterfactual`."""
     cfg = cfg or PairConfig()
     stats = PairStats(traces=len(traces))
     by_question = _by_question(traces, stats)
+    edits = _edits_by_question(counterfactual if "counterfactual" in cfg.sources else (), stats)
     rng = random.Random(cfg.seed)
     rows: list[PairRow] = []
     no_pair: Counter[str] = Counter()
     for (task, qid), group in sorted(by_question.items()):
-        chosen = _question_pairs(group, cfg, stats, rng)
+        chosen = _question_pairs(group, cfg, stats, rng, edits.pop((task, qid), []))
         if isinstance(chosen, str):
             no_pair[chosen] += 1
             continue
@@ -165,7 +236,11 @@ def build_pairs(traces: list[Trace], cfg: PairConfig | None = None) -> PairSet:
                 )
             )
     stats.questions_without_pairs = dict(no_pair)
+    stats.edits_without_source += sum(len(e) for e in edits.values())
     rows = _balance(rows, cfg, stats, rng)
+    for r in rows:
+        if r.source == "counterfactual":
+            stats.edits[r.metadata["edit"]].paired += 1
     train = [r for r in rows if not _in_val(r.question_id, cfg)]
     val = [r for r in rows if _in_val(r.question_id, cfg)]
     stats.train_questions = len({r.question_id for r in train})
@@ -197,7 +272,7 @@ def _by_question(traces: list[Trace], stats: PairStats) -> dict[tuple[str, str],
 
 
 def _question_pairs(
-    group: list[Trace], cfg: PairConfig, stats: PairStats, rng: random.Random
+    group: list[Trace], cfg: PairConfig, stats: PairStats, rng: random.Random, edits: list[Counterfactual]
 ) -> list[tuple[Trace, Trace, str, dict]] | str:
     """One question's pairs (identical plans merged, one source per plan pair, capped), or why it has none."""
     distinct: dict[str, Trace] = {}
@@ -205,9 +280,10 @@ def _question_pairs(
         distinct.setdefault(render_plan(t.plan or t.plan_text), t)
     stats.duplicate_plans_merged += len(group) - len(distinct)
     plans = list(distinct.values())
-    if len(plans) < 2:
+    cands = (_candidates(plans, cfg, stats) if len(plans) >= 2 else []) + _counterfactual(group, edits, cfg, stats)
+    if len(plans) < 2 and not cands:
         return "fewer than two distinct plans"
-    chosen = _resolve(_candidates(plans, cfg, stats), stats)
+    chosen = _resolve(cands, stats)
     if not chosen:
         return "no source separates its plans"
     if len(chosen) > cfg.max_pairs_per_question:

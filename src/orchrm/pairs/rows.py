@@ -18,8 +18,8 @@ from ..atomic import open_atomic, recover, replacing_dir
 from ..errors import OrchrmError
 from ..hashing import sha256_file
 
-Source = Literal["correct-over-incorrect", "specialized-over-base", "artifact", "consensus"]
-SOURCES: tuple[str, ...] = ("correct-over-incorrect", "specialized-over-base", "artifact", "consensus")
+Source = Literal["correct-over-incorrect", "specialized-over-base", "artifact", "consensus", "counterfactual"]
+SOURCES: tuple[str, ...] = ("correct-over-incorrect", "specialized-over-base", "artifact", "consensus", "counterfactual")
 
 TRAIN_FILE, VAL_FILE, STATS_FILE, MANIFEST_FILE = "train.jsonl", "val.jsonl", "stats.json", "manifest.json"
 PAIRS_FORMAT = "orchrm-pairs"
