@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from ..errors import OrchrmError
 from ..version import __version__
+from .panels import PanelCommand
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ def load_verb(verb: Verb) -> click.Command:
     if isinstance(target, typer.Typer):
         command: click.Command = typer.main.get_group(target)
     else:
-        single = typer.Typer()
-        single.command(verb.name)(target)
+        single = typer.Typer(add_completion=False)  # completion is the top level's to offer (it does not)
+        single.command(verb.name, cls=PanelCommand)(target)
         command = typer.main.get_command(single)
     command.name = verb.name
     return command

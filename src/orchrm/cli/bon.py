@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .options import (
+    MODELS,
     AgentBackend,
     AgentBaseUrl,
     AgentContext,
@@ -140,7 +141,7 @@ def bon(
     agent_base_url: AgentBaseUrl = None,
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     concurrency: Concurrency = None,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = REQUEST_TIMEOUT_S,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=MODELS)] = REQUEST_TIMEOUT_S,
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,

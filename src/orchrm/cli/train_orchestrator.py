@@ -14,7 +14,7 @@ from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
 from .options import (
     AgentBackend, AgentBaseUrl, AgentMaxTokens, AgentModel, ApiKeyEnv, Concurrency, Degree, Json, LogEvery, PromptExamples, Quiet, Seed,
-    TaskName, Temperature,
+    TaskName, Temperature, MODELS,
 )  # fmt: skip
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 
@@ -56,7 +56,7 @@ def train_orchestrator(
     agent_max_tokens: AgentMaxTokens = 384,
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     concurrency: Concurrency = None,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.")] = 600.0,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.", rich_help_panel=MODELS)] = 600.0,
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,
