@@ -12,7 +12,7 @@ from orchrm.bon.selection import Candidate, Case
 KEYS = [
     "task", "model", "agent_model", "rm", "rollout", "warnings", "prior", "n", "questions", "plans",
     "valid_plans_per_question", "questions_without_valid_plan", "reward_std", "config", "methods", "marks",
-    "router_fallbacks", "auc",
+    "router_fallbacks", "auc", "content",
     "per_kind", "notes", "adaptive_sweep", "curves",
 ]  # fmt: skip
 

@@ -1,5 +1,5 @@
-"""From held-out traces to selection's `Case`s: each plan's length and costs, its RM reward, its shape and
-the content-blind baselines' scores (which traces belong to a question's first N plans is
+"""From held-out traces to selection's `Case`s: each plan's length and costs, its RM reward, its shape (and
+whether it copies the prompt's examples), the content-blind baselines' scores (which traces belong to a question's first N plans is
 `mas.run_folder.first_plans`)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from dataclasses import replace
 from ..mas.traces import Trace
 from ..tasks.scoring import answer_key
 from .blind import ContentBlind
+from .content import copies_examples
 from .prior import plan_signature
 from .selection import Candidate, Case
 
@@ -39,7 +40,8 @@ def _with_blind(c: Candidate, t: Trace, blind: ContentBlind | None) -> Candidate
     """A valid plan's shape and every fitted content-blind baseline's score of it."""
     if t.plan is None or not t.valid:
         return c
-    c = replace(c, shape=plan_signature(t.plan, "shape"))
+    copied = copies_examples((a.input for a in t.plan.agents), t.question)
+    c = replace(c, shape=plan_signature(t.plan, "shape"), copies_example=copied)
     if blind is None:
         return c
     kind = blind.kind_prior.score(t.plan, t.question_kind) if blind.kind_prior is not None else None

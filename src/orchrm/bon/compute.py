@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .auc import within_question_auc
+from .content import content_stats
 from .config import BonConfig
 from .judge import JudgeRecord
 from .results import Auc, BonResults, CurvePoint, MethodSummary, RunInfo, SweepPoint
@@ -155,6 +156,10 @@ def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeR
         marks=mk,
         router_fallbacks=fallbacks,
         auc=auc,
+        content=content_stats(
+            cases, {m: (METHODS[m].seen, METHODS[m].score) for m in full if METHODS[m].score is not None},
+            resamples=config.resamples, seed=config.seed,
+        ),
         per_kind=per_kind(cases, {m: [o.correct for o in full[m]] for m in full}),
         notes=notes,
         adaptive_sweep=adaptive_sweep(cases, config, scale, jmap, boot),

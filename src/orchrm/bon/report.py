@@ -142,6 +142,20 @@ def auc_rows(results: BonResults) -> list[list[str]]:
 AUC_HEADER = ["scores by", "within-question AUC [95% CI]", "questions with mixed outcomes"]
 
 
+def content_lines(results: BonResults) -> list[str]:
+    """Whether plan content decides (headroom, same-shape pairs) and each score's AUC among same-shape plans."""
+    c = results.content
+    if c is None:
+        return []
+    return [
+        f"content headroom (best shape's P(any right) − mean right, mean over {c.questions} questions): "
+        f"{c.headroom.fmt()} points",
+        f"same-shape pairs with different outcomes: {c.same_shape_pairs}; {c.clean_pairs} where neither plan copies "
+        f"the prompt's examples, on {c.questions_with_clean_pairs} questions",
+        *(f"same-shape AUC of {m}: {a.fmt(1.0, 3)} ({a.n_pairs} pairs, {a.n_questions} questions)" for m, a in c.auc.items()),
+    ]
+
+
 def kind_rows(results: BonResults) -> tuple[list[str], list[list[str]]]:
     """Accuracy (%) of every method per question kind."""
     methods = list(results.methods)
@@ -217,6 +231,7 @@ def write_reports(results: BonResults, folder: Path) -> dict[str, Path]:
     md += [f"- note: {n}" for n in results.notes]
     md += ["", "## Marks", "", _md_table(["mark", "value [95% CI]"], mark_rows(results))]
     md += ["", "## Within-question AUC", "", _md_table(AUC_HEADER, auc_rows(results))]
+    md += ["", "## Plan content (among plans of one shape)", ""] + [f"- {line}" for line in content_lines(results)]
     md += ["", "## Accuracy per question kind (%)", "", _md_table(*kind_rows(results))]
     md += ["", "## rm-adaptive sweep", "", _md_table(SWEEP_HEADER, sweep_rows(results)), "", "## Curves", ""]
     md += [f"![{p.stem}]({p.name})" for p in pngs]
@@ -239,6 +254,8 @@ def write_reports(results: BonResults, folder: Path) -> dict[str, Path]:
     body += [f"<p>note: {html.escape(n)}</p>" for n in results.notes]
     body += ["<h2>Marks</h2>", _html_table(["mark", "value [95% CI]"], mark_rows(results))]
     body += ["<h2>Within-question AUC</h2>", _html_table(AUC_HEADER, auc_rows(results))]
+    body += ["<h2>Plan content (among plans of one shape)</h2>"]
+    body += ["<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in content_lines(results)) + "</ul>"]
     body += ["<h2>Accuracy per question kind (%)</h2>", _html_table(*kind_rows(results))]
     body += ["<h2>rm-adaptive sweep</h2>", _html_table(SWEEP_HEADER, sweep_rows(results)), "<h2>Curves</h2>", imgs]
     html_path = folder / "report.html"

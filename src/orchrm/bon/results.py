@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from ..atomic import write_text_atomic
 from .blind import BaselinesInfo
+from .content import ContentStats
 from .config import BonConfig
 from .stats import Interval
 
@@ -98,6 +99,7 @@ class BonResults(RunInfo):
     marks: dict[str, Interval | str]  # intervals, and `best_trivial`, `best_content_blind`: names of methods
     router_fallbacks: int | None = None  # valid plans whose shape the router never saw (scored by the prior)
     auc: dict[str, Auc]
+    content: ContentStats | None = None  # same-shape pairs, content headroom, each score's same-shape AUC
     per_kind: dict[str, dict[str, int | float]]  # kind -> method -> accuracy, and "n": the kind's questions
     notes: list[str] = Field(default_factory=list)
     adaptive_sweep: list[SweepPoint]

@@ -46,6 +46,7 @@ class Candidate:
     router_fallback: bool = False  # the router never saw this shape: `router` is the shape prior's score
     plan_alone: int = 0  # what sampling this plan on its own request would cost (0: plan_tokens), for `random`
     shape: str | None = None  # the plan's shape signature (`plan_signature(plan, "shape")`), for `shape-mean`
+    copies_example: bool = False  # its inputs hold a worked example's entity or number (`content.copies_examples`)
 
 
 @dataclass
