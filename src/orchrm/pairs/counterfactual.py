@@ -106,11 +106,11 @@ class CounterfactualProgress:
     resumed: int = 0
 
     def add(self, trace: Trace, source: Trace) -> None:
-        self.edits_done += 1
-        self.invalid += int(not trace.valid)
-        self.executed += int(trace.executed)
         ok, was = (trace.score.correct if trace.score else None), (source.score.correct if source.score else None)
-        self.flipped += int(ok is not None and was is not None and ok != was)
+        self.edits_done += 1
+        self.invalid += 0 if trace.valid else 1
+        self.executed += 1 if trace.executed else 0
+        self.flipped += 1 if ok is not None and was is not None and ok != was else 0
         self.tokens += sum(t.total_tokens for t in trace.tokens.values())
 
 
