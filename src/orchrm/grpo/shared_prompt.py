@@ -9,7 +9,8 @@ same per-token log-probabilities and entropies, with gradients flowing through t
 weights shape its keys and values), at a fraction of the compute. It needs the KV cache, which gradient
 checkpointing drops, so runs train without checkpointing (memory then grows with prompt + G x plan tokens,
 not G x (prompt + plan)). Anything unusual (images, MoE aux loss, checkpointing on) goes to TRL's own
-method unchanged.
+method unchanged. The method is private and written against TRL 1.16: pyproject.toml pins `trl<1.17`, and
+`tests/grpo/test_trl_pin.py` fails when its signature changes shape.
 """
 
 from __future__ import annotations
