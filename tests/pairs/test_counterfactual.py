@@ -198,3 +198,14 @@ def test_entity_names_come_from_the_tasks_world():
     task = SimpleNamespace(world=world)
     assert entity_names(task) == [["Ada", "Bo"], ["Acme"]]
     assert entity_names(SimpleNamespace(members={"w": task, "c": SimpleNamespace()})) == [["Ada", "Bo"], ["Acme"]]
+
+
+def test_a_folder_whose_records_name_other_edits_is_refused(run, tmp_path):
+    out = tmp_path / "cf"
+    collect(run, out, edits_per_plan=1)
+    lines = (out / "edits.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["description"] = "an edit another orchrm chose"
+    (out / "edits.jsonl").write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    with pytest.raises(ConfigError, match="records another edit"):
+        collect(run, out, edits_per_plan=1)

@@ -39,6 +39,8 @@ VERBS = (
     Verb("show", "show", "show", "Show a run's traces as a table, or one trace in full (--index, or --question [--plan])."),
     Verb("import", "imports", "import_",
          "Import executions run on another MAS (question, plan, answer or grade) as traces that `orchrm pairs` reads."),
+    Verb("counterfactual", "counterfactual", "counterfactual",
+         "Edit a run's executed plans, execute the edited plans, and record each edit beside its trace in OUT."),
     Verb("pairs", "pairs", "pairs", "Build label-free win-lose plan pairs from executed rollouts."),
     Verb("train-rm", "reward_model", "train_rm", "Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."),
     Verb("score", "reward_model", "score", 'Score plans with a reward model; each output line adds "scores" (one per plan, higher is better).'),

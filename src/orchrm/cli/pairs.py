@@ -10,7 +10,14 @@ from rich.console import Console
 from rich.table import Table
 
 from ..mas.traces import locate_traces, read_traces
-from ..pairs import SOURCES, PairConfig, PairStats, build_pairs, write_pairs_dir
+from ..pairs import (
+    SOURCES,
+    PairConfig,
+    PairStats,
+    build_pairs,
+    load_counterfactual,
+    write_pairs_dir,
+)
 from ..pairs.rows import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE
 
 #: The option defaults are `PairConfig`'s, read from it so the two cannot drift.
@@ -26,6 +33,18 @@ def stats_table(stats: PairStats) -> Table:
     return table
 
 
+def edits_table(stats: PairStats) -> Table:
+    """Counterfactual edits by kind: what was tried, what ran, what kept its outcome, what was paired."""
+    columns = ("tried", "invalid", "unfinished", "executed", "unscored", "same_outcome", "paired")
+    table = Table(title="counterfactual edits", title_justify="left")
+    table.add_column("edit", justify="left", no_wrap=True)
+    for col in columns:
+        table.add_column(col.removesuffix("_outcome"), justify="right")  # "same": kept its source's outcome
+    for kind, c in stats.edits.items():
+        table.add_row(kind, *(str(getattr(c, col)) for col in columns))
+    return table
+
+
 def pairs(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (or traces.jsonl files) from `orchrm rollout`.")],
     out: Annotated[Path, typer.Option(help="Folder for train.jsonl, val.jsonl, stats.json and manifest.json (replaced whole).")],
@@ -38,6 +57,7 @@ def pairs(
     max_source_share: Annotated[float, typer.Option(help="Balance: max share of one source (1 = off).")] = DEFAULTS.max_source_share,
     val_fraction: Annotated[float, typer.Option(help="Share of questions held out for validation.")] = DEFAULTS.val_fraction,
     seed: Annotated[int, typer.Option(help="Seed of the split and of capping.")] = DEFAULTS.seed,
+    counterfactual: Annotated[list[Path] | None, typer.Option(help="Folder from `orchrm counterfactual` (repeatable): its edits are paired with their source plans in RUNS by outcome.")] = None,
 ) -> None:
     """Build label-free win-lose plan pairs from executed rollouts."""
     cfg = PairConfig(
@@ -52,11 +72,14 @@ def pairs(
         seed=seed,
     )
     traces = [t for run in runs for t in read_traces(locate_traces(run))]
-    result = build_pairs(traces, cfg)
+    edits = [cf for folder in counterfactual or [] for cf in load_counterfactual(folder)]
+    result = build_pairs(traces, cfg, edits)
     write_pairs_dir(out, result.train, result.val, result.stats)
     console = Console(highlight=False)
     console.print(stats_table(result.stats))
     s = result.stats
+    if s.edits:
+        console.print(edits_table(s))
     left_out = {
         **{f"questions: {k}": v for k, v in s.questions_without_pairs.items()},
         "duplicate plans merged": s.duplicate_plans_merged,
@@ -65,6 +88,7 @@ def pairs(
         "pairs dropped (sources disagree)": s.conflicting_pairs_dropped,
         "pairs over the per-question cap": s.pairs_over_question_cap,
         **{f"pairs dropped to balance ({k})": v for k, v in s.pairs_dropped_to_balance.items()},
+        "edits whose source plan is not in RUNS": s.edits_without_source,
     }
     for what, n in left_out.items():
         if n:

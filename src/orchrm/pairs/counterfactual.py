@@ -98,7 +98,7 @@ class CounterfactualProgress:
     plans: int = 0  # source plans edited
     skipped: dict[str, int] = field(default_factory=dict)  # source traces not edited, by reason
     edits_total: int = 0
-    edits_done: int = 0
+    edits_done: int = 0  # this sitting's, beside `resumed`
     invalid: int = 0
     executed: int = 0
     flipped: int = 0  # executed edits whose correctness differs from their source's: pairs to be
@@ -231,50 +231,62 @@ async def acollect_counterfactuals(
     settle_run_file(out, cfg, _differences, name=CONFIG_FILE, what="a counterfactual collection")
     records = {r.key: r for r in read_edits(out / EDITS_FILE, repair=True)}
     done = {t.key for t in read_traces(out / TRACES_FILE, repair=True)}
-    names = entity_names(the_task)
-    work = _planned(sources, questions, cfg, names, progress)
+    work = _planned(sources, questions, cfg, entity_names(the_task), progress)
+    _check_records(out, records, work)
     sem = asyncio.Semaphore(parallel)
     with JsonlWriter(out / EDITS_FILE) as edits_out, TraceWriter(out / TRACES_FILE) as traces_out:
-
-        async def one(source: Trace, index: int, edit: Edit) -> None:
-            q = questions[source.question_id]
-            record = _record(rc.task, source, index, edit)
-            if record.key not in records:
+        pending: list[tuple[Trace, EditRecord, Edit]] = []
+        for source, record, edit in work:
+            if record.key not in records:  # the record first: a trace is never on disk without its edit
                 edits_out.write(record)
-                records[record.key] = record
-            if (q.id, record.plan_index) in done:
+            if (record.question_id, record.plan_index) in done:
                 progress.resumed += 1
-                return
+            else:
+                pending.append((source, record, edit))
+        if on_progress:
+            on_progress(progress)
+
+        async def one(source: Trace, record: EditRecord, edit: Edit) -> None:
             async with sem:
+                q = questions[source.question_id]
                 trace = await _run_edit(source, q, record.plan_index, edit, the_task, agent_llm, rc)
             traces_out.write(trace)
             progress.add(trace, source)
             if on_progress:
                 on_progress(progress)
 
-        if on_progress:
-            on_progress(progress)
-        await asyncio.gather(*(one(s, i, e) for s, edits in work for i, e in enumerate(edits)))
+        await asyncio.gather(*(one(*p) for p in pending))
     return progress
 
 
 def _planned(
     sources: list[Trace], questions: dict[str, Question], cfg: CounterfactualConfig, names: list[list[str]],
     progress: CounterfactualProgress,
-) -> list[tuple[Trace, list[Edit]]]:  # fmt: skip
-    """Each source plan's chosen edits (pure and seeded: a resumed collection chooses the same)."""
+) -> list[tuple[Trace, EditRecord, Edit]]:  # fmt: skip
+    """Each source plan's chosen edits with their records (pure and seeded: a resume chooses the same)."""
     work = []
+    plans = 0
     for s in sources:
         assert s.plan is not None
         seed = f"{cfg.seed}:{s.question_id}:{s.plan_index}"
         edits = choose_edits(s.plan, questions[s.question_id], cfg.kinds, cfg.edits_per_plan, seed, names)
         if not edits:
             progress.skipped["no edit applies"] = progress.skipped.get("no edit applies", 0) + 1
-            continue
-        work.append((s, edits))
-    progress.plans = len(work)
-    progress.edits_total = sum(len(e) for _, e in work)
+        plans += 1 if edits else 0
+        work += [(s, _record(cfg.task, s, i, e), e) for i, e in enumerate(edits)]
+    progress.plans, progress.edits_total = plans, len(work)
     return work
+
+
+def _check_records(out: Path, records: dict[tuple[str, int, int], EditRecord], work: list[tuple[Trace, EditRecord, Edit]]) -> None:
+    """A resumed collection must choose the edits it recorded (another orchrm's edit rules would not)."""
+    for _, record, _ in work:
+        held = records.get(record.key)
+        if held is not None and held != record:
+            raise ConfigError(
+                f"{out / EDITS_FILE} records another edit for {record.question_id}#{record.source_index} edit "
+                f"{record.edit_index} ({held.description!r}, now {record.description!r})", hint="use a new --out folder",
+            )  # fmt: skip
 
 
 def _check_agent_model(run: Path, sources: Iterable[Trace], agent_llm: LLM) -> None:
