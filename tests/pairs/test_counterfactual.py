@@ -209,3 +209,17 @@ def test_a_folder_whose_records_name_other_edits_is_refused(run, tmp_path):
     (out / "edits.jsonl").write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
     with pytest.raises(ConfigError, match="records another edit"):
         collect(run, out, edits_per_plan=1)
+
+
+def test_unexecuted_plans_are_skipped_and_max_plans_caps_in_run_order(tmp_path):
+    task = make_task(tmp_path)
+    sampled = tmp_path / "sampled"
+    asyncio.run(arollout(task, scripted_llm(flaky_check()), sampled, run_config(execute="none")))
+    none = collect((task, sampled), tmp_path / "cf0")
+    assert none.skipped == {"invalid plan": 3, "not executed": 3} and none.edits_total == 0
+    executed = tmp_path / "run"
+    asyncio.run(arollout(task, scripted_llm(flaky_check()), executed, run_config()))
+    capped = collect((task, executed), tmp_path / "cf1", max_plans=2, edits_per_plan=1)
+    assert capped.plans == 2 and capped.skipped == {"invalid plan": 3, "over --max-plans": 1}
+    first_two = [q.id for q in task.questions(2)]
+    assert sorted({e.question_id for e in read_edits(tmp_path / "cf1" / "edits.jsonl")}) == sorted(first_two)

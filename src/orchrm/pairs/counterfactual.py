@@ -173,7 +173,7 @@ def _differences(new: CounterfactualConfig, old: CounterfactualConfig) -> list[s
     return [f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in mine if k not in GROWABLE and mine[k] != theirs.get(k)]
 
 
-def _skip_reason(t: Trace, questions: dict[str, Question]) -> str | None:
+def _skip_reason(t: Trace) -> str | None:
     """Why a source trace is not edited (None: it is)."""
     if not t.valid:
         return "invalid plan"
@@ -183,16 +183,16 @@ def _skip_reason(t: Trace, questions: dict[str, Question]) -> str | None:
         return "no agents (a direct answer)"
     if t.score is None or t.score.error is not None or t.score.correct is None:
         return "no score"
-    if t.question_id not in questions:
-        return "question not in the run"
     return None
 
 
 def _sources(traces: list[Trace], questions: dict[str, Question], limit: int | None, progress: CounterfactualProgress) -> list[Trace]:
+    """The traces to edit, in run order (its questions' order, then plan index), the rest counted by reason."""
     skipped: Counter[str] = Counter()
     chosen: list[Trace] = []
-    for t in traces:
-        reason = _skip_reason(t, questions)
+    position = {q: i for i, q in enumerate(questions)}
+    for t in sorted(traces, key=lambda t: (position[t.question_id], t.plan_index)):
+        reason = _skip_reason(t)
         if reason is None and limit is not None and len(chosen) >= limit:
             reason = "over --max-plans"
         if reason is None:
