@@ -145,6 +145,10 @@ WORDS = ["Find", "the", "year", "Compute", "look up", "Check", "sum", "of", "Det
 ENTITIES = ["Ada Lund", "Bo Ek", "Acme Works", "Zeta Labs"]
 
 
+OPTIONS = {"cot": {}, "search": {"top_k": 2}, "python": {}, "self_consistency": {"samples": 3},
+           "debate": {"roles": ["pro", "con"], "rounds": 1}}  # fmt: skip
+
+
 @st.composite
 def valid_plans(draw):
     n = draw(st.integers(1, 5))
@@ -154,7 +158,8 @@ def valid_plans(draw):
         refs = draw(st.lists(st.integers(0, i - 1), max_size=2, unique=True)) if i else []
         parts += [f"${{a{r}}}" for r in refs]
         draw(st.randoms()).shuffle(parts)
-        agents.append({"id": f"a{i}", "type": draw(st.sampled_from(["cot", "search", "python"])), "input": " ".join(parts)})
+        kind = draw(st.sampled_from(list(OPTIONS)))
+        agents.append({"id": f"a{i}", "type": kind, "input": " ".join(parts), "options": OPTIONS[kind]})
     read = {r for a in agents for r in REFERENCE.findall(a["input"])}
     for a in agents[:-1]:
         if a["id"] not in read:
