@@ -15,7 +15,15 @@ method unchanged. The method is private and written against TRL 1.16: pyproject.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
+
+
+def cache_argument(model: Any) -> str:
+    """The forward's name for a KV cache: `cache` where the model declares it (transformers 5 renamed
+    `past_key_values`, which then warns and goes in 5.40), else `past_key_values`."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # under a peft adapter
+    return "cache" if "cache" in inspect.signature(type(base).forward).parameters else "past_key_values"
 
 
 def shared_prompt_trainer() -> type:
@@ -59,7 +67,8 @@ def shared_prompt_trainer() -> type:
             labels = suffix.masked_fill(mask[:, shared:] == 0, -100)
             labels[:, :-logits_to_keep] = -100  # the last prompt token only predicts the first completion token
             with self.accelerator.autocast():
-                out = model(input_ids=suffix, attention_mask=mask, past_key_values=cache, labels=labels, fused_lm_head=True)
+                out = model(input_ids=suffix, attention_mask=mask, labels=labels, fused_lm_head=True,
+                            **{cache_argument(self.accelerator.unwrap_model(model)): cache})  # fmt: skip
             entropy = out.entropy[:, -logits_to_keep:] if compute_entropy else None
             return out.log_probs[:, -logits_to_keep:], entropy
 

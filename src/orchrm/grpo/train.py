@@ -74,6 +74,8 @@ def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool, processes: in
     import torch
     from trl import GRPOConfig
 
+    from ..rm.trl_setup import checkpointing
+
     return GRPOConfig(
         output_dir=str(out / CHECKPOINTS_DIR),
         per_device_train_batch_size=plans_per_process(config, processes),
@@ -94,7 +96,7 @@ def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool, processes: in
         seed=config.seed,
         disable_tqdm=not progress,
         dataloader_num_workers=0,
-        gradient_checkpointing=False,  # the shared-prompt pass keeps a KV cache (shared_prompt.py)
+        **checkpointing(GRPOConfig, False),  # the shared-prompt pass keeps a KV cache (shared_prompt.py)
         use_vllm=config.sampler == "vllm",
         vllm_mode="colocate",
     )

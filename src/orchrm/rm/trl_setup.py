@@ -6,6 +6,7 @@ This module imports transformers at module level (its callback subclasses `Train
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +21,29 @@ from .train import EpochMetrics, accuracy_by_source
 ACCURACY = "pairwise_accuracy"  # not "accuracy": TRL logs its own per-batch "eval_accuracy" over that key
 
 
+#: Deprecations our dependencies raise at each other, theirs to fix and noise in a user's output: peft reads
+#: `is_gradient_checkpointing` (renamed by transformers 5) on every model it wraps.
+DEPENDENCY_DEPRECATIONS = (r"`is_gradient_checkpointing` is deprecated",)
+
+
+def checkpointing(args_class: type, on: bool) -> dict[str, bool]:
+    """Activation (gradient) checkpointing for a TRL config, said so that transformers prints no FutureWarning.
+
+    transformers 5 renamed `gradient_checkpointing` to `activation_checkpointing` and warns whenever only the old
+    name is set, which TRL's configs do by default (on); older transformers know only the old name. Called
+    before each trainer is built, it also hides `DEPENDENCY_DEPRECATIONS` (by message, nothing else)."""
+    for message in DEPENDENCY_DEPRECATIONS:
+        warnings.filterwarnings("ignore", message=message, category=FutureWarning)
+    fields = getattr(args_class, "__dataclass_fields__", {})
+    return {"activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing": on}
+
+
 def reward_config(config: RMConfig, out: str, n_train: int, validate: bool, progress: bool) -> Any:
     """TRL's arguments. With validation pairs: evaluate every epoch, checkpoint only a new best, load it at the end."""
     from trl import RewardConfig
 
     return RewardConfig(
+        **checkpointing(RewardConfig, True),  # TRL's default for the reward trainer
         output_dir=out,
         num_train_epochs=config.epochs,
         per_device_train_batch_size=config.batch_size,
