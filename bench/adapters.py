@@ -30,6 +30,7 @@ from orchrm.mas.traces import locate_traces, read_traces
 from orchrm.pairs import PairConfig, build_pairs
 from orchrm.rm import RMConfig, train_reward_model
 from orchrm.rm.server import create_app
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "adapters.json"
 PROMPT = "<|im_start|>system\nWrite a plan.<|im_end|>\n<|im_start|>user\n{q}<|im_end|>\n<|im_start|>assistant\n"
@@ -126,7 +127,7 @@ def main() -> None:
         "adapters": report_rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
     print(f"{len(items)} items ({parsed} valid plans), RM scores in [{min(expected):.3f}, {max(expected):.3f}]; wrote {args.out}")
 
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "cli_startup.json"
 COMMANDS = {"python -c pass": [sys.executable, "-c", "pass"], "orchrm --help": [sys.executable, "-m", "orchrm", "--help"]}
@@ -51,7 +52,7 @@ def main() -> None:
     }
     print(json.dumps(result, indent=2))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    args.out.write_text(json.dumps({**result, "stamp": stamp()}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "executor_overhead.json"
 CLIENTS = ("httpx", "openai_sdk", "backend", "llm", "llm_cached")
@@ -244,7 +245,7 @@ def main() -> None:
     existing = json.loads(args.out.read_text()) if args.out.exists() else {}
     existing[args.label or "latest"] = run
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(existing, indent=2) + "\n")
+    args.out.write_text(json.dumps({**existing, "stamp": stamp()}, indent=2) + "\n")
     print(f"wrote {args.out}")
 
 

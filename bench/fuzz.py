@@ -49,6 +49,7 @@ from orchrm.cli import main  # noqa: E402
 from orchrm.mas.plans import PlanError, parse_and_validate, parse_plan  # noqa: E402
 from orchrm.pairs.render import render_plan  # noqa: E402
 from orchrm.rm.server import create_app  # noqa: E402
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "fuzz.json"
 MB = 1_000_000
@@ -281,7 +282,7 @@ def main_(argv: list[str] | None = None) -> None:
     result = {"inputs": len(inputs), "seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "marks": marks,
               "parser": parser, "server": server, "cli": cli, "files": files, "view": view, "linearity": linear_note(lin)}
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=2) + "\n")
+    OUT.write_text(json.dumps({**result, "stamp": stamp()}, indent=2) + "\n")
     print(f"marks: {marks} -> {OUT}")
 
 

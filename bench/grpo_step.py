@@ -30,6 +30,7 @@ from orchrm.grpo import GRPORunConfig, RMScorer, Scored, open_run, policy_weight
 from orchrm.grpo.rewards import SAMPLES_FILE
 from orchrm.grpo.timing import STEPS_FILE
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "grpo_step.json"
 POLICY = "qwen2.5-coder-0.5b"
@@ -37,7 +38,7 @@ POLICY = "qwen2.5-coder-0.5b"
 
 def save(report: dict) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    RESULTS.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
 
 
 class Valid:

@@ -33,6 +33,7 @@ import reasoning_gym
 from orchrm.evidence import EvaluatorConfig, SkillEvaluator, flat_pairwise, load_skills
 from orchrm.llm import open_llm
 from orchrm.tasks.scoring import extract_answer
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "judge.json"
 ANSWER_PROMPT = "{question}\nWork it out step by step, briefly, then end with a line 'Answer: <number>'."
@@ -161,7 +162,7 @@ def main() -> None:
     result = asyncio.run(main_async(args))
     result["settings"]["out"] = str(args.out)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    args.out.write_text(json.dumps({**result, "stamp": stamp()}, indent=2) + "\n")
     print(json.dumps(result["judges"], indent=2))
 
 

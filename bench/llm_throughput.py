@@ -25,6 +25,7 @@ from orchrm.errors import OrchrmError
 from orchrm.llm import LLM, LocalBackend, ResponseCache
 from orchrm.llm.models import REGISTRY, prepare_model
 from orchrm.llm.server import ServerConfig
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 CONCURRENCY = (1, 4, 8)
 RESULTS = Path(__file__).parent / "results" / "llm_throughput.json"
@@ -152,7 +153,7 @@ def main() -> None:
               f"spent {cr['cached_rerun_spent_tokens']} vs {cr['first_run_spent_tokens']} tokens")  # type: ignore[index]
     report["load_average_at_end"] = os.getloadavg()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    RESULTS.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
     print(f"wrote {RESULTS}")
 
 

@@ -24,6 +24,7 @@ from orchrm.mas.orchestrator import Orchestrator
 from orchrm.mas.plans import plan_shape
 from orchrm.mas.rollout import RunConfig, agent_types_for
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "plan_validity.json"
 
@@ -90,7 +91,7 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     payload = {"task": args.task, "model": args.model, "questions": args.questions, "plans_per_question": args.plans,
                "temperature": args.temperature, "results": results}  # fmt: skip
-    OUT.write_text(json.dumps(payload, indent=2) + "\n")
+    OUT.write_text(json.dumps({**payload, "stamp": stamp()}, indent=2) + "\n")
     print(f"wrote {OUT}")
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from orchrm.mas.traces import locate_traces, read_traces
 from orchrm.pairs import PairConfig, PairRow, build_pairs
 from orchrm.rm import RMConfig, pairwise_accuracy, train_reward_model
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "rm.json"
 _AGENT_LINE = re.compile(r"^- \S+ \[(\w+)", re.MULTILINE)
@@ -133,7 +134,7 @@ def main() -> None:
         "throughput": throughput,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
     for name, acc in accuracy.items():
         print(f"  {name:28s} held-out accuracy {acc['overall']}  {({k: v for k, v in acc.items() if k != 'overall'})}")
     print(f"  training {throughput['train_pairs_per_s']} pairs/s; scoring {throughput['score_plans_per_s_batch1']} "

@@ -46,6 +46,7 @@ from orchrm.pairs.rows import STATS_FILE, read_pairs_dir
 from orchrm.rm import RewardModel, RMConfig, train_reward_model
 from orchrm.rm.backbone import backbone_kind
 from orchrm.rm.train import data_hash
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 HERE = Path(__file__).parent / "results"
 RUN = HERE / "orchestration" / "mix_world_qa+chain_sum"
@@ -278,13 +279,13 @@ def main() -> None:
         entry, cases[backbone] = measure(backbone, data, args, before.get("backbones", {}).get(backbone, {}))
         report["backbones"][backbone] = entry
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2) + "\n")  # kept whole after each backbone
+        args.out.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")  # kept whole after each backbone
     kinds = {b: report["backbones"][b]["kind"] for b in args.backbones}
     for enc in [b for b in args.backbones if kinds[b] == "encoder"]:
         for dec in [b for b in args.backbones if kinds[b] == "decoder"]:
             a, b = report["backbones"][enc], report["backbones"][dec]
             report["comparison"][f"{dec} minus {enc}"] = compare(a, b, cases[enc], cases[dec], data)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
     print(show(report))
     print(f"wrote {args.out}")
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from orchrm.rm import RewardModel
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "rm_ddp.json"
 PAIRS = Path(__file__).parent / "results" / "orchestration" / "mix_world_qa+chain_sum" / "pairs"
@@ -99,7 +100,7 @@ def main() -> None:
     }  # fmt: skip
     existing = json.loads(args.out.read_text()) if args.out.exists() else {}
     existing[result["pairs"]] = result  # one entry per pairs folder
-    args.out.write_text(json.dumps(existing, indent=2) + "\n")
+    args.out.write_text(json.dumps({**existing, "stamp": stamp()}, indent=2) + "\n")
     print(f"wrote {args.out}")
 
 

@@ -26,6 +26,7 @@ from orchrm.mas import AGENT_TYPES, AgentSettings, ExecutorConfig, Orchestrator,
 from orchrm.mas.plans import AgentSpec
 from orchrm.mas.rollout import agent_types_for
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "rollout.json"
 
@@ -33,7 +34,7 @@ RESULTS = Path(__file__).parent / "results" / "rollout.json"
 def save(report: dict) -> None:
     """Write what is measured so far (the benchmark is slow on a busy CPU; partial results still count)."""
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    RESULTS.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
 
 
 async def agent_costs(llm, n_questions: int, max_tokens: int, report: dict) -> tuple[dict, list[tuple[float, float]]]:

@@ -43,6 +43,7 @@ from orchrm.llm import DEFAULT_MODEL, LLM, LocalBackend, ServerConfig
 from orchrm.mas.rollout import RunConfig, arollout
 from orchrm.mas.traces import Trace, read_traces
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "rollout_speed.json"
 TASK = "mix:world_qa,chain_sum"
@@ -205,7 +206,7 @@ def main() -> None:
                 res["label"] = args.label or arm
                 runs.append(res)
                 print(json.dumps({k: v for k, v in res.items() if k != "ledger"}), flush=True)
-                out.write_text(json.dumps(summary(runs), indent=2) + "\n")
+                out.write_text(json.dumps({**summary(runs), "stamp": stamp()}, indent=2) + "\n")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

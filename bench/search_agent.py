@@ -30,6 +30,7 @@ from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.mas.rollout import RunConfig, replay
 from orchrm.mas.traces import RUN_FILE, TRACES_FILE, Trace, read_traces
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 HELDOUT = Path(__file__).parent / "results" / "tts" / "search_qa" / "bon" / "heldout"
 RESULTS = Path(__file__).parent / "results" / "search_agent.json"
@@ -112,7 +113,7 @@ def main() -> None:
     ap.add_argument("--model", default=DEFAULT_MODEL)
     args = ap.parse_args()
     result = asyncio.run(main_async(args))
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    RESULTS.write_text(json.dumps({**result, "stamp": stamp()}, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("plans", "baseline", "current", "current_minus_baseline", "wall_s")}, indent=2))
     print(f"wrote {RESULTS}")
 

@@ -25,6 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import clock
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 PORT = re.compile(r"--port (\d+)")
 PROMPT = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
@@ -128,7 +129,7 @@ def main() -> None:
         poll(args.out, args.every)
         return
     report = summarize(args.poll, args.logs, since_of(args.since), args.skip)
-    text = json.dumps(report, indent=1) + "\n"
+    text = json.dumps({**report, "stamp": stamp()}, indent=1) + "\n"
     if args.out:
         args.out.write_text(text)
     for srv in report["servers"]:

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import httpx
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "support"))
 
@@ -149,7 +150,7 @@ def main() -> None:
                        "held_open_closed_in_time": all(h["closed_after_s"] < args.read_timeout + 1 and h["status"].endswith("408")
                                                        for h in result["held_open"].values())}  # fmt: skip
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=2) + "\n")
+    OUT.write_text(json.dumps({**result, "stamp": stamp()}, indent=2) + "\n")
     print(json.dumps(result, indent=2))
 
 

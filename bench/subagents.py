@@ -29,6 +29,7 @@ from orchrm.mas.executor import ExecutorConfig, execute_plan
 from orchrm.mas.plans import parse_and_validate
 from orchrm.tasks import load_task
 from orchrm.tasks.scoring import normalize_text
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "subagents.json"
 
@@ -128,7 +129,7 @@ def main() -> None:
                   f"n={r['n']}  {r['tokens_per_question']:.0f} tok/q{hop}", flush=True)  # fmt: skip
             results.append(r)
             OUT.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(OUT, json.dumps({"model": args.model, "questions": n, "results": results}, indent=1) + "\n")
+            write_text_atomic(OUT, json.dumps({"model": args.model, "questions": n, "results": results, "stamp": stamp()}, indent=1) + "\n")
     print(f"wrote {OUT}")
 
 

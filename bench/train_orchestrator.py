@@ -66,6 +66,7 @@ from orchrm.mas.traces import Trace, read_traces
 from orchrm.rm.config import RMConfig
 from orchrm.rm.model import RewardModel
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 HERE = Path(__file__).parent
 TASK = "mix:world_qa,chain_sum"
@@ -311,7 +312,7 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
             diff = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
             out["paired"].append({"arm": one, "minus": other, "step": step, "questions": len(qs), "points": diff})
         out[f"{one}_minus_{other}"] = out["paired"][-1]["points"]  # at the last step both evaluated
-    (root / "results.json").write_text(json.dumps(out, indent=2) + "\n")
+    (root / "results.json").write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")
     return out
 
 

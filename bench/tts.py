@@ -30,6 +30,7 @@ from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, LoopEvent, arun_loop
 from orchrm.rm.config import RMConfig
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 ROOT = Path(__file__).parent / "results" / "tts"
 SUMMARY = Path(__file__).parent / "results" / "tts.json"
@@ -89,7 +90,7 @@ def summarize() -> dict:
             "tokens_per_question": {m: v["tokens"] for m, v in r["methods"].items()},
             "marks": r["marks"], "adaptive_sweep": r["adaptive_sweep"],
         }  # fmt: skip
-    SUMMARY.write_text(json.dumps(out, indent=2) + "\n")
+    SUMMARY.write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")
     TABLES.write_text(markdown())
     return out
 

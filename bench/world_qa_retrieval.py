@@ -25,6 +25,7 @@ from pathlib import Path
 from statistics import fmean
 
 from orchrm.tasks.world_qa import KINDS, WorldQATask
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "world_qa_retrieval.json"
 K = 2
@@ -71,7 +72,7 @@ def main() -> None:
         "command": "python bench/world_qa_retrieval.py" + (f" --questions {args.questions}" if args.questions != 245 else ""),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
+    RESULTS.write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")
     cols = ["questions", "docs_needed", "named@2", "needed@2", "all_needed@2", "question@2"]
     print(f"{'kind':<11}" + "".join(f"{c:>14}" for c in cols))
     for kind, row in by_kind.items():
