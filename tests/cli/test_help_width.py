@@ -19,8 +19,8 @@ def commands():
     for verb in VERBS:
         command = load_verb(verb)
         yield [verb.name], command
-        if isinstance(command, click.Group):
-            yield from (([verb.name, name], sub) for name, sub in command.commands.items())
+        subcommands = getattr(command, "commands", {})  # a typer group (typer's own click, not click.Group)
+        yield from (([verb.name, name], sub) for name, sub in subcommands.items())
 
 
 def names(command: click.Command) -> list[str]:

@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 
 from ..errors import OrchrmError
 from ..version import __version__
-from .panels import PanelCommand
+from .panels import PanelCommand, with_config
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def load_verb(verb: Verb) -> click.Command:
         command: click.Command = typer.main.get_group(target)
     else:
         single = typer.Typer(add_completion=False)  # completion is the top level's to offer (it does not)
-        single.command(verb.name, cls=PanelCommand)(target)
+        single.command(verb.name, cls=PanelCommand)(with_config(target))
         command = typer.main.get_command(single)
     command.name = verb.name
     return command
