@@ -9,7 +9,8 @@ fit `prior`, `kind-prior` and `router`) — rebuilds the same cases, and recompu
 plans: rm, random, shortest, prior, kind-prior, router, shape-mean, majority, judge, oracle. It prints their
 accuracies, rm's paired difference to each and to the best content-blind selector (bootstrap 95% intervals
 over questions; the best is chosen on the same questions, which flatters it), how many held-out plans the
-router scored by the shape prior because it never saw their shape, and the within-question AUCs; it checks
+router scored by the shape prior because it never saw their shape, the within-question AUCs and the content
+measures among plans of one shape (`orchrm.bon.content`: headroom, same-shape pairs, each score's AUC on them); it checks
 that rm, random, majority and oracle reproduce the committed results exactly, and writes
 bench/results/baselines_replay.json.
 
@@ -33,6 +34,7 @@ from orchrm.mas.run_folder import run_questions, run_traces
 from orchrm.mas.traces import Trace, read_traces
 from orchrm.tasks import load_task
 from regrade import regrade
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 ROOTS = (Path(__file__).parent / "results" / "tts", Path(__file__).parent / "results" / "orchestration")
 OUT = Path(__file__).parent / "results" / "baselines_replay.json"
@@ -98,7 +100,7 @@ def replay(folder: Path) -> dict[str, Any]:
         "router_fallbacks": results["router_fallbacks"], "baselines": results.get("baselines"),
         "valid_plans": valid,
         "gap_closed_random_to_oracle": results["marks"]["gap_closed_random_to_oracle"],
-        "auc": results["auc"], "per_kind": results["per_kind"], "notes": results["notes"],
+        "auc": results["auc"], "content": results["content"], "per_kind": results["per_kind"], "notes": results["notes"],
         "regraded": regraded(config, held, train, rows, judgments),
     }  # fmt: skip
 
@@ -122,6 +124,11 @@ def show(r: dict[str, Any]) -> str:
                  "saw (scored by the shape prior)")
     for m, a in r["auc"].items():
         lines.append(f"within-question AUC, {m:<9} {iv(a, 1.0, 3)}  ({a['n_questions']} questions with mixed outcomes)")
+    c = r["content"]
+    lines.append(f"content headroom {iv(c['headroom'])} points; same-shape pairs {c['same_shape_pairs']}, "
+                 f"{c['clean_pairs']} without example copies on {c['questions_with_clean_pairs']} questions")
+    for m, a in c["auc"].items():
+        lines.append(f"same-shape AUC, {m:<9} {iv(a, 1.0, 3)}  ({a['n_pairs']} clean pairs, {a['n_questions']} questions)")
     g = r["regraded"]
     lines.append(f"regraded by today's scorers: held-out plans flipped {g['heldout_plans_flipped'] or 'none'}, "
                  f"training plans flipped {g['train_plans_flipped'] or 'none'}; e.g. {'; '.join(g['examples'][:2]) or '-'}")
@@ -139,7 +146,7 @@ def main() -> None:
         r = replay(folder)
         out["tasks"][r["task"]] = r
         print(show(r) + "\n", flush=True)
-    OUT.write_text(json.dumps(out, indent=2) + "\n")
+    OUT.write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")
     print(f"wrote {OUT}")
 
 

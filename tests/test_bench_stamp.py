@@ -8,8 +8,6 @@ BENCH = Path(__file__).parent.parent / "bench"
 #: Bench scripts that write under bench/results/ without a stamp yet, and why.
 NOT_YET = {
     "orchestration.py": "its results.json is orchrm's own best-of-N output (bon/results.json), not the bench's",
-    "baselines_replay.py": "edited by another session when the stamps went in",
-    "content_rm.py": "added by another session when the stamps went in",
 }
 
 

@@ -1,0 +1,209 @@
+"""Does an RM learn to read plans from counterfactual pairs? Arms of pair sources, RM seeds, one held-out set.
+
+    python bench/content_rm.py                                   # arms base and counterfactual, RM seeds 0 1
+    python bench/content_rm.py --arms base --seeds 0             # one arm, one seed
+    python bench/content_rm.py --tables-only                     # print what is committed
+
+Reads the committed orchestration run (bench/results/orchestration/<task>/: its training traces, the held-out
+traces at N = 8) and, for the `counterfactual` arm, the edits of its training plans collected by
+
+    orchrm counterfactual --run bench/results/orchestration/mix_world_qa+chain_sum/train \\
+        --out bench/results/content_rm/counterfactual --edits-per-plan 1
+
+For each arm (`base`: the loop's own pair sources; `counterfactual`: the same plus the edits' pairs) and each
+RM seed it builds the pairs, trains the run's RM (its loop.json settings, that seed), scores every held-out
+plan, and evaluates every selector on the same plans as best-of-N does: accuracy of rm and of each content-blind
+selector (`prior`, `kind-prior`, `router`, `shortest`, fitted on the same training traces), rm − best
+content-blind and rm − shape-mean (paired, bootstrap over questions), and the content measures
+(`orchrm.bon.content`: headroom, same-shape pairs, rm's same-shape AUC on pairs where neither plan copies the
+prompt's examples). Across seeds, rm's correctness per question is averaged before the bootstrap, so the RM seed
+is inside the interval. Each (arm, seed) is written to bench/results/content_rm.json as it finishes; a rerun
+skips what is there. The RMs are saved under bench/results/content_rm/rm/ (not committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from orchrm.atomic import write_text_atomic
+from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results
+from orchrm.bon.run import score_plans
+from orchrm.bon.selection import METHODS, Context
+from orchrm.bon.stats import Bootstrap
+from orchrm.loop import LoopConfig
+from orchrm.mas.run_folder import first_plans, run_questions, run_traces
+from orchrm.mas.traces import read_traces
+from orchrm.pairs.builder import PairConfig, build_pairs
+from orchrm.pairs.render import render_plan, render_question
+from orchrm.pairs.counterfactual import load_counterfactual
+from orchrm.rm.encoding import kept_plan_chars
+from orchrm.rm.model import RewardModel
+from orchrm.rm.train import train_reward_model
+from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
+
+HERE = Path(__file__).parent
+RUN = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"
+CF = HERE / "results" / "content_rm" / "counterfactual"
+OUT = HERE / "results" / "content_rm.json"
+RMS = HERE / "results" / "content_rm" / "rm"
+BLIND = ("shortest", "prior", "kind-prior", "router")
+
+
+def load_run(run: Path) -> tuple[LoopConfig, list, dict, list[str]]:
+    config = LoopConfig.model_validate_json((run / "loop.json").read_text())
+    task = load_task(config.task)
+    train_ids = [q.id for q in run_questions(task, config.train_questions, "train", config.seed)]
+    train = run_traces(read_traces(run / "train" / "traces.jsonl"), train_ids, config.n)
+    held_ids = [q.id for q in run_questions(task, config.test_questions, "test", config.seed)]
+    grouped = first_plans(read_traces(run / "bon" / "heldout" / "traces.jsonl"), held_ids, config.n)
+    return config, train, {q: ts for q, ts in grouped.items() if ts}, held_ids
+
+
+def one(arm: str, seed: int, cf_dir: Path) -> dict[str, Any]:
+    config, train, grouped, held_ids = load_run(RUN)
+    edits = load_counterfactual(cf_dir) if arm == "counterfactual" else ()
+    sources = PairConfig().sources if arm == "counterfactual" else tuple(s for s in PairConfig().sources if s != "counterfactual")
+    pairs = build_pairs(train, PairConfig(seed=config.seed, sources=sources), counterfactual=edits)
+    rm_config = config.rm.model_copy(update={"seed": seed})
+    start = time.perf_counter()
+    result = train_reward_model(pairs.train, pairs.val, rm_config, pair_stats=json.loads(pairs.stats.model_dump_json()), progress=False)
+    train_s = time.perf_counter() - start
+    folder = RMS / f"{arm}-{seed}"
+    result.model.save(folder)
+    rm = RewardModel.load(folder)
+    rewards, rm_s, rm_tokens = score_plans(rm, grouped)
+    blind = ContentBlind.fit(train, strength=config.bon.prior_strength, exclude=held_ids)
+    cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
+    results = compute_results(cases, config.bon, [], meta=RunInfo(task=config.task)).dump()
+    per_source = {s: c["train"] + c["val"] for s, c in json.loads(pairs.stats.model_dump_json())["per_source"].items()}
+    return {
+        "arm": arm, "seed": seed, "pairs": per_source, "train_pairs": len(pairs.train), "train_s": round(train_s, 1),
+        "counterfactual_stats": json.loads(pairs.stats.model_dump_json()).get("counterfactual"),
+        "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
+        "rm_minus": {k[9:]: v for k, v in results["marks"].items() if k.startswith("rm_minus_")},
+        "best_content_blind": results["marks"].get("best_content_blind"),
+        "content": results["content"], "auc": results["auc"],
+        "rm_correct": [_pick(case, "rm") for case in cases],
+        "blind_correct": {m: [_pick(case, m) for case in cases] for m in BLIND},
+        "questions": len(cases), "truncation": truncation(rm, grouped), "stamp": stamp(),
+    }  # fmt: skip
+
+
+def truncation(rm: RewardModel, grouped: dict) -> dict[str, Any]:
+    """Held-out valid plans the RM reads cut at its max length: any cut, a cut reference, a cut final agent."""
+    decoder = rm.card.backbone_kind == "decoder"
+    plans = cut = refs = final = 0
+    for ts in grouped.values():
+        prompt = render_question(ts[0].question)
+        for t in ts:
+            if not t.valid or t.plan is None:
+                continue
+            text = render_plan(t.plan)
+            kept = kept_plan_chars(rm.tokenizer, prompt, text, rm.card.max_length, decoder=decoder)
+            plans += 1
+            if kept < len(text):
+                cut += 1
+                refs += "${" in text[kept:]
+                final += any(_line_end(text, f"\n- {s} [") > kept for s in t.plan.sinks())
+    return {"max_length": rm.card.max_length, "plans": plans, "cut": cut, "cut_reference": refs, "cut_final_agent": final}
+
+
+def _line_end(text: str, head: str) -> int:
+    """Where the line that starts with `head` ends (-1 when there is none)."""
+    start = text.find(head)
+    if start < 0:
+        return -1
+    end = text.find("\n", start + 1)
+    return len(text) if end < 0 else end
+
+
+def _pick(case: Any, method: str) -> float:
+    return METHODS[method].run(case, Context()).correct
+
+
+def pooled(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
+    """rm over seeds (per-question mean) against each content-blind selector, paired over questions."""
+    runs = [r for r in rows if r["arm"] == arm]
+    if not runs:
+        return None
+    n = runs[0]["questions"]
+    rm = [statistics.fmean(r["rm_correct"][i] for r in runs) for i in range(n)]
+    boot = Bootstrap(n, 2000, 0)
+    blind = {m: runs[0]["blind_correct"][m] for m in BLIND}
+    best = max(blind, key=lambda m: statistics.fmean(blind[m]))
+    return {
+        "seeds": [r["seed"] for r in runs],
+        "rm": boot.mean(rm).model_dump(),
+        "best_content_blind": best,
+        "rm_minus_best_content_blind": boot.diff(rm, blind[best]).model_dump(),
+        "rm_minus_shape_mean": [r["rm_minus"].get("shape-mean") for r in runs],
+        "same_shape_auc_rm": [r["content"]["auc"]["rm"] for r in runs],
+        "headroom": runs[0]["content"]["headroom"],
+        "clean_pairs": runs[0]["content"]["clean_pairs"],
+    }
+
+
+def read() -> dict[str, Any]:
+    return json.loads(OUT.read_text()) if OUT.exists() else {"run": str(RUN.relative_to(HERE.parent)), "rows": []}
+
+
+def show(data: dict[str, Any]) -> str:
+    lines = []
+    for r in data["rows"]:
+        auc = r["content"]["auc"]["rm"]
+        lines.append(
+            f"{r['arm']:<15} seed {r['seed']}: pairs {r['pairs']} (train {r['train_pairs']}, {r['train_s']:.0f} s); "
+            f"rm {100 * r['accuracy']['rm']['value']:.1f}; best content-blind {r['best_content_blind']} "
+            f"{100 * r['accuracy'][r['best_content_blind']]['value']:.1f}; rm − it {_iv(r['rm_minus']['best_content_blind'])}; "
+            f"rm − shape-mean {_iv(r['rm_minus']['shape-mean'])}; same-shape AUC {auc['value']:.3f} "
+            f"[{auc['low']:.3f}, {auc['high']:.3f}] on {auc['n_pairs']} pairs"
+        )
+    for r in data["rows"][:1]:
+        if "truncation" in r:
+            t = r["truncation"]
+            lines.append(f"truncation at {t['max_length']} tokens: {t['cut']} of {t['plans']} held-out valid plans cut; "
+                         f"{t['cut_reference']} lose a reference, {t['cut_final_agent']} their final agent's input")  # fmt: skip
+    for arm, p in data.get("pooled", {}).items():
+        if p:
+            lines.append(f"{arm} pooled over seeds {p['seeds']}: rm {_iv(p['rm'])}; rm − {p['best_content_blind']} "
+                         f"{_iv(p['rm_minus_best_content_blind'])}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def _iv(d: dict[str, float]) -> str:
+    return f"{100 * d['value']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}]"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--arms", default="base,counterfactual")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--counterfactual", type=Path, default=CF)
+    ap.add_argument("--tables-only", action="store_true")
+    args = ap.parse_args()
+    data = read()
+    if not args.tables_only:
+        for arm in args.arms.split(","):
+            for seed in args.seeds:
+                if any(r["arm"] == arm and r["seed"] == seed for r in data["rows"]):
+                    continue
+                data["rows"].append(one(arm, seed, args.counterfactual))
+                data["pooled"] = {a: pooled(data["rows"], a) for a in ("base", "counterfactual")}
+                write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
+                print(show({"rows": data["rows"][-1:]}), flush=True)
+        for row in data["rows"]:  # rows measured before truncation was: from their saved RM
+            folder = RMS / f"{row['arm']}-{row['seed']}"
+            if "truncation" not in row and folder.exists():
+                row["truncation"] = truncation(RewardModel.load(folder), load_run(RUN)[2])
+                write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
+    print(show(data))
+
+
+if __name__ == "__main__":
+    main()
