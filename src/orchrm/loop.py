@@ -24,8 +24,6 @@ from .atomic import recover, write_text_atomic
 from .errors import OutdatedModel
 from .llm import LLM, ensure_reachable
 from .mas.rollout import Progress, RunConfig, agent_fields, arollout
-from .mas.run_folder import run_questions, run_traces
-from .mas.traces import TRACES_FILE, read_traces
 from .pairs.builder import PairConfig, PairStats, build_pairs
 from .pairs.rows import write_pairs_dir
 from .rm.config import RMConfig
@@ -134,16 +132,13 @@ async def arun_loop(
     def run_config(split: str) -> RunConfig:
         return config.run_config(split, llm.backend.model_id, **agent_fields(llm, agent_llm))
 
-    train = run_config("train")
-    await arollout(
-        task, llm, out / TRAIN_DIR, train, agent_llm=agent_llm, parallel_questions=config.parallel_questions,
-        on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
+    rollout = await arollout(
+        task, llm, out / TRAIN_DIR, run_config("train"), agent_llm=agent_llm,
+        parallel_questions=config.parallel_questions, on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
     )  # fmt: skip
 
     emit(LoopEvent("pairs"))
-    wanted = [q.id for q in run_questions(task, train.n_questions, train.split, train.seed)]
-    traces = run_traces(read_traces(out / TRAIN_DIR / TRACES_FILE), wanted, train.n_plans)
-    pairs = build_pairs(traces, PairConfig(seed=config.seed))
+    pairs = build_pairs(rollout.traces(), PairConfig(seed=config.seed))
     write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
 
     rm_dir = out / RM_DIR
@@ -159,7 +154,7 @@ async def arun_loop(
     bon = await abon(
         task, llm, rm, bon_dir, run_config("test"), config.bon, agent_llm=agent_llm,
         parallel_questions=config.parallel_questions, on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
-        prior_traces=out / TRAIN_DIR / TRACES_FILE,
+        prior_traces=rollout.traces_path,
     )  # fmt: skip
     emit(LoopEvent("report"))
     reports = write_reports(bon.results, bon_dir)

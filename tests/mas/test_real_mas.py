@@ -23,7 +23,7 @@ def test_smollm_rollout_records_every_plan(tmp_path):
     config = RunConfig(task="search_qa", n_questions=1, n_plans=2, plan_max_tokens=96, agent_max_tokens=48, temperature=1.0)
     llm = LLM(LocalBackend("smollm2-135m", server=ServerConfig(parallel=2, ctx_per_slot=2048)))
     try:
-        progress = asyncio.run(arollout(task, llm, tmp_path / "run", config))
+        progress = asyncio.run(arollout(task, llm, tmp_path / "run", config)).progress
     finally:
         llm.close()
     traces = read_traces(tmp_path / "run" / "traces.jsonl")

@@ -23,7 +23,7 @@ def test_rollout_writes_one_trace_per_question_and_plan(tmp_path):
     llm = scripted_llm(replies())
     out = tmp_path / "run"
     seen = []
-    progress = asyncio.run(arollout(task, llm, out, run_config(), on_progress=lambda p: seen.append(p.plans_done)))
+    progress = asyncio.run(arollout(task, llm, out, run_config(), on_progress=lambda p: seen.append(p.plans_done))).progress
     traces = read_traces(out / "traces.jsonl")
     assert Counter(t.key for t in traces) == Counter({(q.id, i): 1 for q in task.questions(3) for i in range(2)})
     assert progress.plans_done == 6 and progress.plans_valid == 3 and progress.questions_done == 3
@@ -58,11 +58,23 @@ def test_resume_skips_done_pairs_and_discards_a_torn_line(tmp_path):
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:2]) + lines[2][: len(lines[2]) // 2])  # killed mid-write
     llm = scripted_llm(replies())
-    progress = asyncio.run(arollout(task, llm, out, run_config(n_questions=3)))  # and grow the run
+    progress = asyncio.run(arollout(task, llm, out, run_config(n_questions=3))).progress  # and grow the run
     traces = read_traces(path)
     assert Counter(t.key for t in traces).most_common(1)[0][1] == 1
     assert len(traces) == 6 and progress.resumed == 2
     assert path.read_bytes().endswith(b"\n")
+
+
+def test_rollout_returns_what_it_wrote_and_reads_back_only_its_own_questions(tmp_path):
+    task = make_task(tmp_path)
+    out = tmp_path / "run"
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(execute="none", n_questions=3)))
+    smaller = asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(execute="none", n_questions=2)))
+    assert smaller.traces_path == out / "traces.jsonl" and smaller.question_ids == [q.id for q in task.questions(2)]
+    assert smaller.progress.resumed == 4 and len(read_traces(smaller.traces_path)) == 6
+    assert {t.question_id for t in smaller.traces()} == set(smaller.question_ids) and len(smaller.traces()) == 4
+    grouped = smaller.first_plans(1)
+    assert list(grouped) == smaller.question_ids and all([t.plan_index for t in p] == [0] for p in grouped.values())
 
 
 def test_resume_refuses_other_settings(tmp_path):

@@ -18,8 +18,8 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..llm import LLM
 from ..mas.rollout import Progress, RunConfig, arollout
-from ..mas.run_folder import first_plans, run_questions
-from ..mas.traces import TRACES_FILE, Trace, read_traces
+from ..mas.run_folder import run_questions
+from ..mas.traces import Trace
 from ..rm.model import RewardModel, rm_warnings
 from ..tasks.base import Task
 from .cases import build_cases
@@ -126,9 +126,9 @@ async def abon(
         state.rollout = p
         report(state)
 
-    await arollout(task, llm, heldout, run_config, agent_llm=agent_llm, parallel_questions=parallel_questions,
-                   on_progress=rollout_progress)  # fmt: skip
-    grouped = first_plans(read_traces(heldout / TRACES_FILE), [q.id for q in questions], config.n)
+    rollout = await arollout(task, llm, heldout, run_config, agent_llm=agent_llm, parallel_questions=parallel_questions,
+                             on_progress=rollout_progress)  # fmt: skip
+    grouped = rollout.first_plans(config.n)
     short = {q: len(p) for q, p in grouped.items() if len(p) < config.n}
     if short:
         raise ConfigError(f"{len(short)} held-out questions have fewer than N={config.n} plans in {heldout}")

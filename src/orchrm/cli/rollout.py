@@ -115,7 +115,7 @@ def rollout(
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
             result = asyncio.run(arollout(the_task, llm, out, config, agent_llm=agent_llm, parallel_questions=parallel_questions,
                                           on_progress=lambda p: _report(progress, p)))  # fmt: skip
-    _print_summary(out, result, as_json)
+    _print_summary(out, result.progress, as_json)
 
 
 def _report(progress: Reporter, p: Counters) -> None:

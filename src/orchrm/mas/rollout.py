@@ -24,7 +24,7 @@ from .agents import AgentSettings
 from .executor import ExecutorConfig, execute_plan
 from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
 from .plans import AGENT_TYPES
-from .run_folder import first_plans, rollout_differences, run_questions, settle_run_file
+from .run_folder import first_plans, rollout_differences, run_questions, run_traces, settle_run_file
 from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
 
 #: 3: a question's plans are sampled in one request, seeds base + i with base hashed from the question;
@@ -121,6 +121,30 @@ class Progress:
         self.tokens += sum(t.total_tokens for t in trace.tokens.values())
 
 
+@dataclass
+class RolloutResult:
+    """What a rollout wrote: the settings it went on with (an older run's version kept), its questions in the
+    order it ran them, the traces file and the final counters. `traces` and `first_plans` read the file back
+    by the run folder's one rule (`run_traces`), so a caller never derives the questions again."""
+
+    config: RunConfig
+    questions: list[Question]
+    traces_path: Path
+    progress: Progress
+
+    @property
+    def question_ids(self) -> list[str]:
+        return [q.id for q in self.questions]
+
+    def traces(self) -> list[Trace]:
+        """The run's traces as the file holds them, in file order: its questions' first N plans."""
+        return run_traces(read_traces(self.traces_path), self.question_ids, self.config.n_plans)
+
+    def first_plans(self, n: int | None = None) -> dict[str, list[Trace]]:
+        """The run's traces by question, each question's first `n` plans (default the run's N) in index order."""
+        return first_plans(read_traces(self.traces_path), self.question_ids, self.config.n_plans if n is None else n)
+
+
 def agent_types_for(task: Task) -> tuple[str, ...]:
     """`search` is offered only for tasks that have a corpus."""
     return AGENT_TYPES if task.corpus is not None else tuple(t for t in AGENT_TYPES if t != "search")
@@ -168,8 +192,9 @@ async def arollout(
     agent_llm: LLM | None = None,
     parallel_questions: int = 2,
     on_progress: Callable[[Progress], None] | None = None,
-) -> Progress:
-    """Sample and execute the missing (question, plan) pairs of a run; returns the final counters.
+) -> RolloutResult:
+    """Sample and execute the missing (question, plan) pairs of a run; returns what it wrote (`RolloutResult`:
+    the questions, the traces file, the final counters).
 
     `llm` writes the plans; `agent_llm` (default: `llm`) runs the sub-agents. Both are checked to answer
     before the run folder is touched, so an unreachable model is one error and nothing written.
@@ -209,7 +234,7 @@ async def arollout(
                 on_progress(progress)
 
         await asyncio.gather(*(one_question(q) for q in questions))
-    return progress
+    return RolloutResult(config, questions, traces_path, progress)
 
 
 async def _sample_and_run(
