@@ -29,6 +29,7 @@ def test_bon_prints_the_comparison_and_writes_the_report(fake, tmp_path, rm_dir,
     out = capsys.readouterr().out
     assert "best-of-N on 2 held-out" in out and "rm-adaptive" in out and "oracle" in out
     assert "trained on synthetic" in out  # the RM's card names another task
+    assert "content headroom" in out and "same-shape AUC of rm" in out  # does content decide, is it read
     assert (tmp_path / "bon" / "report.html").exists() and (tmp_path / "bon" / "accuracy_vs_n.png").exists()
     results = json.loads((tmp_path / "bon" / "results.json").read_text())
     assert results["questions"] == 2 and "judge" not in results["methods"]

@@ -42,7 +42,7 @@ from .options import (
     Temperature,
 )
 from ..bon.config import BonConfig
-from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, mark_rows, method_rows, write_reports
+from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, content_lines, mark_rows, method_rows, write_reports
 from ..bon.results import RESULTS_FILE, BonResults
 from ..bon.run import BonProgress, BonResult, abon
 from ..mas.rollout import RunConfig, agent_fields
@@ -70,7 +70,11 @@ def results_tables(results: BonResults) -> list[Table]:
         auc.add_column(col, justify="left" if col == AUC_HEADER[0] else "right")
     for row in auc_rows(results):
         auc.add_row(*row)
-    return [table, marks, auc]
+    content = Table(title="plan content: does it decide, is it read (among plans of one shape)", title_justify="left", show_header=False)
+    content.add_column("measure")
+    for line in content_lines(results):
+        content.add_row(line)
+    return [table, marks, auc, *([content] if results.content is not None else [])]
 
 
 def report_bon(progress: Reporter, p: BonProgress, label: str = "held-out") -> None:
