@@ -1,11 +1,10 @@
-"""Evidence and the Skill-RM evaluator: rule verifiers, reward-evaluation skills, one agent loop, a sandbox,
-and aggregation in explicit code."""
+"""Evidence and the Skill-RM evaluator: rule verifiers, reward-evaluation skills, one agent loop (its Python
+runs in `orchrm.sandbox`), and aggregation in explicit code."""
 
 from .agent import AgentConfig, AgentOutcome, EvaluatorAgent, JudgeTask
 from .aggregate import Aggregate, Evidence, aggregate, best_index, combine_orders
 from .evaluator import EvaluatorConfig, Judgment, SkillEvaluator
 from .flat import flat_pairwise
-from .sandbox import SandboxLimits, SandboxResult, arun_python, run_python
 from .trajectory import trajectory_response
 from .skills import SHIPPED_DIR, Resource, Skill, SkillError, load_skill, load_skills
 from .verifiers import BUILTIN, CheckerReport, VerifierResult, check_the_checker, run_verifier
@@ -23,21 +22,17 @@ __all__ = [
     "JudgeTask",
     "Judgment",
     "Resource",
-    "SandboxLimits",
-    "SandboxResult",
     "Skill",
     "SkillError",
     "SkillEvaluator",
     "VerifierResult",
     "aggregate",
-    "arun_python",
     "best_index",
     "check_the_checker",
     "combine_orders",
     "flat_pairwise",
     "load_skill",
     "load_skills",
-    "run_python",
     "run_verifier",
     "trajectory_response",
 ]

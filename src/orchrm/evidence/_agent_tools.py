@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..llm import Completion, TokenCount
+from ..sandbox import arun_python
 from ._usage import count_completions
 from .aggregate import Evidence
 from .execute import as_evidence, run_resource
-from .sandbox import arun_python
 from .skills import Resource, Skill
 
 if TYPE_CHECKING:

@@ -20,11 +20,11 @@ from typing import Any, Literal
 
 from ..errors import LLMError, SchemaViolation
 from ..llm import LLM, Message, TokenCount
+from ..sandbox import SandboxLimits
 from ._agent_protocols import PROTOCOLS, Action, invalid_action
 from ._agent_tools import ACTIONS, AgentRun, action_object, action_schema, act
 from ._usage import count_violation
 from .aggregate import Evidence
-from .sandbox import SandboxLimits
 from .skills import Skill
 
 _PROMPTS = Path(__file__).with_name("prompts")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
 from ..llm import LLM, TokenCount
+from ..sandbox import SandboxLimits
 from ._usage import judgment_fields, summed
 from .agent import AgentConfig, AgentOutcome, EvaluatorAgent, JudgeTask
 from .aggregate import (
@@ -34,7 +35,6 @@ from .aggregate import (
     verdict_of,
 )
 from .execute import as_evidence, run_resource
-from .sandbox import SandboxLimits
 from .skills import Skill, load_skills
 
 

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from .. import safejson
+from ..sandbox import SandboxLimits, run_python
 from .aggregate import Evidence
-from .sandbox import SandboxLimits, run_python
 from .skills import Resource, Skill
 from .verifiers import VerifierResult, run_verifier
 

@@ -1,6 +1,6 @@
 """`python`: program of thought. The agent writes a program, the sandbox runs it, its printed result is the answer.
 
-The program runs in `evidence.sandbox` (its own namespaces, no network, CPU, memory and output limits), so a
+The program runs in `orchrm.sandbox` (its own namespaces, no network, CPU, memory and output limits), so a
 model-written loop, flood or socket ends as a recorded outcome, never as a hang or a side effect. A program
 that fails or prints nothing is shown what happened and may try again (`attempts`); when no attempt prints a
 result the agent fails with the last outcome, so a plan never takes a silent answer from a broken program.
@@ -12,13 +12,13 @@ import re
 from typing import Any
 
 from ...errors import OrchrmError
-from ...evidence.sandbox import SandboxLimits, arun_python
 from ...llm import Message
+from ...sandbox import SandboxLimits, arun_python
 from ..plans import IntOption
 from .base import Agent, AgentResult, AgentRun, context_block, prompt, render
 
 _CODE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
-#: Arithmetic over a few numbers needs milliseconds: limits far below the evidence sandbox's defaults.
+#: Arithmetic over a few numbers needs milliseconds: limits far below the sandbox's defaults.
 LIMITS = SandboxLimits(cpu_s=2, wall_s=5.0, memory_bytes=256 * 2**20, output_bytes=8 * 2**10, processes=4)
 MAX_ANSWER_CHARS = 200
 

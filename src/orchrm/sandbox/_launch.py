@@ -1,6 +1,6 @@
 """Run untrusted Python (model-written code evidence, skill verifier scripts) in a separate, confined process.
 
-The caller's side: write the script into a fresh scratch directory, start `_sandbox_runner.py` (which sets
+The caller's side: write the script into a fresh scratch directory, start `_runner.py` (which sets
 up namespaces, a minimal root, an unprivileged uid and rlimits, then execs the script), enforce a
 wall-clock limit, and classify how the run ended. A hostile script — infinite loop, fork bomb, memory
 bomb, oversized file, reading files outside its scratch directory, opening a socket — ends as a `SandboxResult` with an
@@ -33,7 +33,7 @@ Outcome = Literal[
 ]
 LAYERS = ("pid", "net", "fs", "uid", "rlimits")
 
-_RUNNER = Path(__file__).with_name("_sandbox_runner.py")
+_RUNNER = Path(__file__).with_name("_runner.py")
 _SANDBOX_UIDS = (200_000, 260_000)  # a uid of its own per run, so RLIMIT_NPROC counts only the sandbox
 
 
@@ -146,7 +146,7 @@ def _prepare(work: Path, code: str, files: dict[str, str]) -> tuple[Path, int | 
 
 
 def _spec(script: Path, work: Path, isolation: tuple[str, ...], uid: int | None, limits: SandboxLimits) -> dict[str, Any]:
-    """What `_sandbox_runner.py` is told to set up (uid and gid are the same number)."""
+    """What `_runner.py` is told to set up (uid and gid are the same number)."""
     return {
         "python": os.path.realpath(sys.executable),
         "script": str(script),

@@ -1,4 +1,4 @@
-"""The child side of the sandbox: run as `python -I -S _sandbox_runner.py SPEC_JSON STATUS_FD`.
+"""The child side of the sandbox: run as `python -I -S _runner.py SPEC_JSON STATUS_FD`.
 
 Stdlib only, and never imported by orchrm itself. It is a fresh single-threaded process, so it can
 unshare namespaces, build a minimal root, drop privileges and set resource limits before it runs the

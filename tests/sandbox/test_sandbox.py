@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from orchrm.evidence.sandbox import LAYERS, SandboxLimits, run_python
+from orchrm.sandbox import LAYERS, SandboxLimits, run_python
 
 FAST = SandboxLimits(cpu_s=1, wall_s=4, memory_bytes=256 * 2**20, output_bytes=8192, processes=8)
 
