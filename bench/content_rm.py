@@ -66,30 +66,37 @@ def load_run(run: Path) -> tuple[LoopConfig, list, dict, list[str]]:
 
 
 def one(arm: str, seed: int, cf_dir: Path) -> dict[str, Any]:
-    config, train, grouped, held_ids = load_run(RUN)
+    """Build the arm's pairs, train its RM with this seed (saved under RMS), and measure it."""
+    config, train, _, _ = load_run(RUN)
     edits = load_counterfactual(cf_dir) if arm == "counterfactual" else ()
     sources = PairConfig().sources if arm == "counterfactual" else tuple(s for s in PairConfig().sources if s != "counterfactual")
     pairs = build_pairs(train, PairConfig(seed=config.seed, sources=sources), counterfactual=edits)
-    rm_config = config.rm.model_copy(update={"seed": seed})
+    stats = json.loads(pairs.stats.model_dump_json())
     start = time.perf_counter()
-    result = train_reward_model(pairs.train, pairs.val, rm_config, pair_stats=json.loads(pairs.stats.model_dump_json()), progress=False)
+    result = train_reward_model(pairs.train, pairs.val, config.rm.model_copy(update={"seed": seed}), pair_stats=stats, progress=False)
     train_s = time.perf_counter() - start
-    folder = RMS / f"{arm}-{seed}"
-    result.model.save(folder)
-    rm = RewardModel.load(folder)
+    result.model.save(RMS / f"{arm}-{seed}")
+    row = {
+        "arm": arm, "seed": seed, "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
+        "train_pairs": len(pairs.train), "train_s": round(train_s, 1), "edits": stats.get("edits"),
+    }  # fmt: skip
+    return row | measure(RewardModel.load(RMS / f"{arm}-{seed}"))
+
+
+def measure(rm: RewardModel) -> dict[str, Any]:
+    """Every selector on the held-out plans with this RM's rewards; the content measures; truncation."""
+    config, train, grouped, held_ids = load_run(RUN)
     rewards, rm_s, rm_tokens = score_plans(rm, grouped)
     blind = ContentBlind.fit(train, strength=config.bon.prior_strength, exclude=held_ids)
     cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
     results = compute_results(cases, config.bon, [], meta=RunInfo(task=config.task)).dump()
-    per_source = {s: c["train"] + c["val"] for s, c in json.loads(pairs.stats.model_dump_json())["per_source"].items()}
     return {
-        "arm": arm, "seed": seed, "pairs": per_source, "train_pairs": len(pairs.train), "train_s": round(train_s, 1),
-        "counterfactual_stats": json.loads(pairs.stats.model_dump_json()).get("counterfactual"),
         "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
         "rm_minus": {k[9:]: v for k, v in results["marks"].items() if k.startswith("rm_minus_")},
         "best_content_blind": results["marks"].get("best_content_blind"),
         "content": results["content"], "auc": results["auc"],
         "rm_correct": [_pick(case, "rm") for case in cases],
+        "shape_mean_correct": [_pick(case, "shape-mean") for case in cases],
         "blind_correct": {m: [_pick(case, m) for case in cases] for m in BLIND},
         "questions": len(cases), "truncation": truncation(rm, grouped), "stamp": stamp(),
     }  # fmt: skip
@@ -133,7 +140,7 @@ def pooled(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
     if not runs:
         return None
     n = runs[0]["questions"]
-    rm = [statistics.fmean(r["rm_correct"][i] for r in runs) for i in range(n)]
+    rm = _mean_over(runs, "rm_correct", n)
     boot = Bootstrap(n, 2000, 0)
     blind = {m: runs[0]["blind_correct"][m] for m in BLIND}
     best = max(blind, key=lambda m: statistics.fmean(blind[m]))
@@ -142,11 +149,16 @@ def pooled(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
         "rm": boot.mean(rm).model_dump(),
         "best_content_blind": best,
         "rm_minus_best_content_blind": boot.diff(rm, blind[best]).model_dump(),
-        "rm_minus_shape_mean": [r["rm_minus"].get("shape-mean") for r in runs],
+        "rm_minus_shape_mean": boot.diff(rm, _mean_over(runs, "shape_mean_correct", n)).model_dump()
+        if all("shape_mean_correct" in r for r in runs) else None,
         "same_shape_auc_rm": [r["content"]["auc"]["rm"] for r in runs],
         "headroom": runs[0]["content"]["headroom"],
         "clean_pairs": runs[0]["content"]["clean_pairs"],
     }
+
+
+def _mean_over(runs: list[dict[str, Any]], key: str, n: int) -> list[float]:
+    return [statistics.fmean(r[key][i] for r in runs) for i in range(n)]
 
 
 def read() -> dict[str, Any]:
@@ -171,8 +183,9 @@ def show(data: dict[str, Any]) -> str:
                          f"{t['cut_reference']} lose a reference, {t['cut_final_agent']} their final agent's input")  # fmt: skip
     for arm, p in data.get("pooled", {}).items():
         if p:
+            sm = _iv(p["rm_minus_shape_mean"]) if p.get("rm_minus_shape_mean") else "n/a"
             lines.append(f"{arm} pooled over seeds {p['seeds']}: rm {_iv(p['rm'])}; rm − {p['best_content_blind']} "
-                         f"{_iv(p['rm_minus_best_content_blind'])}")  # fmt: skip
+                         f"{_iv(p['rm_minus_best_content_blind'])}; rm − shape-mean {sm}")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -197,10 +210,11 @@ def main() -> None:
                 data["pooled"] = {a: pooled(data["rows"], a) for a in ("base", "counterfactual")}
                 write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
                 print(show({"rows": data["rows"][-1:]}), flush=True)
-        for row in data["rows"]:  # rows measured before truncation was: from their saved RM
+        for row in data["rows"]:  # rows measured before a measure was added: again, from their saved RM
             folder = RMS / f"{row['arm']}-{row['seed']}"
-            if "truncation" not in row and folder.exists():
-                row["truncation"] = truncation(RewardModel.load(folder), load_run(RUN)[2])
+            if ("shape_mean_correct" not in row or "truncation" not in row) and folder.exists():
+                row.update(measure(RewardModel.load(folder)))
+                data["pooled"] = {a: pooled(data["rows"], a) for a in ("base", "counterfactual")}
                 write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
     print(show(data))
 
