@@ -3,7 +3,7 @@ reward file (`verl`), and OpenRLHF's remote protocol and reward file (`openrlhf`
 completion exactly as `RewardModel.score` does, in process or through `orchrm serve`, and names every
 completion it could not score instead of giving it a silent number."""
 
-from ._core import END_TOKENS, RewardServerError, Verdict, completion_text, plan_text
+from ._core import END_TOKENS, RewardServerError, Verdict, plan_text
 from .trl import AsyncTRLReward, TRLReward
 
-__all__ = ["END_TOKENS", "AsyncTRLReward", "RewardServerError", "TRLReward", "Verdict", "completion_text", "plan_text"]
+__all__ = ["END_TOKENS", "AsyncTRLReward", "RewardServerError", "TRLReward", "Verdict", "plan_text"]

@@ -43,15 +43,6 @@ class RewardServerError(OrchrmError):
     """The reward server was unreachable or answered something other than one score per item."""
 
 
-def completion_text(completion: Any) -> str:
-    """A TRL completion: plain text, or the assistant messages of a conversational prompt."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, dict):
-        completion = [completion]
-    return "".join(m.get("content") or "" for m in completion if isinstance(m, dict) and m.get("role") == "assistant")
-
-
 def plan_text(completion: str) -> str:
     """The plan in a completion: after the last assistant header if the chat template leaked in, up to the
     first end-of-turn token, stripped. Empty when nothing is left."""

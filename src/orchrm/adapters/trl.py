@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchrm.adapters._core import Verdict, ajudge, completion_text, judge, open_scorer, report
+from orchrm.adapters._core import Verdict, ajudge, judge, open_scorer, report
+from orchrm.completions import completion_text
 from orchrm.errors import ConfigError
 
 if TYPE_CHECKING:

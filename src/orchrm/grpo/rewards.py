@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from .. import jsonl
-from ..adapters import completion_text
+from ..completions import completion_text
 from ..errors import OrchrmError
 from ..llm import LLM, TokenLedger, UsageRecord
 from ..mas.executor import ExecutorConfig, execute_plan
