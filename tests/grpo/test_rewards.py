@@ -8,7 +8,8 @@ import pytest
 from mas_fakes import PLAN, make_task, replies, scripted_llm
 from tiny_policy import tiny_rm
 
-from orchrm.grpo.rewards import ExecuteScorer, PlanReward, RMScorer, SampleRecord
+from orchrm.grpo.rewards import ExecuteScorer, PlanReward, RMScorer
+from orchrm.samples import SampleRecord
 from orchrm.llm.accounting import TokenLedger
 from orchrm.mas.rollout import agent_types_for
 from orchrm.rm import RewardModel

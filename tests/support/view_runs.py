@@ -74,7 +74,7 @@ def write_bon(folder: Path, questions: int = 4) -> Path:
 def write_grpo(folder: Path) -> Path:
     """A train-orchestrator folder: two steps, two questions, each step one diamond (rewarded), one single
     agent plan and one invalid completion (the penalty); tokens.json with its categories."""
-    from orchrm.grpo.rewards import SAMPLES_FILE, SampleRecord
+    from orchrm.samples import SAMPLES_FILE, SampleRecord
 
     folder.mkdir(parents=True)
     with JsonlWriter(folder / SAMPLES_FILE) as w:

@@ -105,10 +105,6 @@ def test_a_mixed_runs_task_is_the_member_named_by_the_question_id(tmp_path):
 
 
 def test_grpo_folder_reads_every_sampled_plan(grpo_dir):
-    from orchrm.grpo.rewards import SAMPLES_FILE
-    from orchrm.view.training import SAMPLES_NAME
-
-    assert SAMPLES_NAME == SAMPLES_FILE
     (run,) = load_runs([grpo_dir])
     assert run.kind == "grpo" and run.question_ids == ["g0", "g1"] and len(run.samples) == 12
     (index,) = run_index([run])

@@ -1,9 +1,10 @@
 """Reward-guided orchestrator training: GRPO on the plan-writing model, rewarded by the RM or by execution."""
 
 from ..llm.weights import PolicyWeights, convert_gguf, policy_weights
+from ..samples import SampleRecord
 from .accounting import LedgerLog
 from .config import GRPORunConfig
-from .rewards import ExecuteScorer, PlanReward, PriorScorer, RMScorer, SampleRecord, Scored
+from .rewards import ExecuteScorer, PlanReward, PriorScorer, RMScorer, Scored
 from .sampler import PlanEngine, Sampling, resolve_sampler
 from .setup import AgentOptions, GRPOSetup, setup_run
 from .timing import StepTiming

@@ -4,8 +4,9 @@
 at rollout, gives a rejected plan the fixed penalty (recorded with the rule it broke, never raised), and
 hands the valid ones to a scorer: `RMScorer` (the orchestration RM reads (question, plan), no sub-agent
 runs) or `ExecuteScorer` (the sub-agents run the plan and the task's scorer grades the answer). Every
-sample is appended to `samples.jsonl` with its reward, so a run can be read back plan by plan (under several
-processes each rewards its own shard, and `gather` brings the records to the one process that writes them).
+sample is appended to `samples.jsonl` (its record: `orchrm.samples`) with its reward, so a run can be read
+back plan by plan (under several processes each rewards its own shard, and `gather` brings the records to
+the one process that writes them).
 A scorer that fails on a plan records `error` and returns no reward (TRL's None), never a zero.
 """
 
@@ -19,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
-
 from .. import jsonl
 from ..completions import completion_text
 from ..errors import OrchrmError
@@ -28,10 +27,9 @@ from ..llm import LLM, TokenLedger, UsageRecord
 from ..mas.executor import ExecutorConfig, execute_plan
 from ..mas.orchestrator import check_plan
 from ..mas.plans import Plan, PlanError
+# SAMPLES_FILE is not used here: bench/grpo_step.py still imports it from this module (its owner moves it).
+from ..samples import SAMPLES_FILE, SampleRecord  # noqa: F401
 from ..tasks.base import Question, Task
-
-SAMPLES_FILE = "samples.jsonl"
-
 
 @dataclass
 class Scored:
@@ -46,21 +44,6 @@ class PlanScorer(Protocol):
     name: str
 
     async def score(self, question: Question, plans: list[Plan]) -> list[Scored]: ...
-
-
-class SampleRecord(BaseModel):
-    """One sampled plan as training saw it."""
-
-    step: int
-    question_id: str
-    completion: str
-    completion_tokens: int | None = Field(None, description="The completion's length in tokens, as sampled.")
-    valid: bool
-    rule: str | None = Field(None, description="The plan rule broken, for an invalid plan.")
-    reason: str | None = None
-    reward: float | None
-    detail: dict[str, Any] = Field(default_factory=dict)
-    error: str | None = None
 
 
 class PlanReward:

@@ -31,7 +31,8 @@ from .config import GRPORunConfig
 from .adapter import ADAPTER_DIR, save_adapter
 from .data import prompt_dataset
 from .processes import gathered, on_main, process_state
-from .rewards import SAMPLES_FILE, PlanReward, PlanScorer
+from ..samples import SAMPLES_FILE
+from .rewards import PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, server_rollout
 from .shared_prompt import shared_prompt_trainer
 from .timing import STEPS_FILE, StepClock, StepTiming

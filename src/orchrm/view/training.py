@@ -1,8 +1,8 @@
 """A `train-orchestrator` (GRPO) run for the viewer: every sampled plan with its step, validity and reward, by
 question, and the run's tokens per category.
 
-The records are read by their owner (`orchrm.grpo.rewards.SampleRecord`, `samples.jsonl`); that package pulls
-in the training stack, so it is imported only when a folder holds samples and no trace file.
+The records are read by their owner, `orchrm.samples` (`samples.jsonl`), which the trainer writes through;
+the training stack itself is never imported here.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import safejson
-from .. import jsonl
 from ..mas.plans import PlanError, parse_plan, plan_shape
+from ..samples import SAMPLES_FILE, SampleRecord, read_samples
 from .runs import Run, display_name, plan_graph
 
-SAMPLES_NAME = "samples.jsonl"  # checked against grpo.rewards.SAMPLES_FILE in the tests; read lazily here
 TOKENS_NAME = "tokens.json"
 STEP_ROWS = 12
 
@@ -35,13 +34,11 @@ class Sample:
 
 
 def is_training_run(path: Path) -> bool:
-    return path.is_dir() and (path / SAMPLES_NAME).exists()
+    return path.is_dir() and (path / SAMPLES_FILE).exists()
 
 
 def load_training_run(folder: Path) -> Run:
-    from ..grpo.rewards import SampleRecord
-
-    records = jsonl.read(folder / SAMPLES_NAME, SampleRecord.model_validate, "sample record")
+    records = read_samples(folder)
     samples: dict[tuple[str, int], Sample] = {}
     counts: dict[str, int] = {}
     for r in records:
@@ -54,9 +51,9 @@ def load_training_run(folder: Path) -> Run:
     return run
 
 
-def _steps(records: list[Any]) -> list[dict[str, Any]]:
+def _steps(records: list[SampleRecord]) -> list[dict[str, Any]]:
     """Per step: samples, the share valid, the mean reward of the scored ones; thinned to at most STEP_ROWS rows."""
-    by_step: dict[int, list[Any]] = {}
+    by_step: dict[int, list[SampleRecord]] = {}
     for r in records:
         by_step.setdefault(r.step, []).append(r)
     rows = []
