@@ -1,0 +1,131 @@
+"""Import direction: each room of `orchrm` imports only from rooms on a lower floor (data flows task -> plans ->
+traces -> evidence -> pairs -> RM -> selection/training), and rooms on one floor never import each other.
+
+Every import counts, at module level or inside a function (a late import is still a dependency, only a hidden
+one). A new room fails here until it is given a floor.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "orchrm"
+
+#: Lowest first. Rooms on one floor are kept apart: `mas` never imports `evidence` (both take `sandbox` from
+#: below), `grpo` and `adapters` never import each other (both take `completions` from below), and `samples`
+#: holds the GRPO sample record that `grpo` writes and `view` reads.
+FLOORS: list[set[str]] = [
+    {"errors", "version", "completions"},
+    {"safejson", "hashing", "paths"},
+    {"atomic", "jsonl"},
+    {"sandbox", "llm", "samples"},
+    {"tasks"},
+    {"mas"},
+    {"evidence"},
+    {"pairs"},
+    {"rm"},
+    {"adapters", "grpo", "bon"},
+    {"view", "loop"},
+    {"cli"},
+    {"__main__"},
+]
+#: Downward imports that are still not wanted: a room reading a file must not pull in the room that writes it.
+APART = {("view", "grpo"): "the viewer reads samples.jsonl through `orchrm.samples`, not the training stack"}
+
+#: Inside `mas`: plans are the leaf, traces record them, agents run them, the executor and orchestrator use
+#: agents, the run folder and rollouts sit on top; interop only converts plans and traces.
+MAS_FLOORS: list[set[str]] = [
+    {"plans"},
+    {"traces"},
+    {"agents", "interop", "run_folder"},
+    {"executor", "orchestrator"},
+    {"rollout"},
+]
+#: Known upward imports inside `mas`, each to be removed (issue #26 item 3), never added to.
+MAS_KNOWN_UP = {
+    ("plans", "agents"): "plans/_model.py reads the agent catalog (types, option bounds) from the agent classes",
+}
+
+
+def _module(path: Path) -> list[str]:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def _is_module(parts: list[str]) -> bool:
+    base = SRC.parent.joinpath(*parts)
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _targets(path: Path) -> list[list[str]]:
+    """Every orchrm module `path` imports, as name parts (`from a import b` is `a.b` when b is a module)."""
+    here = _module(path)
+    package = here if path.name == "__init__.py" else here[:-1]
+    out: list[list[str]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [a.name.split(".") for a in node.names if a.name.split(".")[0] == "orchrm"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1] + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.split(".")[0] == "orchrm":
+                base = node.module.split(".")
+            else:
+                continue
+            for a in node.names:
+                # a name from the root is one of its lazy exports (`orchrm.__version__`), kept as its own name
+                out.append(base + [a.name] if _is_module(base + [a.name]) or base == ["orchrm"] else base)
+    return out
+
+
+def _edges(depth: int, within: str | None = None) -> set[tuple[str, str, str]]:
+    """(importer room, imported room, file) for imports crossing rooms; rooms are the name part at `depth`."""
+    root = SRC / within if within else SRC
+    edges = set()
+    for path in root.rglob("*.py"):
+        here = _module(path)
+        if len(here) <= depth:  # the room's own front door (orchrm/__init__.py, mas/__init__.py)
+            continue
+        for target in _targets(path):
+            if target == ["orchrm", "__version__"]:  # defined by orchrm/version.py
+                target = ["orchrm", "version"]
+            assert _is_module(target[:2]), f"{path.relative_to(SRC)} imports {target[1]} from orchrm's front door"
+            if within and target[:2] != ["orchrm", within]:
+                continue
+            assert len(target) > depth, f"{path.relative_to(SRC)} imports {'.'.join(target)}, a package's front door"
+            if here[depth] != target[depth]:
+                edges.add((here[depth], target[depth], str(path.relative_to(SRC))))
+    return edges
+
+
+def _floor_of(floors: list[set[str]]) -> dict[str, int]:
+    return {room: i for i, rooms in enumerate(floors) for room in rooms}
+
+
+def _wrong_way(edges: set[tuple[str, str, str]], floors: list[set[str]]) -> list[str]:
+    floor = _floor_of(floors)
+    return sorted(f"{f}: {a} -> {b}" for a, b, f in edges if floor[b] >= floor[a])
+
+
+def test_every_room_has_a_floor():
+    rooms = {p.stem if p.is_file() else p.name for p in SRC.iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
+    assert rooms - {"__init__"} == set(_floor_of(FLOORS))
+
+
+def test_rooms_import_only_from_lower_floors():
+    assert _wrong_way(_edges(1), FLOORS) == []
+
+
+@pytest.mark.parametrize(("importer", "imported"), list(APART))
+def test_rooms_kept_apart(importer, imported):
+    assert [f for a, b, f in _edges(1) if (a, b) == (importer, imported)] == [], APART[(importer, imported)]
+
+
+def test_mas_parts_import_only_from_lower_floors():
+    edges = _edges(2, within="mas")
+    rooms = {p.stem if p.is_file() else p.name for p in (SRC / "mas").iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
+    assert rooms - {"__init__"} == set(_floor_of(MAS_FLOORS))
+    known = {(a, b) for a, b, _ in edges} & set(MAS_KNOWN_UP)
+    assert known == set(MAS_KNOWN_UP), "an upward import is gone: drop it from MAS_KNOWN_UP"
+    assert _wrong_way({e for e in edges if e[:2] not in MAS_KNOWN_UP}, MAS_FLOORS) == []
