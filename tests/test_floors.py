@@ -33,19 +33,17 @@ FLOORS: list[set[str]] = [
 #: Downward imports that are still not wanted: a room reading a file must not pull in the room that writes it.
 APART = {("view", "grpo"): "the viewer reads samples.jsonl through `orchrm.samples`, not the training stack"}
 
-#: Inside `mas`: plans are the leaf, traces record them, agents run them, the executor and orchestrator use
-#: agents, the run folder and rollouts sit on top; interop only converts plans and traces.
+#: Inside `mas`: the agent catalog (`options`) is the leaf, plans use it, traces record plans, agents run them,
+#: the executor and orchestrator use agents, the run folder and rollouts sit on top; interop only converts
+#: plans and traces.
 MAS_FLOORS: list[set[str]] = [
+    {"options"},
     {"plans"},
     {"traces"},
     {"agents", "interop", "run_folder"},
     {"executor", "orchestrator"},
     {"rollout"},
 ]
-#: Known upward imports inside `mas`, each to be removed (issue #26 item 3), never added to.
-MAS_KNOWN_UP = {
-    ("plans", "agents"): "plans/_model.py reads the agent catalog (types, option bounds) from the agent classes",
-}
 
 
 def _module(path: Path) -> list[str]:
@@ -126,6 +124,4 @@ def test_mas_parts_import_only_from_lower_floors():
     edges = _edges(2, within="mas")
     rooms = {p.stem if p.is_file() else p.name for p in (SRC / "mas").iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
     assert rooms - {"__init__"} == set(_floor_of(MAS_FLOORS))
-    known = {(a, b) for a, b, _ in edges} & set(MAS_KNOWN_UP)
-    assert known == set(MAS_KNOWN_UP), "an upward import is gone: drop it from MAS_KNOWN_UP"
-    assert _wrong_way({e for e in edges if e[:2] not in MAS_KNOWN_UP}, MAS_FLOORS) == []
+    assert _wrong_way(edges, MAS_FLOORS) == []

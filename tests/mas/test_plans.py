@@ -123,13 +123,17 @@ def test_an_orchestrator_cannot_write_the_parsers_note():
     assert info.value.rule == "schema"
 
 
-def test_option_bounds_come_from_the_agent_classes():
-    from orchrm.mas.agents import AGENTS
-    from orchrm.mas.plans import IntOption, option_bounds
+def test_option_bounds_come_from_the_catalog_and_every_agent_class_carries_its_types():
+    from orchrm.mas.agents import AGENTS, Agent
+    from orchrm.mas.options import CATALOG, IntOption
+    from orchrm.mas.plans import AGENT_TYPES, option_bounds
 
+    assert tuple(AGENTS) == tuple(CATALOG) == AGENT_TYPES  # one class per catalogued type, in the schema's order
     assert option_bounds("self_consistency") is AGENTS["self_consistency"].option_bounds
     assert option_bounds("self_consistency") == {"samples": IntOption(2, 9)}
     assert option_bounds("wizard") is None
+    with pytest.raises(TypeError, match="wizard"):
+        type("Wizard", (Agent,), {"type": "wizard"})
     for cls in AGENTS.values():  # every default a class fills is an option it accepts, within bounds
         for key, value in cls.defaults.items():
             assert cls.option_bounds[key].problem("x", key, value) is None

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from orchrm.mas.interop import AGENT_NAMES, ORIGINAL_QUESTION_INPUT, MasOrchestraPlan, parse_mas_orchestra, to_mas_orchestra
 from orchrm.mas.interop._mas_orchestra import MAX_TEXT_CHARS, _TAGS
 from orchrm.mas.interop._tags import closes_inside
-from orchrm.mas.plans import AgentSpec, IntOption, Plan, PlanError, RolesOption, option_bounds, parse_plan, validate_plan
+from orchrm.mas.options import IntOption, RolesOption
+from orchrm.mas.plans import AgentSpec, Plan, PlanError, option_bounds, parse_plan, validate_plan
 
 # The multi-agent example of MAS-Orchestra's medium-level prompt, abridged (three agents, one edge block).
 EXAMPLE = """

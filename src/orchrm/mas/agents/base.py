@@ -11,7 +11,8 @@ from typing import Any, ClassVar, Literal
 from ...llm import LLM, Completion, Message
 from ...tasks.base import Retriever
 from ...tasks.scoring import answer_key, extract_answer
-from ..plans import AgentSpec, OptionBound
+from ..options import CATALOG, OptionBound
+from ..plans import AgentSpec
 from ..traces import LLMCall
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
@@ -113,13 +114,19 @@ class AgentResult:
 class Agent:
     """A sub-agent type. Subclasses set `type` and implement `run`; options come validated from the plan.
 
-    `option_bounds` is what a plan may set for this type: the validator checks a plan against it, parsing
-    drops (and notes) any other option, and the constrained-decoding schema is built from it. `defaults`
-    fills what the plan leaves out."""
+    `option_bounds` is what a plan may set for this type, taken from `mas.options.CATALOG` by `type` when the
+    class is made: the validator checks a plan against it, parsing drops (and notes) any other option, and
+    the constrained-decoding schema is built from it. `defaults` fills what the plan leaves out."""
 
     type: ClassVar[str]
     option_bounds: ClassVar[dict[str, OptionBound]] = {}
     defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.type not in CATALOG:
+            raise TypeError(f"agent type {cls.type!r} is not in mas.options.CATALOG")
+        cls.option_bounds = CATALOG[cls.type]
 
     def __init__(self, spec: AgentSpec) -> None:
         self.spec = spec

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from ..plans import IntOption, RolesOption
 from .base import Agent, AgentResult, AgentRun, answer_of, prompt, render, system_prompt, task_prompt
 
 
 class Debate(Agent):
     type = "debate"
-    option_bounds = {"rounds": IntOption(1, 3), "roles": RolesOption()}
     defaults = {"roles": ["careful solver", "skeptical checker"], "rounds": 1}
 
     async def run(self, run: AgentRun) -> AgentResult:

@@ -14,7 +14,6 @@ from typing import Any
 from ...errors import OrchrmError
 from ...llm import Message
 from ...sandbox import SandboxLimits, arun_python
-from ..plans import IntOption
 from .base import Agent, AgentResult, AgentRun, context_block, prompt, render
 
 _CODE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
@@ -38,7 +37,6 @@ def extract_code(text: str) -> str | None:
 
 class Python(Agent):
     type = "python"
-    option_bounds = {"attempts": IntOption(1, 3)}
     defaults = {"attempts": 2}
 
     async def run(self, run: AgentRun) -> AgentResult:

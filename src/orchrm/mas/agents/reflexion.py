@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from ..plans import IntOption
 from .base import Agent, AgentResult, AgentRun, answer_of, context_block, prompt, render, system_prompt, task_prompt
 
 _VERDICT = re.compile(r"verdict\s*[:=]?\s*\**\s*(correct|wrong|incorrect)", re.IGNORECASE)
@@ -18,7 +17,6 @@ def accepted(critique: str) -> bool:
 
 class Reflexion(Agent):
     type = "reflexion"
-    option_bounds = {"rounds": IntOption(1, 5)}
     defaults = {"rounds": 1}
 
     async def run(self, run: AgentRun) -> AgentResult:

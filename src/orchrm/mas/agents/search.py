@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from ...errors import OrchrmError
-from ..plans import IntOption
 from .base import Agent, AgentResult, AgentRun, answer_of, context_block, prompt, render, system_prompt
 
 _SEARCH = re.compile(r"^\s*\**SEARCH\**\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
@@ -27,7 +26,6 @@ class NoCorpus(OrchrmError):
 
 class Search(Agent):
     type = "search"
-    option_bounds = {"steps": IntOption(1, 5), "top_k": IntOption(1, 5)}
     defaults = {"steps": 3, "top_k": 2}
 
     async def run(self, run: AgentRun) -> AgentResult:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from ..plans import IntOption
 from ...tasks.scoring import answer_key
 from .base import Agent, AgentResult, AgentRun, answer_of, majority, system_prompt, task_prompt
 
 
 class SelfConsistency(Agent):
     type = "self_consistency"
-    option_bounds = {"samples": IntOption(2, 9)}
     defaults = {"samples": 3}
 
     async def run(self, run: AgentRun) -> AgentResult:

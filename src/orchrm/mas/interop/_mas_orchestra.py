@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from ... import safejson
-from ..plans import AgentSpec, Edge, Plan, PlanError, RolesOption, option_bounds
+from ..options import RolesOption
+from ..plans import AgentSpec, Edge, Plan, PlanError, option_bounds
 from ._tags import Block, blocks, closes_inside
 
 #: MAS-Orchestra agent names -> orchrm agent types (matched case-insensitively, as MAS-Orchestra does).

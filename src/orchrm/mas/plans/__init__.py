@@ -8,29 +8,24 @@ step in most multi-agent plans). Explicit edges stay allowed and must agree with
 must be a DAG with exactly one sink, and no agent may be isolated.
 A plan may instead carry only `answer` (the orchestrator answering itself, degree `direct`).
 
-Which types exist and which options each takes is declared by the agent classes (`mas.agents`,
-`Agent.option_bounds`); this package reads them from there.
+Which types exist and which options each takes is declared in `mas.options` (`CATALOG`), below both this
+package and the agent classes that build on it.
 
 `parse_plan` turns raw model text into a `Plan`; `validate_plan` checks the rules. Both raise `PlanError`
 naming the rule broken and the agent involved; in a rollout that error is recorded, never raised further.
 """
 
-from typing import Any
-
 from ._model import (
+    AGENT_TYPES,
     DEGREES,
     MAX_AGENTS,
     MAX_INPUT_CHARS,
-    MAX_ROLES,
     REFERENCE,
     AgentSpec,
     Degree,
     Edge,
-    IntOption,
-    OptionBound,
     Plan,
     PlanError,
-    RolesOption,
     agent_types,
     option_bounds,
     plan_shape,
@@ -41,30 +36,19 @@ from ._schema import SCHEMA_MAX_AGENTS, plan_json_schema, schema_agent_id
 from ._validate import parse_and_validate, validate_plan
 
 
-def __getattr__(name: str) -> Any:
-    # AGENT_TYPES is read from the agent classes, which import this package: resolved on first use.
-    if name == "AGENT_TYPES":
-        return agent_types()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "AGENT_TYPES",
     "DEGREES",
     "MAX_AGENTS",
     "MAX_INPUT_CHARS",
-    "MAX_ROLES",
     "PLAN_JSON_LIMITS",
     "REFERENCE",
     "SCHEMA_MAX_AGENTS",
     "AgentSpec",
     "Degree",
     "Edge",
-    "IntOption",
-    "OptionBound",
     "Plan",
     "PlanError",
-    "RolesOption",
     "agent_types",
     "drop_unknown_options",
     "option_bounds",

@@ -1,23 +1,23 @@
-"""What a plan is: its pydantic records, the option bounds agents declare, and its graph (order, sink, shape)."""
+"""What a plan is: its pydantic records, the agent types and option bounds it may use (from `mas.options`), and
+its graph (order, sink, shape)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections import deque
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ...errors import OrchrmError
+from ..options import CATALOG, OptionBound
 
 Degree = Literal["direct", "single", "dag"]
 DEGREES: tuple[str, ...] = ("direct", "single", "dag")
 
 MAX_AGENTS = 8
 MAX_INPUT_CHARS = 2000
-MAX_ROLES = 4
 ID = r"[A-Za-z_][A-Za-z0-9_\-]*"
 REFERENCE = re.compile(r"\$\{(" + ID + r")\}")
 # Anything written like a reference; those REFERENCE does not match (`${ a }`, `${1}`, a Cyrillic letter
@@ -35,58 +35,18 @@ class PlanError(OrchrmError):
         self.reason = message
 
 
-@dataclass(frozen=True)
-class IntOption:
-    """A count option (`samples`, `rounds`): an integer in `lo..hi`, both inclusive."""
-
-    lo: int
-    hi: int
-
-    def schema(self) -> dict[str, Any]:
-        return {"type": "integer", "minimum": self.lo, "maximum": self.hi}
-
-    def problem(self, agent_id: str, key: str, value: Any) -> str | None:
-        if not isinstance(value, int) or isinstance(value, bool) or not self.lo <= value <= self.hi:
-            return f"agent {agent_id!r} option {key}={value!r} must be an integer in {self.lo}..{self.hi}"
-        return None
-
-
-@dataclass(frozen=True)
-class RolesOption:
-    """Debate roles: 2 to `MAX_ROLES` non-blank strings of at most `max_chars` characters."""
-
-    max_chars: int = 200
-
-    def schema(self) -> dict[str, Any]:
-        items = {"type": "string", "maxLength": self.max_chars}
-        return {"type": "array", "minItems": 2, "maxItems": MAX_ROLES, "items": items}
-
-    def problem(self, agent_id: str, key: str, value: Any) -> str | None:
-        if (
-            not isinstance(value, list)
-            or not 2 <= len(value) <= MAX_ROLES
-            or not all(isinstance(r, str) and r.strip() and len(r) <= self.max_chars for r in value)
-        ):
-            return f"agent {agent_id!r} roles must be 2-{MAX_ROLES} short strings"
-        return None
-
-
-OptionBound = IntOption | RolesOption
+#: Every agent type a plan may name, in the catalog's order (the schema lists them in it).
+AGENT_TYPES: tuple[str, ...] = tuple(CATALOG)
 
 
 def agent_types() -> tuple[str, ...]:
-    """Every agent type a plan may name, in the agents package's order (the schema lists them in it)."""
-    from ..agents import AGENTS  # late: the agent classes build on plans, and declare what plans accept
-
-    return tuple(AGENTS)
+    """Every agent type a plan may name (`AGENT_TYPES`)."""
+    return AGENT_TYPES
 
 
 def option_bounds(agent_type: str) -> dict[str, OptionBound] | None:
-    """The options `agent_type` takes, as its class declares them; None for a type no agent implements."""
-    from ..agents import AGENTS
-
-    cls = AGENTS.get(agent_type)
-    return None if cls is None else cls.option_bounds
+    """The options `agent_type` takes, as the catalog declares them; None for a type not in it."""
+    return CATALOG.get(agent_type)
 
 
 class AgentSpec(BaseModel):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ._model import agent_types as all_agent_types
-from ._model import option_bounds
+from ._model import AGENT_TYPES, option_bounds
 
 #: Constrained plans have at most this many agents (the prompt asks for 1 to 4; the grammar grows with it).
 SCHEMA_MAX_AGENTS = 4
@@ -62,7 +61,7 @@ def plan_json_schema(agent_types: tuple[str, ...] | None = None, degree: str = "
     isolated and the last is the one sink. It has no `edges`: the references imply them. What is left to the
     validator is what a grammar does not bound (an output cut off at the token limit). `agent_types`
     defaults to every type."""
-    agent_types = all_agent_types() if agent_types is None else agent_types
+    agent_types = AGENT_TYPES if agent_types is None else agent_types
     if degree == "direct":
         return {
             "type": "object",

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from ...errors import OrchrmError
-from ._model import DEGREES, ID, MAX_AGENTS, MAX_INPUT_CHARS, AgentSpec, Plan, PlanError, agent_types as all_agent_types
+from ._model import AGENT_TYPES, DEGREES, ID, MAX_AGENTS, MAX_INPUT_CHARS, AgentSpec, Plan, PlanError
 from ._model import option_bounds, topological_order
 from ._parse import drop_unknown_options, parse_plan
 
@@ -39,7 +39,7 @@ def validate_plan(
     if len(plan.agents) > max_agents:
         raise PlanError("too_many_agents", f"{len(plan.agents)} agents, at most {max_agents} allowed")
     plan = drop_unknown_options(plan.model_copy(deep=True))
-    types = all_agent_types() if agent_types is None else agent_types
+    types = AGENT_TYPES if agent_types is None else agent_types
     ids = {a.id for a in plan.agents}
     seen: set[str] = set()
     for a in plan.agents:
