@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from .. import safejson
-from .. import __version__
+from ..version import __version__
 from ..atomic import replacing_dir, write_text_atomic
 from ..errors import ChecksumMismatch, ConfigError, ServerError
 from ..hashing import sha256_file
