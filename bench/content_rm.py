@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
+
 from orchrm.atomic import write_text_atomic
 from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results
 from orchrm.bon.run import score_plans
@@ -39,13 +41,12 @@ from orchrm.loop import LoopConfig
 from orchrm.mas.run_folder import first_plans, run_questions, run_traces
 from orchrm.mas.traces import read_traces
 from orchrm.pairs.builder import PairConfig, build_pairs
-from orchrm.pairs.render import render_plan, render_question
 from orchrm.pairs.counterfactual import load_counterfactual
+from orchrm.pairs.render import render_plan, render_question
 from orchrm.rm.encoding import kept_plan_chars
 from orchrm.rm.model import RewardModel
 from orchrm.rm.train import train_reward_model
 from orchrm.tasks import load_task
-from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 HERE = Path(__file__).parent
 RUN = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"

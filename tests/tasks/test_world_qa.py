@@ -3,9 +3,9 @@ from collections import Counter
 
 import pytest
 
+from orchrm.errors import ConfigError
 from orchrm.tasks import load_task, split_of
 from orchrm.tasks.base import Question
-from orchrm.errors import ConfigError
 from orchrm.tasks.world_qa import ALL_KINDS, KINDS, WorldQATask, compare_options
 
 # An independent reader of the corpus: facts parsed from the documents' text, never from the world's dicts.

@@ -26,7 +26,14 @@ from collections.abc import Callable, Iterator
 from ..errors import ConfigError
 from .base import Question, Split, Task, short_hash, split_of
 from .corpus import Corpus, Document
-from .scoring import exact_match, normalize_text, numeric_match, parse_number, result_matches, states_result
+from .scoring import (
+    exact_match,
+    normalize_text,
+    numeric_match,
+    parse_number,
+    result_matches,
+    states_result,
+)
 from .search_qa import World, build_world, world_documents
 
 #: The default pool's kinds. `chain` is asked for by name, so the default pool (and every committed run drawn
