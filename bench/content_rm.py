@@ -158,6 +158,20 @@ def pooled(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
     }
 
 
+def arm_difference(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """rm(counterfactual) − rm(base), each averaged over its seeds per question, paired over questions; and the
+    same for the same-shape AUC (mean over seeds; no interval: one value per seed)."""
+    arms = {a: [r for r in rows if r["arm"] == a] for a in ("base", "counterfactual")}
+    if not all(arms.values()):
+        return None
+    n = arms["base"][0]["questions"]
+    auc = {a: statistics.fmean(r["content"]["auc"]["rm"]["value"] for r in rs) for a, rs in arms.items()}
+    return {
+        "accuracy": Bootstrap(n, 2000, 0).diff(_mean_over(arms["counterfactual"], "rm_correct", n), _mean_over(arms["base"], "rm_correct", n)).model_dump(),
+        "same_shape_auc": {"base": auc["base"], "counterfactual": auc["counterfactual"], "difference": auc["counterfactual"] - auc["base"]},
+    }  # fmt: skip
+
+
 def _mean_over(runs: list[dict[str, Any]], key: str, n: int) -> list[float]:
     return [statistics.fmean(r[key][i] for r in runs) for i in range(n)]
 
@@ -187,6 +201,11 @@ def show(data: dict[str, Any]) -> str:
             sm = _iv(p["rm_minus_shape_mean"]) if p.get("rm_minus_shape_mean") else "n/a"
             lines.append(f"{arm} pooled over seeds {p['seeds']}: rm {_iv(p['rm'])}; rm − {p['best_content_blind']} "
                          f"{_iv(p['rm_minus_best_content_blind'])}; rm − shape-mean {sm}")  # fmt: skip
+    d = data.get("counterfactual_minus_base")
+    if d:
+        a = d["same_shape_auc"]
+        lines.append(f"counterfactual − base: rm accuracy {_iv(d['accuracy'])} points; same-shape AUC {a['base']:.3f} → "
+                     f"{a['counterfactual']:.3f} (mean over seeds)")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -209,6 +228,7 @@ def main() -> None:
                     continue
                 data["rows"].append(one(arm, seed, args.counterfactual))
                 data["pooled"] = {a: pooled(data["rows"], a) for a in ("base", "counterfactual")}
+                data["counterfactual_minus_base"] = arm_difference(data["rows"])
                 write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
                 print(show({"rows": data["rows"][-1:]}), flush=True)
         for row in data["rows"]:  # rows measured before a measure was added: again, from their saved RM
@@ -217,6 +237,9 @@ def main() -> None:
                 row.update(measure(RewardModel.load(folder)))
                 data["pooled"] = {a: pooled(data["rows"], a) for a in ("base", "counterfactual")}
                 write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
+    data["counterfactual_minus_base"] = arm_difference(data["rows"])
+    if not args.tables_only:
+        write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
     print(show(data))
 
 
