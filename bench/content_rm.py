@@ -69,8 +69,8 @@ def load_run(run: Path) -> tuple[LoopConfig, list, dict, list[str]]:
 def one(arm: str, seed: int, cf_dir: Path) -> dict[str, Any]:
     """Build the arm's pairs, train its RM with this seed (saved under RMS), and measure it."""
     config, train, _, _ = load_run(RUN)
-    edits = load_counterfactual(cf_dir) if arm == "counterfactual" else ()
-    sources = PairConfig().sources if arm == "counterfactual" else tuple(s for s in PairConfig().sources if s != "counterfactual")
+    edits = load_counterfactual(cf_dir) if arm != "base" else ()
+    sources = PairConfig().sources if arm != "base" else tuple(s for s in PairConfig().sources if s != "counterfactual")
     pairs = build_pairs(train, PairConfig(seed=config.seed, sources=sources), counterfactual=edits)
     stats = json.loads(pairs.stats.model_dump_json())
     start = time.perf_counter()
@@ -80,6 +80,7 @@ def one(arm: str, seed: int, cf_dir: Path) -> dict[str, Any]:
     row = {
         "arm": arm, "seed": seed, "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
         "train_pairs": len(pairs.train), "train_s": round(train_s, 1), "edits": stats.get("edits"),
+        "counterfactual_dir": str(cf_dir.relative_to(HERE.parent)) if arm != "base" else None,
     }  # fmt: skip
     return row | measure(RewardModel.load(RMS / f"{arm}-{seed}"))
 
@@ -158,18 +159,29 @@ def pooled(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
     }
 
 
-def arm_difference(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """rm(counterfactual) − rm(base), each averaged over its seeds per question, paired over questions; and the
-    same for the same-shape AUC (mean over seeds; no interval: one value per seed)."""
-    arms = {a: [r for r in rows if r["arm"] == a] for a in ("base", "counterfactual")}
+def arm_names(rows: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(r["arm"] for r in rows))
+
+
+def arm_difference(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
+    """rm(arm) − rm(base), each averaged over its seeds per question, paired over questions; and the same for
+    the same-shape AUC (mean over seeds; no interval: one value per seed)."""
+    arms = {a: [r for r in rows if r["arm"] == a] for a in ("base", arm)}
     if not all(arms.values()):
         return None
     n = arms["base"][0]["questions"]
     auc = {a: statistics.fmean(r["content"]["auc"]["rm"]["value"] for r in rs) for a, rs in arms.items()}
     return {
-        "accuracy": Bootstrap(n, 2000, 0).diff(_mean_over(arms["counterfactual"], "rm_correct", n), _mean_over(arms["base"], "rm_correct", n)).model_dump(),
-        "same_shape_auc": {"base": auc["base"], "counterfactual": auc["counterfactual"], "difference": auc["counterfactual"] - auc["base"]},
+        "accuracy": Bootstrap(n, 2000, 0).diff(_mean_over(arms[arm], "rm_correct", n), _mean_over(arms["base"], "rm_correct", n)).model_dump(),
+        "same_shape_auc": {"base": auc["base"], arm: auc[arm], "difference": auc[arm] - auc["base"]},
     }  # fmt: skip
+
+
+def summaries(data: dict[str, Any]) -> None:
+    """Each arm pooled over its seeds, and each arm against base."""
+    data["pooled"] = {a: pooled(data["rows"], a) for a in arm_names(data["rows"])}
+    data["minus_base"] = {a: arm_difference(data["rows"], a) for a in arm_names(data["rows"]) if a != "base"}
+    data.pop("counterfactual_minus_base", None)  # the one-arm form of `minus_base`
 
 
 def _mean_over(runs: list[dict[str, Any]], key: str, n: int) -> list[float]:
@@ -201,11 +213,11 @@ def show(data: dict[str, Any]) -> str:
             sm = _iv(p["rm_minus_shape_mean"]) if p.get("rm_minus_shape_mean") else "n/a"
             lines.append(f"{arm} pooled over seeds {p['seeds']}: rm {_iv(p['rm'])}; rm − {p['best_content_blind']} "
                          f"{_iv(p['rm_minus_best_content_blind'])}; rm − shape-mean {sm}")  # fmt: skip
-    d = data.get("counterfactual_minus_base")
-    if d:
-        a = d["same_shape_auc"]
-        lines.append(f"counterfactual − base: rm accuracy {_iv(d['accuracy'])} points; same-shape AUC {a['base']:.3f} → "
-                     f"{a['counterfactual']:.3f} (mean over seeds)")  # fmt: skip
+    for arm, d in data.get("minus_base", {}).items():
+        if d:
+            a = d["same_shape_auc"]
+            lines.append(f"{arm} − base: rm accuracy {_iv(d['accuracy'])} points; same-shape AUC {a['base']:.3f} → "
+                         f"{a[arm]:.3f} (mean over seeds)")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -215,7 +227,8 @@ def _iv(d: dict[str, float]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--arms", default="base,counterfactual")
+    ap.add_argument("--arms", default="base,counterfactual",
+                    help="Arm names: base (the loop's sources), any other name adds the --counterfactual folder's pairs.")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     ap.add_argument("--counterfactual", type=Path, default=CF)
     ap.add_argument("--tables-only", action="store_true")
@@ -227,17 +240,16 @@ def main() -> None:
                 if any(r["arm"] == arm and r["seed"] == seed for r in data["rows"]):
                     continue
                 data["rows"].append(one(arm, seed, args.counterfactual))
-                data["pooled"] = {a: pooled(data["rows"], a) for a in ("base", "counterfactual")}
-                data["counterfactual_minus_base"] = arm_difference(data["rows"])
+                summaries(data)
                 write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
                 print(show({"rows": data["rows"][-1:]}), flush=True)
         for row in data["rows"]:  # rows measured before a measure was added: again, from their saved RM
             folder = RMS / f"{row['arm']}-{row['seed']}"
             if ("shape_mean_correct" not in row or "truncation" not in row) and folder.exists():
                 row.update(measure(RewardModel.load(folder)))
-                data["pooled"] = {a: pooled(data["rows"], a) for a in ("base", "counterfactual")}
+                summaries(data)
                 write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
-    data["counterfactual_minus_base"] = arm_difference(data["rows"])
+    summaries(data)
     if not args.tables_only:
         write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
     print(show(data))
