@@ -27,6 +27,7 @@ import argparse
 import json
 import statistics
 import time
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,9 @@ RMS = HERE / "results" / "content_rm" / "rm"
 BLIND = ("shortest", "prior", "kind-prior", "router")
 
 
+@cache
 def load_run(run: Path) -> tuple[LoopConfig, list, dict, list[str]]:
+    """The run's settings, training traces, held-out plans by question and held-out ids (read once a process)."""
     config = LoopConfig.model_validate_json((run / "loop.json").read_text())
     task = load_task(config.task)
     train_ids = [q.id for q in run_questions(task, config.train_questions, "train", config.seed)]
