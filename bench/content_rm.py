@@ -84,6 +84,7 @@ def one(arm: str, seed: int, cf_dir: Path) -> dict[str, Any]:
         "arm": arm, "seed": seed, "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
         "train_pairs": len(pairs.train), "train_s": round(train_s, 1), "edits": stats.get("edits"),
         "counterfactual_dir": str(cf_dir.relative_to(HERE.parent)) if arm != "base" else None,
+        "counterfactual_cap": PairConfig().max_counterfactual_per_question if arm != "base" else None,
     }  # fmt: skip
     return row | measure(RewardModel.load(RMS / f"{arm}-{seed}"))
 

@@ -57,7 +57,7 @@ def test_pairs_defaults_to_pair_config():
     got = defaults(pairs)
     fields = {f.name: getattr(PairConfig(), f.name) for f in dataclasses.fields(PairConfig)}
     shared = {k: got[k] for k in fields if k in got and k not in ("sources", "specialized", "base")}
-    assert len(shared) == 6 and shared == {k: fields[k] for k in shared}
+    assert len(shared) == 7 and shared == {k: fields[k] for k in shared}
 
 
 def test_the_checkpoint_label_is_the_users_else_the_adapters_else_base(tmp_path):

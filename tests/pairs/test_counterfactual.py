@@ -147,6 +147,19 @@ def test_pairs_by_outcome_never_by_intent(run, tmp_path):
     assert out.stats.per_source["counterfactual"].train == 3
 
 
+def test_counterfactual_pairs_have_a_cap_of_their_own(run, tmp_path):
+    _, folder = run
+    collect(run, tmp_path / "cf", edits_per_plan=6)
+    traces, edits = read_traces(folder / "traces.jsonl"), load_counterfactual(tmp_path / "cf")
+    full = build_pairs(traces, PairConfig(val_fraction=0.0), edits)
+    n_cf = sum(r.source == "counterfactual" for r in full.train)
+    assert n_cf == 3 and len(full.train) > n_cf
+    no_others = build_pairs(traces, PairConfig(val_fraction=0.0, max_pairs_per_question=0), edits)
+    assert {r.source for r in no_others.train} == {"counterfactual"} and len(no_others.train) == n_cf
+    no_edits = build_pairs(traces, PairConfig(val_fraction=0.0, max_counterfactual_per_question=0), edits)
+    assert len(no_edits.train) == len(full.train) - n_cf and no_edits.stats.pairs_over_question_cap == n_cf
+
+
 def test_an_invalid_edit_gives_at_most_a_validity_pair(run, tmp_path):
     _, folder = run
     collect(run, tmp_path / "cf", edits_per_plan=1, kinds=["break-reference"])  # `Check a`: agent a stranded

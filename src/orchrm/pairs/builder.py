@@ -13,8 +13,8 @@ Sources (each pair is tagged with one):
   Metadata: the edit's kind, description and index, and which side (`edited`) is the edit.
 
 Identical plans are merged, a plan pair gets at most one source (the first in `PairConfig.sources` order;
-pairs whose sources disagree on the winner are dropped and counted), pairs per question are capped, sources
-are balanced, and the split is by question. Everything left out is counted in the stats.
+pairs whose sources disagree on the winner are dropped and counted), pairs per question are capped
+(counterfactual pairs under a cap of their own), sources are balanced, and the split is by question. Everything left out is counted in the stats.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ class PairConfig:
     specialized: str | None = None  # checkpoint label of the specialized orchestrator run
     base: str | None = None  # checkpoint label of the base run
     max_pairs_per_question: int = 12
+    # Counterfactual pairs have a cap of their own: several edits of each plan are the point of that source, and
+    # under the shared cap they crowded each other out (109 of 181 outcome-changing edits kept at 12).
+    max_counterfactual_per_question: int = 24
     min_agreement: float = 0.6  # consensus: share of answered executions on the majority answer
     min_margin: int = 2  # consensus: majority count minus the runner-up's
     max_source_share: float = 1.0  # balance: no source above this share while others have pairs (1 = off)
@@ -286,10 +289,18 @@ def _question_pairs(
     chosen = _resolve(cands, stats)
     if not chosen:
         return "no source separates its plans"
-    if len(chosen) > cfg.max_pairs_per_question:
-        stats.pairs_over_question_cap += len(chosen) - cfg.max_pairs_per_question
-        chosen = _round_robin(chosen, cfg.max_pairs_per_question, rng)
-    return chosen
+    edited = [c for c in chosen if c[2] == "counterfactual"]
+    others = [c for c in chosen if c[2] != "counterfactual"]
+    return _capped(others, cfg.max_pairs_per_question, stats, rng) + _capped(
+        edited, cfg.max_counterfactual_per_question, stats, rng
+    )
+
+
+def _capped(cands: list, limit: int, stats: PairStats, rng: random.Random) -> list:
+    if len(cands) <= limit:
+        return cands
+    stats.pairs_over_question_cap += len(cands) - limit
+    return _round_robin(cands, limit, rng)
 
 
 def _resolve(cands: list[tuple[Trace, Trace, str, dict]], stats: PairStats) -> list[tuple[Trace, Trace, str, dict]]:
