@@ -22,7 +22,7 @@ from pathlib import Path
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.mas.orchestrator import Orchestrator
 from orchrm.mas.plans import plan_shape
-from orchrm.mas.rollout import RunConfig, agent_types_for
+from orchrm.mas.rollout import RunConfig, agent_types_for, orchestrator_config
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -40,7 +40,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 async def sample_degree(llm, task, degree: str, args: argparse.Namespace) -> dict:  # noqa: ANN001
     config = RunConfig(task=args.task, degree=degree, constrained=True, temperature=args.temperature,
                        plan_max_tokens=args.plan_max_tokens, seed=args.seed)  # fmt: skip
-    orch = Orchestrator(llm, config.orchestrator_config(), agent_types_for(task))
+    orch = Orchestrator(llm, orchestrator_config(config), agent_types_for(task))
     questions = task.questions(args.questions, split="train", seed=args.seed)
     start = time.perf_counter()
     samples = await asyncio.gather(*(orch.sample(q.question, args.plans) for q in questions))

@@ -61,7 +61,7 @@ from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
 from orchrm.grpo.adapter import served_adapter
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
 from orchrm.mas.plans import plan_shape
-from orchrm.mas.rollout import RunConfig, agent_fields, arollout
+from orchrm.mas.rollout import RunConfig, agent_fields, arollout, executor_config
 from orchrm.mas.traces import Trace, read_traces
 from orchrm.rm.config import RMConfig
 from orchrm.rm.model import RewardModel
@@ -163,7 +163,7 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
         else:
             assert agent_llm is not None
             agent_llm.ledger = ledger
-            scorer = ExecuteScorer(task, agent_llm, eval_config(args, "x", agent_llm, agent_llm).executor_config())
+            scorer = ExecuteScorer(task, agent_llm, executor_config(eval_config(args, "x", agent_llm, agent_llm)))
         result = train(config, task, weights, out, ledger=ledger, scorer=scorer,
                        callbacks=[deadline_callback(deadline, args.eval_every)])  # fmt: skip
         print(f"{arm}: {result.steps} steps, tokens {result.tokens['total']['total_tokens']:,}", flush=True)

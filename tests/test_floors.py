@@ -33,11 +33,12 @@ FLOORS: list[set[str]] = [
 #: Downward imports that are still not wanted: a room reading a file must not pull in the room that writes it.
 APART = {("view", "grpo"): "the viewer reads samples.jsonl through `orchrm.samples`, not the training stack"}
 
-#: Inside `mas`: the agent catalog (`options`) is the leaf, plans use it, traces record plans, agents run them,
+#: Inside `mas`: the agent catalog (`options`) and the rollout settings (`run_config`) are leaves, plans use the
+#: catalog, traces record plans, agents run them,
 #: the executor and orchestrator use agents, the run folder and rollouts sit on top; interop only converts
 #: plans and traces.
 MAS_FLOORS: list[set[str]] = [
-    {"options"},
+    {"options", "run_config"},
     {"plans"},
     {"traces"},
     {"agents", "interop", "run_folder"},

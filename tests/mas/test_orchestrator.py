@@ -88,14 +88,14 @@ def test_degree_direct_takes_no_answer_from_broken_json():
 
 def test_a_bare_prompt_keeps_the_instructions_and_drops_the_worked_examples():
     from orchrm.mas.orchestrator import PROMPTS, system_prompt
-    from orchrm.mas.rollout import RunConfig
+    from orchrm.mas.rollout import RunConfig, orchestrator_config
 
     types = ("cot", "python", "search")
     full, bare = system_prompt("dag", types), system_prompt("dag", types, examples=False)
     example = (PROMPTS / "examples_math.md").read_text().strip()
     assert example in full and example not in bare
     assert bare.startswith("You are the orchestrator") and "Agent types:" in bare and len(bare) < len(full) - 100
-    cfg = RunConfig(task="chain_sum", prompt_examples=False).orchestrator_config()
+    cfg = orchestrator_config(RunConfig(task="chain_sum", prompt_examples=False))
     assert cfg.examples is False
 
 

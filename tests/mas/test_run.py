@@ -65,6 +65,26 @@ def test_resume_skips_done_pairs_and_discards_a_torn_line(tmp_path):
     assert path.read_bytes().endswith(b"\n")
 
 
+def test_a_grown_resume_that_fails_leaves_run_json_byte_for_byte_and_one_that_succeeds_records_it(tmp_path):
+    task = make_task(tmp_path)
+    out = tmp_path / "run"
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(n_questions=1)))
+    before = (out / "run.json").read_bytes()
+    third = task.questions(3)[2].question
+
+    def failing(messages, config):
+        if third in messages[-1].content:
+            raise RuntimeError("the server went away")
+        return replies()(messages, config)
+
+    with pytest.raises(RuntimeError, match="went away"):
+        asyncio.run(arollout(task, scripted_llm(failing), out, run_config(n_questions=3)))
+    assert (out / "run.json").read_bytes() == before
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(n_questions=3)))
+    grown = json.loads((out / "run.json").read_text())
+    assert grown["n_questions"] == 3 and grown["created"] == json.loads(before)["created"]
+
+
 def test_rollout_returns_what_it_wrote_and_reads_back_only_its_own_questions(tmp_path):
     task = make_task(tmp_path)
     out = tmp_path / "run"

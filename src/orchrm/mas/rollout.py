@@ -13,10 +13,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, Field
-
 from ..errors import ConfigError, OrchrmError
 from ..llm import LLM, ensure_reachable
 from ..tasks.base import Question, Task
@@ -24,61 +20,32 @@ from .agents import AgentSettings
 from .executor import ExecutorConfig, execute_plan
 from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
 from .plans import AGENT_TYPES
-from .run_folder import first_plans, rollout_differences, run_questions, run_traces, settle_run_file
+from .run_config import RolloutSettings, RunConfig
+from .run_folder import RunFile, first_plans, open_run_file, rollout_differences, run_questions, run_traces
 from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
 
-#: 3: a question's plans are sampled in one request, seeds base + i with base hashed from the question;
-#: 2: each plan seeded from (question, index), a request each; 1: seed + plan index (`OrchestratorConfig.seeds`).
-RUN_VERSION = 3
+#: How each run version seeds its plans (`OrchestratorConfig.seeds`; `RUN_VERSION` documents them).
 _SEEDS_BY_VERSION = {1: "index", 2: "question", 3: "group"}
 
 
-class RunConfig(BaseModel):
-    """What a run folder was made with; a resumed run must match it (counts may grow)."""
-
-    version: int = RUN_VERSION
-    task: str
-    split: Literal["train", "test"] = "train"
-    n_questions: int = Field(10, ge=1)
-    n_plans: int = Field(4, ge=1)
-    seed: int = 0
-    execute: Literal["none", "all"] = "all"
-    backend: str = "local"
-    model_id: str = ""
-    agent_backend: str = Field("", description="The sub-agents' backend; empty: the orchestrator's.")
-    agent_model_id: str = Field("", description="The sub-agents' model; empty: the orchestrator's.")
-    degree: Literal["direct", "single", "dag"] = "dag"
-    temperature: float = 0.8
-    top_p: float = 0.95
-    plan_max_tokens: int = 400
-    constrained: bool = False
-    checkpoint: str = "base"
-    prompt_examples: bool = Field(True, description="Worked example plans in the orchestrator's prompt.")
-    agent_max_tokens: int = 384
-    agent_temperature: float = 0.0
-    agent_sample_temperature: float = 0.7
-    agent_timeout_s: float = 900.0
-    agent_max_samples: int | None = Field(None, ge=2, description="Cap on a self_consistency agent's samples.")
-    agent_max_rounds: int | None = Field(None, ge=1, description="Cap on reflexion and debate rounds.")
-    agent_context: Literal["final", "all", "none"] = Field(
-        "final", description="Which agents see the original question beside their sub-task."
+def orchestrator_config(config: RunConfig) -> OrchestratorConfig:
+    """The orchestrator's settings for a run: its sampling, seeded as the run's version seeds."""
+    return OrchestratorConfig(
+        degree=config.degree, temperature=config.temperature, top_p=config.top_p, max_tokens=config.plan_max_tokens,
+        seed=config.seed, constrained=config.constrained, checkpoint=config.checkpoint, examples=config.prompt_examples,
+        seeds=_SEEDS_BY_VERSION.get(config.version, "group"),
     )
 
-    def orchestrator_config(self) -> OrchestratorConfig:
-        return OrchestratorConfig(
-            degree=self.degree, temperature=self.temperature, top_p=self.top_p, max_tokens=self.plan_max_tokens,
-            seed=self.seed, constrained=self.constrained, checkpoint=self.checkpoint, examples=self.prompt_examples,
-            seeds=_SEEDS_BY_VERSION.get(self.version, "group"),
-        )
 
-    def executor_config(self, max_parallel: int = 4) -> ExecutorConfig:
-        settings = AgentSettings(
-            max_tokens=self.agent_max_tokens, temperature=self.agent_temperature,
-            sample_temperature=self.agent_sample_temperature, seed=self.seed,
-            max_samples=self.agent_max_samples, max_rounds=self.agent_max_rounds,
-            question_context=self.agent_context,
-        )
-        return ExecutorConfig(settings=settings, timeout_s=self.agent_timeout_s, max_parallel=max_parallel)
+def executor_config(settings: RolloutSettings, max_parallel: int = 4) -> ExecutorConfig:
+    """The executor's settings for a rollout: the sub-agents' budgets."""
+    agents = AgentSettings(
+        max_tokens=settings.agent_max_tokens, temperature=settings.agent_temperature,
+        sample_temperature=settings.agent_sample_temperature, seed=settings.seed,
+        max_samples=settings.agent_max_samples, max_rounds=settings.agent_max_rounds,
+        question_context=settings.agent_context,
+    )
+    return ExecutorConfig(settings=agents, timeout_s=settings.agent_timeout_s, max_parallel=max_parallel)
 
 
 def agent_fields(llm: LLM, agent_llm: LLM | None = None) -> dict[str, str]:
@@ -95,10 +62,17 @@ def _version_kept(new: RunConfig, old: RunConfig) -> RunConfig:
     return new.model_copy(update={"version": old.version}) if old.version < new.version else new
 
 
+def open_run_dir(out: Path, config: RunConfig) -> RunFile[RunConfig]:
+    """Create the folder, or check that an existing one was made with the same settings; writes nothing. Its
+    `config` is what the run goes on with (an older run's version kept)."""
+    return open_run_file(out, config, rollout_differences, stamp=True, kept=_version_kept)
+
+
 def prepare_run_dir(out: Path, config: RunConfig) -> RunConfig:
-    """Create the folder, or check that an existing one was made with the same settings; returns the settings
-    the run goes on with (an older run's version kept)."""
-    return settle_run_file(out, config, rollout_differences, stamp=True, kept=_version_kept)
+    """`open_run_dir`, with `run.json` written at once; returns the settings the run goes on with."""
+    run_file = open_run_dir(out, config)
+    run_file.write()
+    return run_file.config
 
 
 @dataclass
@@ -172,7 +146,7 @@ async def build_trace(
     )
     if sample.plan is not None and (execute or not sample.plan.agents):
         ex = await execute_plan(
-            sample.plan, question.question, agent_llm, retriever=task.corpus, config=config.executor_config()
+            sample.plan, question.question, agent_llm, retriever=task.corpus, config=executor_config(config)
         )
         trace.executed = True
         trace.agents, trace.errors = ex.agents, ex.errors
@@ -196,6 +170,8 @@ async def arollout(
     """Sample and execute the missing (question, plan) pairs of a run; returns what it wrote (`RolloutResult`:
     the questions, the traces file, the final counters).
 
+    A new folder's `run.json` is written before the first plan; a resume that grows the run (more questions
+    or plans) rewrites it only after every plan has run, so a resume that fails leaves it byte for byte.
     `llm` writes the plans; `agent_llm` (default: `llm`) runs the sub-agents. Both are checked to answer
     before the run folder is touched, so an unreachable model is one error and nothing written.
     """
@@ -203,14 +179,17 @@ async def arollout(
     await ensure_reachable(llm, "orchestrator")
     if agents is not llm:
         await ensure_reachable(agents, "agent")
-    config = prepare_run_dir(out, config)
+    run_file = open_run_dir(out, config)
+    if run_file.new:  # a new folder records its settings before any trace, so a killed run resumes as the same run
+        run_file.write()
+    config = run_file.config
     traces_path = out / TRACES_FILE
     existing = read_traces(traces_path, repair=True)
     questions = run_questions(task, config.n_questions, config.split, config.seed)
     done, progress = _resumed(existing, questions, config.n_plans)
     if on_progress:
         on_progress(progress)
-    orchestrator = Orchestrator(llm, config.orchestrator_config(), agent_types_for(task))
+    orchestrator = Orchestrator(llm, orchestrator_config(config), agent_types_for(task))
     sem = asyncio.Semaphore(parallel_questions)
 
     with TraceWriter(traces_path) as writer:
@@ -234,6 +213,7 @@ async def arollout(
                 on_progress(progress)
 
         await asyncio.gather(*(one_question(q) for q in questions))
+    run_file.write()  # a resume that grew the run records it only once it has run: a failed one leaves run.json
     return RolloutResult(config, questions, traces_path, progress)
 
 

@@ -15,7 +15,8 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,6 +24,7 @@ from .. import safejson
 from ..atomic import write_text_atomic
 from ..errors import ConfigError, RunFileError
 from ..tasks.base import Question, Task
+from .run_config import RunConfig
 from .traces import RUN_FILE, Trace
 
 #: Settings a resumed rollout may grow: asking for more questions or plans extends the run.
@@ -59,7 +61,28 @@ def first_plans(traces: Iterable[Trace], question_ids: Iterable[str], n: int) ->
     return {q: sorted(plans, key=lambda t: t.plan_index) for q, plans in by_q.items()}
 
 
-def settle_run_file(
+@dataclass
+class RunFile(Generic[Settings]):
+    """A folder's settings file, checked: `config` is what the run goes on with, `data` what the file holds once
+    the run is done, `on_disk` what it holds now (None: no file yet)."""
+
+    path: Path
+    config: Settings
+    data: dict[str, Any]
+    on_disk: Any
+
+    @property
+    def new(self) -> bool:
+        return self.on_disk is None
+
+    def write(self) -> None:
+        """Write the file (atomically) unless it already holds `data`: a resume with the same settings leaves it."""
+        if self.data != self.on_disk:
+            write_text_atomic(self.path, json.dumps(self.data, indent=2) + "\n")
+            self.on_disk = self.data
+
+
+def open_run_file(
     folder: Path,
     config: Settings,
     differences: Callable[[Settings, Settings], list[str]],
@@ -68,37 +91,55 @@ def settle_run_file(
     what: str = "a run",
     stamp: bool = False,
     kept: Callable[[Settings, Settings], Settings] | None = None,
-) -> Settings:
-    """Create `folder`, or check that the settings file it holds describes the same run; then (re)write it.
-    Returns the settings the run goes on with.
+) -> RunFile[Settings]:
+    """Create `folder`, and check that the settings file it holds (if any) describes the same run; writes nothing.
 
     `kept(new, old)` is `new` with what a resumed run keeps from the one it resumes (e.g. a rollout's version,
     which decides how its plans are seeded). `differences(new, old)` then names what changed in a way a resume
     cannot honour; any such change is a one-line `ConfigError`, and an unreadable file a `RunFileError`,
-    before anything in the folder is touched. A resume rewrites the file only when its settings grew (more
-    questions or plans), and never re-stamps `created`, so a resume that then fails leaves it as it was."""
+    before anything in the folder is touched. With `stamp`, the file records when the run was made; a resume
+    keeps the first stamp."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     on_disk: Any = None
     if path.exists():
-        try:
-            on_disk = safejson.read(path)
-            old = type(config).model_validate(on_disk)
-        except safejson.UnsafeJSONError as exc:
-            raise RunFileError(f"{path}: not a valid run config ({exc})", hint="use a new --out folder") from None
-        except ValidationError as exc:
-            raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint="use a new --out folder") from None
+        on_disk, old = _read_settings(path, type(config), "use a new --out folder")
         config = kept(config, old) if kept is not None else config
         diff = differences(config, old)
         if diff:
             raise ConfigError(f"{folder} holds {what} made with other settings ({', '.join(diff)})", hint="use a new --out folder")
     data = config.model_dump(mode="json")
-    if stamp:  # when the run was made: a resume keeps the first stamp
+    if stamp:
         created = on_disk.get("created") if isinstance(on_disk, dict) else None
         data["created"] = created if isinstance(created, str) else dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    if data != on_disk:  # a resume with the same settings leaves the file as it was
-        write_text_atomic(path, json.dumps(data, indent=2) + "\n")
-    return config
+    return RunFile(path, config, data, on_disk)
+
+
+def settle_run_file(folder: Path, config: Settings, differences: Callable[[Settings, Settings], list[str]], **kw: Any) -> Settings:
+    """`open_run_file`, then (re)write the file at once; returns the settings the run goes on with. A rollout
+    instead writes a grown file only once it has finished (`arollout`)."""
+    run_file = open_run_file(folder, config, differences, **kw)
+    run_file.write()
+    return run_file.config
+
+
+def _read_settings(path: Path, model: type[Settings], hint: str) -> tuple[Any, Settings]:
+    """(the file's JSON, the settings it holds); an unreadable or invalid file is a `RunFileError`."""
+    try:
+        on_disk = safejson.read(path)
+        return on_disk, model.model_validate(on_disk)
+    except safejson.UnsafeJSONError as exc:
+        raise RunFileError(f"{path}: not a valid run config ({exc})", hint=hint) from None
+    except ValidationError as exc:
+        raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint=hint) from None
+
+
+def read_run_config(run: Path) -> RunConfig:
+    """The `RunConfig` a rollout's folder was made with: the one reader of its `run.json`."""
+    hint = "pass a run folder made by `orchrm rollout`"
+    if not (run / RUN_FILE).is_file():
+        raise RunFileError(f"{run} has no {RUN_FILE}", hint=hint)
+    return _read_settings(run / RUN_FILE, RunConfig, hint)[1]
 
 
 def rollout_differences(new: BaseModel, old: BaseModel) -> list[str]:

@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from .. import jsonl, safejson
+from .. import jsonl
 from ..errors import ConfigError, RunFileError
 from ..jsonl import JsonlWriter, RecordError
 from ..llm import LLM, ensure_reachable
 from ..mas.orchestrator import PlanSample
 from ..mas.plans import Plan
 from ..mas.rollout import RunConfig, build_trace
-from ..mas.run_folder import run_questions, run_traces, settle_run_file
-from ..mas.traces import RUN_FILE, TRACES_FILE, Trace, TraceWriter, read_traces
+from ..mas.run_folder import read_run_config, run_questions, run_traces, settle_run_file
+from ..mas.traces import TRACES_FILE, Trace, TraceWriter, read_traces
 from ..tasks import load_task
 from ..tasks.base import Question, Task
 from .edits import EDIT_KINDS, Edit, EditKind, choose_edits
@@ -131,16 +131,6 @@ def entity_names(task: Task) -> list[list[str]]:
     world = getattr(task, "world", None)
     groups = [getattr(world, part, None) for part in ("people", "companies", "cities")]
     return [sorted(g) for g in groups if isinstance(g, dict) and g]
-
-
-def read_run_config(run: Path) -> RunConfig:
-    path = run / RUN_FILE
-    try:
-        return RunConfig.model_validate(safejson.read(path))
-    except FileNotFoundError:
-        raise RunFileError(f"{run} has no {RUN_FILE}", hint="pass a run folder made by `orchrm rollout`") from None
-    except (safejson.UnsafeJSONError, ValidationError) as exc:
-        raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})") from None
 
 
 def _parse_edit(value: Any) -> EditRecord:
