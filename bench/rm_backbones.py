@@ -37,7 +37,8 @@ from rm import agent_type_baseline, length_baseline
 from orchrm.bon import BonConfig, Bootstrap, ContentBlind, RunInfo, ShapePrior, build_cases, compute_results, per_question_rows
 from orchrm.bon.auc import question_auc
 from orchrm.bon.run import score_plans
-from orchrm.bon.selection import METHODS, Case
+from orchrm.bon.candidates import Case
+from orchrm.bon.selection import METHODS
 from orchrm.loop import LoopConfig
 from orchrm.mas.run_folder import first_plans
 from orchrm.mas.traces import Trace, read_traces

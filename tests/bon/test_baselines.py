@@ -10,7 +10,9 @@ from orchrm.bon.report import kind_rows, mark_rows
 from orchrm.bon.compute import compute_results, outcomes_at
 from orchrm.bon.config import BonConfig
 from orchrm.bon.results import RunInfo
-from orchrm.bon.selection import CONTENT_BLIND, METHODS, TRIVIAL, Candidate, Case, Context, select_prior, select_shortest
+from orchrm.bon.candidates import Candidate, Case
+from orchrm.bon.selection import CONTENT_BLIND, METHODS, TRIVIAL, Context
+from orchrm.bon.selectors import select_prior, select_shortest
 
 
 def cand(i, correct, *, length=10, prior=None, reward=0.0, valid=True, execute=1000, exec_s=10.0):

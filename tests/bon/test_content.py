@@ -3,6 +3,7 @@ score earns on them; and the example-copy detector on the real prompts' examples
 
 import pytest
 
+from orchrm.bon.candidates import Candidate, Case
 from orchrm.bon.content import (
     content_stats,
     copies_examples,
@@ -11,7 +12,7 @@ from orchrm.bon.content import (
     same_shape_auc,
     same_shape_pairs,
 )
-from orchrm.bon.selection import METHODS, Candidate, Case
+from orchrm.bon.selection import METHODS
 
 
 def cand(i, ok, reward, shape="search", copies=False, valid=True):

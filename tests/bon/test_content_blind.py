@@ -15,7 +15,9 @@ from orchrm.bon.prior import KindPrior, ShapePrior
 from orchrm.bon.report import mark_rows
 from orchrm.bon.results import RunInfo
 from orchrm.bon.router import Router, question_ngrams
-from orchrm.bon.selection import METHODS, Candidate, Case, Context, shape_mean
+from orchrm.bon.candidates import Candidate, Case
+from orchrm.bon.selection import METHODS, Context
+from orchrm.bon.selectors import shape_mean
 from orchrm.mas.plans import parse_plan
 
 SEARCH, PYTHON, COT = plan_text("search"), plan_text("python"), plan_text("cot")

@@ -7,7 +7,7 @@ from orchrm.bon.compute import compute_results
 from orchrm.bon.config import BonConfig
 from orchrm.bon.report import auc_rows, mark_rows, method_rows
 from orchrm.bon.results import RESULTS_FILE, BonResults, RMInfo, RunInfo, read_results, write_results
-from orchrm.bon.selection import Candidate, Case
+from orchrm.bon.candidates import Candidate, Case
 
 KEYS = [
     "task", "model", "agent_model", "rm", "rollout", "warnings", "prior", "n", "questions", "plans",

@@ -4,9 +4,8 @@ import math
 
 import pytest
 
-from orchrm.bon.selection import (
-    Candidate,
-    Case,
+from orchrm.bon.candidates import Candidate, Case
+from orchrm.bon.selectors import (
     select_adaptive,
     select_judge,
     select_majority,

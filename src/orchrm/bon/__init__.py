@@ -3,6 +3,7 @@ statistics and the report."""
 
 from .auc import within_question_auc
 from .blind import ContentBlind
+from .candidates import Candidate, Case, Outcome
 from .cases import build_cases, plan_lengths
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
@@ -12,7 +13,7 @@ from .router import Router
 from .report import write_reports
 from .results import BonResults, MethodSummary, RunInfo, read_results, write_results
 from .run import BonProgress, BonResult, abon
-from .selection import METHODS, Candidate, Case, Method, Outcome
+from .selection import METHODS, Method
 from .stats import Bootstrap, Interval
 
 __all__ = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .selection import Candidate, Case
+from .candidates import Candidate, Case
 from .stats import Bootstrap
 
 

@@ -11,7 +11,7 @@ from ..tasks.scoring import answer_key
 from .blind import ContentBlind
 from .content import copies_examples
 from .prior import plan_signature
-from .selection import Candidate, Case
+from .candidates import Candidate, Case
 
 
 def _tokens(t: Trace, category: str) -> int:

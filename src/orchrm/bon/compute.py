@@ -14,7 +14,9 @@ from .content import content_stats
 from .config import BonConfig
 from .judge import JudgeRecord
 from .results import Auc, BonResults, CurvePoint, MethodSummary, RunInfo, SweepPoint
-from .selection import CATEGORIES, CONTENT_BLIND, METHODS, TRIVIAL, Case, Context, Outcome, select_adaptive
+from .candidates import CATEGORIES, Case, Outcome
+from .selection import CONTENT_BLIND, METHODS, TRIVIAL, Context
+from .selectors import select_adaptive
 from .stats import Bootstrap, Interval
 
 CURVE_NS = (1, 2, 4, 8, 16)

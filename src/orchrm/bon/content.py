@@ -23,7 +23,7 @@ from functools import cache
 from pydantic import BaseModel
 
 from ..mas.agents.base import PROMPTS
-from .selection import Candidate, Case
+from .candidates import Candidate, Case
 from .stats import Bootstrap, Interval
 
 # A name of two or more capitalised words ("Velmor Labs"), a lone capitalised word inside a sentence ("Ann"),

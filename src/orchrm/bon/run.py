@@ -28,7 +28,7 @@ from .config import BonConfig
 from .judge import JUDGMENTS_FILE, JudgeRecord, judge_evaluator, judge_missing
 from .blind import ContentBlind
 from .results import BonResults, RMInfo, RunInfo, write_results
-from .selection import Case
+from .candidates import Case
 
 HELDOUT_DIR = "heldout"
 
