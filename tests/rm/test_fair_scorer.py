@@ -1,4 +1,5 @@
-"""The server's scorer: round-robin slices across waiting requests, a bounded queue, failures handed back."""
+"""The server's scorer: passes within a token budget, least-served requests first, a bounded queue, failures
+handed back."""
 
 import threading
 import time
@@ -30,7 +31,7 @@ def _items(tag, n):
 
 def test_each_pass_takes_one_item_from_each_waiting_request_in_turn():
     model = GatedModel()
-    scorer = FairScorer(model, slice_items=4, max_requests=8, max_items=100)
+    scorer = FairScorer(model, pass_tokens=4, max_requests=8, max_items=100)
     with ThreadPoolExecutor(4) as pool:
         first = pool.submit(scorer.score, _items("w", 1))  # holds the model while the others queue
         assert model.entered.wait(10)
@@ -50,7 +51,7 @@ def test_each_pass_takes_one_item_from_each_waiting_request_in_turn():
 
 def test_a_full_queue_refuses_at_once():
     model = GatedModel()
-    scorer = FairScorer(model, slice_items=2, max_requests=2, max_items=5)
+    scorer = FairScorer(model, pass_tokens=2, max_requests=2, max_items=5)
     with ThreadPoolExecutor(3) as pool:
         running = pool.submit(scorer.score, _items("r", 1))
         assert model.entered.wait(10)
@@ -73,8 +74,41 @@ def test_a_failed_pass_fails_its_requests_and_the_scorer_goes_on():
             raise RuntimeError("out of memory")
         return [0.5] * len(items)
 
-    scorer = FairScorer(model, slice_items=2)
+    scorer = FairScorer(model, pass_tokens=2)
     with pytest.raises(RuntimeError, match="out of memory"):
         scorer.score(_items("a", 5))
     assert scorer._waiting_items == 0
     assert scorer.score(_items("b", 3)) == [0.5] * 3
+
+
+def test_a_new_request_goes_before_those_already_served():
+    model = GatedModel()
+    scorer = FairScorer(model, pass_tokens=2)
+    with ThreadPoolExecutor(2) as pool:
+        heavy = pool.submit(scorer.score, _items("a", 5))  # a0, a1 held in the model
+        assert model.entered.wait(10)
+        small = pool.submit(scorer.score, _items("s", 1))
+        while scorer._waiting_items < 4:
+            time.sleep(0.001)
+        model.gate.set()
+        assert small.result(10) == [2.0] and heavy.result(10) == [2.0] * 5
+    assert model.passes == [["a0", "a1"], ["s0", "a2"], ["a3", "a4"]]
+
+
+def test_a_short_item_is_not_padded_beside_long_ones():
+    model = GatedModel()
+    long, short = "x" * 100, "y"
+    scorer = FairScorer(model, pass_tokens=100, tokens=lambda item: len(item[1]))
+    with ThreadPoolExecutor(3) as pool:
+        first = pool.submit(scorer.score, [("q", short)])  # holds the model while the others queue
+        assert model.entered.wait(10)
+        heavy = pool.submit(scorer.score, [("q", long)] * 3)
+        while scorer._waiting_items < 3:
+            time.sleep(0.001)
+        small = pool.submit(scorer.score, [("q", short)] * 2)
+        while scorer._waiting_items < 5:
+            time.sleep(0.001)
+        model.gate.set()
+        assert small.result(10) == [1.0, 1.0] and heavy.result(10) == [100.0] * 3 and first.result(10) == [1.0]
+    # the heavy request arrived first, so it opens the next pass, alone: the short items would pad to 3 x 100
+    assert model.passes == [[short], [long], [short, short], [long], [long]]

@@ -9,6 +9,7 @@ class FakeCard(BaseModel):
     orchrm_version: str = "0.0.0"
     backbone: str = "fake"
     metrics: dict[str, Any] = {}
+    max_length: int = 256
 
 
 class FakeRM:

@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -96,8 +97,8 @@ def json_reader(max_body_bytes: int, body_timeout_s: float) -> Callable[[Request
             client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
             log.info("%s - %s %s: client disconnected before its body was read", client, request.method, request.url.path)
             raise HTTPException(499, "client disconnected") from None  # nothing is sent: the client is gone
-        try:
-            return safejson.loads(body, BODY_LIMITS)
+        try:  # a worker thread: a 2 MB body is ~40 ms of parsing the event loop would otherwise wait out
+            return await run_in_threadpool(safejson.loads, body, BODY_LIMITS)
         except safejson.UnsafeJSONError as exc:
             raise HTTPException(422, f"request body refused: {exc.reason} (json {exc.rule})") from None
 
@@ -117,21 +118,25 @@ async def _read_body(request: Request, max_body_bytes: int) -> bytes:
 
 @dataclass(frozen=True)
 class QueueLimits:
-    """How the model is shared: `slice_items` items a forward pass (one from each waiting request in turn),
-    at most `max_requests` requests and `max_items` items waiting; more is a 503."""
+    """How the model is shared: forward passes of at most `pass_tokens` padded tokens (least-served requests
+    first, one item of each in turn), at most `max_requests` requests and `max_items` items waiting (more is
+    a 503)."""
 
-    slice_items: int = 2  # MiniLM on 2 shared CPU cores: ~55 ms an item at 256 tokens, so a pass is ~0.1 s
+    pass_tokens: int = 256  # one item at MiniLM's 256 tokens (~55 ms on 2 cores), or several short ones
     max_requests: int = 32
     max_items: int = 1024
 
 
 def fair_scorer(model: RewardModel, limits: QueueLimits) -> Callable[[Sequence[tuple[str, str]]], list[float]]:
     """(question, plan text) pairs rendered in the caller's thread, then scored on the model's thread in fair
-    slices (`FairScorer`); a full queue is a 503."""
+    passes (`FairScorer`); a full queue is a 503."""
     from ..pairs.render import render_plan, render_question
 
-    scorer = FairScorer(lambda items: model.score_rendered(items, batch_size=limits.slice_items),
-                        slice_items=limits.slice_items, max_requests=limits.max_requests, max_items=limits.max_items)  # fmt: skip
+    def tokens(item: tuple[str, str]) -> int:  # a token covers at least one byte; +4 for the special tokens
+        return min(model.card.max_length, len(item[0].encode()) + len(item[1].encode()) + 4)
+
+    scorer = FairScorer(lambda items: model.score_rendered(items, batch_size=len(items)), pass_tokens=limits.pass_tokens,
+                        tokens=tokens, max_requests=limits.max_requests, max_items=limits.max_items)  # fmt: skip
 
     def score_texts(items: Sequence[tuple[str, str]]) -> list[float]:
         rendered = [(render_question(q), render_plan(p)) for q, p in items]
@@ -141,3 +146,4 @@ def fair_scorer(model: RewardModel, limits: QueueLimits) -> Callable[[Sequence[t
             raise HTTPException(503, f"scoring queue full: {exc}", headers={"Retry-After": "1"}) from None
 
     return score_texts
+

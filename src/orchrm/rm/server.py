@@ -14,9 +14,11 @@ bytes that are not UTF-8), or of the wrong shape get 422; with a token configure
 
 Slow or heavy clients cannot stall it: a request's headers must arrive within `header_timeout_s` and its
 body within `body_timeout_s` (408, connection closed); a client that hangs up mid-body is one log line. The
-model runs on one thread of its own, in slices of `QueueLimits.slice_items` items taken from each waiting
-request in turn, so a 1-item request is scored in the next slice whatever is queued before it; at most
-`QueueLimits.max_requests` requests and `max_items` items wait, and more is a 503 with Retry-After.
+model runs on one thread of its own, in passes of at most `QueueLimits.pass_tokens` padded tokens taken
+from the least-served waiting requests first, one item of each in turn, so a 1-item request is scored in the
+next pass whatever is queued before it; at most `QueueLimits.max_requests` requests and `max_items` items
+wait, and more is a 503 with Retry-After. Bodies are parsed and checked in worker threads, off the event loop,
+and `serve` leaves them and the event loop one core that torch does not use.
 
 Other wire protocols (an RL framework's own) are added as `routes`: each gets a `ServerContext` holding the
 guarded body reader, the token check and the fair scorer, so every route keeps the same limits. orchrm's
@@ -25,6 +27,7 @@ own protocol is one such router (_score_routes.py); the context is built in _ser
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,8 +85,23 @@ def create_app(
     return app
 
 
-def serve(model: RewardModel, host: str = "127.0.0.1", port: int = 8765, *, header_timeout_s: float = 10.0, **options: Any) -> None:
-    """`create_app(model, **options)` under uvicorn, with request headers due within `header_timeout_s`."""
+def serve(
+    model: RewardModel,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    header_timeout_s: float = 10.0,
+    torch_threads: int | None = None,
+    **options: Any,
+) -> None:
+    """`create_app(model, **options)` under uvicorn, with request headers due within `header_timeout_s`.
+
+    torch gets `torch_threads` threads, by default every core this process may use but one: the event loop,
+    body parsing and rendering need the other (on 2 shared cores, torch on both made a pass up to 5 times
+    slower while other threads ran)."""
+    import torch
     import uvicorn
 
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    torch.set_num_threads(torch_threads or max(1, cores - 1))
     uvicorn.run(create_app(model, **options), host=host, port=port, log_level="info", http=header_timeout_protocol(header_timeout_s))
