@@ -1,7 +1,8 @@
 """Any OpenAI-compatible chat-completions server: vLLM, SGLang, llama.cpp's server, OpenAI itself.
 
 This is the only code path that talks HTTP to a model; the local backend points it at its own server.
-Retries with backoff on 429/5xx/connection errors and timeouts come from the `openai` client.
+Retries with backoff on 429/5xx/connection errors and timeouts come from the `openai` client. What a reply
+or an error means is `openai_replies.py`; how the server takes n completions of one prompt is `dialects.py`.
 
 Requests are spread over several `openai` clients of at most `SHARD_CONNECTIONS` connections each: the
 httpx connection pool scans every connection for every queued request, so one pool of 256 connections
@@ -13,29 +14,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import warnings
 from typing import Any
 
 import httpx
 import openai
 
-from .. import safejson
-from ..errors import (
-    BackendHTTPError,
-    BackendTimeout,
-    BackendUnreachable,
-    ConfigError,
-    ContextOverflow,
-    MalformedResponse,
-)
+from ..errors import BackendHTTPError, ConfigError, MalformedResponse
 from .backend import Backend
-from .grouped import DIALECTS, consecutive, parse_choices
-from .llamacpp_routes import OVERFLOW_MARKERS, LlamaCppRoutes
-from .types import Completion, GenerateConfig, Message, ToolCall, Usage
+from .dialects import after_refusal, check_dialect, group_limit, learn_dialect, refuses_n
+from .grouped import consecutive, parse_choices
+from .llamacpp_routes import LlamaCppRoutes
+from .openai_replies import parse_choice, parse_completion, translate_error
+from .types import Completion, GenerateConfig, Message
 
 #: Connections per `openai` client; a backend with more concurrency opens ceil(concurrency / this) clients.
 SHARD_CONNECTIONS = 8
-
 
 
 class OpenAIBackend(Backend):
@@ -62,8 +55,7 @@ class OpenAIBackend(Backend):
             raise ConfigError(f"base URL {base_url!r} must start with http:// or https://")
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-        if dialect is not None and dialect not in DIALECTS:
-            raise ConfigError(f"unknown server dialect {dialect!r}", hint=f"use one of {', '.join(DIALECTS)}")
+        check_dialect(dialect)
         if max_n < 1:
             raise ConfigError(f"max_n must be at least 1, got {max_n}")
         self.base_url = base_url.rstrip("/")
@@ -106,12 +98,8 @@ class OpenAIBackend(Backend):
 
     @property
     def max_group(self) -> int:
-        if self.group_refused or self.dialect is None:
-            return 1
-        if self.dialect == "llama.cpp":
-            # llama-server starts an n-completion request only when n slots are free at once.
-            return min(self.concurrency, self._slots or self.concurrency)
-        return self.max_n
+        return group_limit(self.dialect, refused=self.group_refused, slots=self._slots,
+                           concurrency=self.concurrency, max_n=self.max_n)  # fmt: skip
 
     def _shards(self) -> tuple[list[openai.AsyncOpenAI], list[int]]:
         # An httpx client belongs to the event loop that first used it; keep one set per loop.
@@ -159,15 +147,7 @@ class OpenAIBackend(Backend):
         if self.model is None:
             self.model = self._first_model(page)
         if self.dialect is None:
-            await self._learn_dialect(page)
-
-    async def _learn_dialect(self, page: Any) -> None:
-        owners = {getattr(m, "owned_by", None) for m in getattr(page, "data", None) or []}
-        if "llamacpp" not in owners:
-            self.dialect = "openai"
-            return
-        self._slots = await self._native.slots()
-        self.dialect = "llama.cpp"
+            self.dialect, self._slots = await learn_dialect(page, self._native)
 
     @property
     def where(self) -> str:
@@ -200,7 +180,7 @@ class OpenAIBackend(Backend):
     async def complete(self, messages: list[Message], config: GenerateConfig, seed: int | None) -> Completion:
         await self.start()
         resp = await self._chat(self._kwargs(messages, config, seed, 1))
-        return self._parse(resp)
+        return parse_completion(resp, self.base_url)
 
     async def complete_group(
         self, messages: list[Message], config: GenerateConfig, seeds: list[int | None]
@@ -215,15 +195,13 @@ class OpenAIBackend(Backend):
                 return await self._native.group(messages, config, seeds)
             resp = await self._chat(self._kwargs(messages, config, seeds[0], len(seeds)))
         except BackendHTTPError as exc:
-            if exc.status not in (400, 422):
+            if not refuses_n(exc):
                 raise
             singles = await super().complete_group(messages, config, seeds)
             # One sample at a time went through where n did not: the server does not take `n`.
             self.group_refused = True
-            warnings.warn(f"{self.base_url} refused a request for {len(seeds)} completions ({exc}); "
-                          "asking once per sample from now on", stacklevel=2)  # fmt: skip
-            return [c.model_copy(update={"group": 1}) for c in singles]
-        return parse_choices(resp, len(seeds), self.base_url, self._parse_choice)
+            return after_refusal(singles, self.base_url, exc)
+        return parse_choices(resp, len(seeds), self.base_url, lambda choice: parse_choice(choice, self.base_url))
 
     async def _chat(self, kwargs: dict[str, Any]) -> Any:
         try:
@@ -259,70 +237,10 @@ class OpenAIBackend(Backend):
                 kwargs["tool_choice"] = config.tool_choice
         return kwargs
 
-    def _parse(self, resp: Any) -> Completion:
-        try:
-            choice = resp.choices[0]
-            usage = resp.usage
-            prompt_tokens, completion_tokens = int(usage.prompt_tokens), int(usage.completion_tokens)
-            details = getattr(usage, "prompt_tokens_details", None)
-            cached = min(int(getattr(details, "cached_tokens", 0) or 0), prompt_tokens)
-        except (AttributeError, IndexError, TypeError, ValueError) as exc:
-            raise MalformedResponse(
-                f"{self.base_url} returned a completion without choices, message or usage ({type(exc).__name__}: {exc})",
-                hint="is this an OpenAI-compatible chat-completions endpoint?",
-            ) from exc
-        c = self._parse_choice(choice)
-        return c.model_copy(update={"usage": Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                                   cached_prompt_tokens=max(cached, 0))})  # fmt: skip
-
-    def _parse_choice(self, choice: Any) -> Completion:
-        """One choice's text, finish reason and tool calls (usage is the caller's: it belongs to the request)."""
-        try:
-            text = choice.message.content
-            finish = str(choice.finish_reason or "stop")
-        except AttributeError as exc:
-            raise MalformedResponse(f"{self.base_url} returned a choice without a message ({exc})") from exc
-        calls = _tool_calls(choice.message, self.base_url)
-        if not isinstance(text, str):
-            if not calls:
-                raise MalformedResponse(f"{self.base_url} returned a completion with no text content")
-            text = ""
-        return Completion(text=text, finish_reason=finish, usage=Usage(prompt_tokens=0, completion_tokens=0),
-                          tool_calls=calls or None)  # fmt: skip
-
     def _translate(self, exc: openai.OpenAIError, *, timeout_s: float | None = None, retries: int | None = None) -> Exception:
-        where = self.base_url
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
         retries = self.max_retries if retries is None else retries
-        if isinstance(exc, openai.APITimeoutError):
-            return BackendTimeout(
-                f"{where} did not answer within {timeout_s:g}s (tried {retries + 1} times)",
-                hint="raise the timeout or lower the load on the server",
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            return BackendUnreachable(
-                f"cannot reach {where} (tried {retries + 1} times): {exc.__cause__ or exc}",
-                hint="is the server running, and is that its URL (ending in /v1)?",
-            )
-        if isinstance(exc, openai.APIResponseValidationError):
-            return MalformedResponse(f"{where} returned a response that is not valid OpenAI JSON: {exc}")
-        if isinstance(exc, openai.APIStatusError):
-            detail = _error_text(exc)
-            status = exc.status_code
-            if status == 400 and any(m in detail.lower() for m in OVERFLOW_MARKERS):
-                return ContextOverflow(
-                    f"the prompt does not fit the model's context window: {detail}",
-                    hint="shorten the prompt, lower max_tokens, or serve the model with a larger context",
-                )
-            hints = {
-                401: "set the API key in the environment variable the backend reads (OPENAI_API_KEY by default)",
-                403: "the API key lacks access to this model",
-                404: "check the model name and that the base URL ends in /v1",
-                429: "the server kept rate-limiting after all retries; lower the concurrency",
-            }
-            hint = hints.get(status, "the server's retries ran out" if status >= 500 else None)
-            return BackendHTTPError(f"{where} answered HTTP {status}: {detail}", status=status, hint=hint)
-        return MalformedResponse(f"{where}: {type(exc).__name__}: {exc}")
+        return translate_error(exc, self.base_url, timeout_s=timeout_s, retries=retries)
 
     async def aclose(self) -> None:
         await self._native.aclose()
@@ -334,27 +252,3 @@ class OpenAIBackend(Backend):
                 # The loop that owned this client is gone; its connections went with it.
                 continue
 
-
-def _tool_calls(message: Any, where: str) -> list[ToolCall]:
-    """The message's function tool calls; arguments that are not a JSON object are a malformed response."""
-    out = []
-    for call in getattr(message, "tool_calls", None) or []:
-        fn = getattr(call, "function", None)
-        try:
-            args = safejson.loads(fn.arguments or "{}")
-        except (AttributeError, safejson.UnsafeJSONError, TypeError) as exc:
-            raise MalformedResponse(f"{where} returned a tool call whose arguments are not JSON: {exc}") from exc
-        if not isinstance(args, dict):
-            raise MalformedResponse(f"{where} returned a tool call whose arguments are not a JSON object")
-        out.append(ToolCall(name=str(fn.name), arguments=args, id=getattr(call, "id", None)))
-    return out
-
-
-def _error_text(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and err.get("message"):
-            return " ".join(str(err["message"]).split())
-    text = getattr(exc.response, "text", "") or str(exc)
-    return " ".join(text.split())[:300]
