@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchrm import safejson
-from orchrm.safejson import Limits, UnsafeJSONError, find_objects, loads
+from orchrm.safejson import Limits, UnsafeJSONError, _scan, find_objects, loads
 
 # JSON values safejson must accept unchanged: finite floats, bounded ints, text without lone surrogates.
 scalars = (
@@ -224,8 +224,8 @@ def test_the_shortcuts_find_what_the_token_scan_finds(text):
     import unittest.mock
 
     fast = find_objects(text)
-    with (unittest.mock.patch.object(safejson, "_flat_object", lambda text, at: None),
-          unittest.mock.patch.object(safejson, "_doomed", lambda text, start: None)):
+    with (unittest.mock.patch.object(_scan, "flat_object", lambda text, at: None),
+          unittest.mock.patch.object(_scan, "doomed", lambda text, start: None)):
         slow = find_objects(text)
     assert fast.objects == slow.objects
     assert (fast.refused and fast.refused.rule) == (slow.refused and slow.refused.rule)
