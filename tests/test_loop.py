@@ -2,6 +2,8 @@
 
 import asyncio
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 from mas_fakes import bon_replies as replies
@@ -9,7 +11,9 @@ from mas_fakes import make_task, scripted_llm
 
 from orchrm.bon.config import BonConfig
 from orchrm.errors import ChecksumMismatch
-from orchrm.loop import LoopConfig, arun_loop
+from orchrm.loop import LOOP_ROLLOUT, LoopConfig, arun_loop
+from orchrm.mas.run_config import RolloutSettings, RunConfig
+from orchrm.mas.run_folder import rollout_differences
 from orchrm.rm.config import RMConfig
 
 
@@ -65,3 +69,40 @@ def test_loop_on_two_models_records_both_down_to_the_rm_card(tmp_path):
     assert (card.orchestrator_models, card.agent_models) == (["big"], ["small"])
     assert (result.bon.results.model, result.bon.results.agent_model) == ("big", "small")
     assert result.pair_stats.agent_models == {"small": sum(result.pair_stats.agent_models.values())}
+
+
+def committed_loop_files():
+    root = Path(__file__).resolve().parents[1]
+    files = subprocess.run(["git", "ls-files", "*loop.json"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    return [root / f for f in files]
+
+
+@pytest.mark.parametrize("path", committed_loop_files(), ids=lambda p: p.parent.name)
+def test_every_committed_loop_json_loads_with_each_setting_where_it_was(path):
+    """A loop.json written before the rollout settings were nested keeps every value: the rollout's settings
+    lifted into `rollout`, the rest where they were, and the run folders it made resume as the same runs."""
+    data = json.loads(path.read_text())
+    config = LoopConfig.model_validate(data)
+    flat = {k: v for k, v in data.items() if k in RolloutSettings.model_fields}
+    assert {k: getattr(config.rollout, k) for k in flat} == flat
+    assert {k: getattr(config, k) for k in ("task", "n", "train_questions", "test_questions")} == {
+        k: data[k] for k in ("task", "n", "train_questions", "test_questions")
+    }
+    assert config.rm.model_dump() == {**config.rm.model_dump(), **data["rm"]}
+    assert LoopConfig.model_validate_json(config.model_dump_json()) == config  # written nested, read back the same
+    for split in ("train", "test"):
+        run_json = path.parent / ("train" if split == "train" else "bon/heldout") / "run.json"
+        if run_json.exists():  # the run folder it made: the same settings, so a resume is not refused
+            made = RunConfig.model_validate_json(run_json.read_text())
+            ours = config.run_config(split, made.model_id, made.agent_backend, made.agent_model_id)
+            assert rollout_differences(ours.model_copy(update={"version": made.version}), made) == []  # version: kept
+
+
+def test_old_flat_settings_and_a_partial_rollout_fill_in_from_the_loops_defaults():
+    flat = LoopConfig(temperature=0.5, seed=3)
+    nested = LoopConfig(rollout={"temperature": 0.5, "seed": 3})
+    assert flat == nested and flat.seed == 3 and flat.rollout.constrained is LOOP_ROLLOUT.constrained is True
+    assert LoopConfig().run_config("test", "m").model_dump() == {
+        **RunConfig(task=LoopConfig().task, split="test", n_questions=16, n_plans=4, model_id="m").model_dump(),
+        **LOOP_ROLLOUT.model_dump(),
+    }

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -23,7 +23,7 @@ from .bon.run import BonProgress, BonResult, abon
 from .atomic import recover, write_text_atomic
 from .errors import OutdatedModel
 from .llm import LLM, ensure_reachable
-from .mas.rollout import Progress, RunConfig, agent_fields, arollout
+from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, arollout
 from .pairs.builder import PairConfig, PairStats, build_pairs
 from .pairs.rows import write_pairs_dir
 from .rm.config import RMConfig
@@ -34,46 +34,63 @@ from .tasks.base import Task
 TRAIN_DIR, PAIRS_DIR, RM_DIR, BON_DIR = "train", "pairs", "rm", "bon"
 
 
+#: The loop's rollouts, sized for the embedded 0.5B on 2 CPU cores: a hotter, shorter plan under the plan schema
+#: (valid by construction: the 0.5B writes a valid DAG for about 11 plans in 12, bench/plan_validity.py; the
+#: rest run past the token limit), short agent calls, capped samples and rounds. Every other setting is
+#: `RolloutSettings`' own default.
+LOOP_ROLLOUT = RolloutSettings(
+    constrained=True, temperature=0.9, plan_max_tokens=320, agent_max_tokens=192, agent_max_samples=3, agent_max_rounds=1
+)
+
+
 class LoopConfig(BaseModel):
-    """What the whole loop runs with; the defaults are `orchrm demo`'s, sized for 2 CPU cores."""
+    """What the whole loop runs with; the defaults are `orchrm demo`'s, sized for 2 CPU cores.
+
+    `rollout` holds how plans are sampled and executed, in the training rollouts and in best-of-N alike. A
+    `loop.json` written before it was nested holds those settings at the top level: they still load (as does
+    `LoopConfig(temperature=...)`), lifted into `rollout` over `LOOP_ROLLOUT`, as a partial `rollout` mapping is.
+    """
 
     # A pool where the right plan depends on the question: retrieval questions need search agents (the names
     # are invented), arithmetic chains need a python agent; one RM has to route per question.
-    task: str = "mix:world_qa,chain_sum"
-    train_questions: int = Field(20, ge=1)
-    test_questions: int = Field(16, ge=1)
+    task: str = Field("mix:world_qa,chain_sum", description="The task spec of the training and held-out questions.")
+    train_questions: int = Field(20, ge=1, description="Training questions (rollouts -> pairs -> RM).")
+    test_questions: int = Field(16, ge=1, description="Held-out questions for best-of-N.")
     n: int = Field(4, ge=1, description="Plans per question, in training rollouts and in best-of-N.")
-    seed: int = 0
-    # Under the plan schema (valid by construction) the embedded 0.5B writes a valid DAG for about 11 plans
-    # in 12 (bench/plan_validity.py); the rest run past the token limit.
-    degree: str = "dag"
-    constrained: bool = True
-    temperature: float = 0.9
-    plan_max_tokens: int = 320
-    agent_max_tokens: int = 192
-    agent_timeout_s: float = 900.0
-    agent_max_samples: int | None = 3
-    agent_max_rounds: int | None = 1
-    agent_context: Literal["final", "all", "none"] = "final"
-    parallel_questions: int = 2
+    parallel_questions: int = Field(2, ge=1, description="Questions in flight at once.")
+    rollout: RolloutSettings = Field(default_factory=lambda: LOOP_ROLLOUT.model_copy())
     rm: RMConfig = Field(default_factory=lambda: RMConfig(epochs=6))
     bon: BonConfig = Field(default_factory=lambda: BonConfig(n=4, judge_max_steps=2, judge_max_tokens=192))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nested(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        flat = {k: data[k] for k in RolloutSettings.model_fields if k in data}
+        given = data.get("rollout")
+        if not flat and not isinstance(given, dict):
+            return data
+        nested = given.model_dump() if isinstance(given, RolloutSettings) else dict(given or {})
+        return {**{k: v for k, v in data.items() if k not in flat}, "rollout": {**LOOP_ROLLOUT.model_dump(), **nested, **flat}}
 
     @model_validator(mode="after")
     def _one_n(self) -> LoopConfig:
         self.bon.n = self.n
         return self
 
+    @property
+    def seed(self) -> int:
+        """The loop's seed: the rollouts' (questions, plans, sub-agents), and the pairs' split."""
+        return self.rollout.seed
+
     def run_config(self, split: str, model_id: str, agent_backend: str = "", agent_model_id: str = "") -> RunConfig:
+        """The run folder settings of the loop's rollout of `split`: its rollout settings, task, counts, models."""
+        questions = self.train_questions if split == "train" else self.test_questions
         return RunConfig(
-            task=self.task, split=split, n_questions=self.train_questions if split == "train" else self.test_questions,
-            n_plans=self.n, seed=self.seed, execute="all", model_id=model_id, degree=self.degree,
-            agent_backend=agent_backend, agent_model_id=agent_model_id,
-            temperature=self.temperature, plan_max_tokens=self.plan_max_tokens, constrained=self.constrained,
-            agent_max_tokens=self.agent_max_tokens, agent_timeout_s=self.agent_timeout_s,
-            agent_max_samples=self.agent_max_samples, agent_max_rounds=self.agent_max_rounds,
-            agent_context=self.agent_context,
-        )  # fmt: skip
+            **self.rollout.model_dump(), task=self.task, split=split, n_questions=questions, n_plans=self.n,
+            execute="all", model_id=model_id, agent_backend=agent_backend, agent_model_id=agent_model_id,
+        )
 
 
 @dataclass

@@ -1,60 +1,151 @@
-"""Option defaults come from the configs: a verb's default never differs from the config field it fills."""
+"""An option that fills a config field takes its default and help from that field: a verb never restates a
+setting. The rollout settings are made into options from their model (`options_from`), the other fields one
+by one (`field_option`); these tests hold every verb's options to the fields they fill, so an option written
+by hand that drifts from its field fails here."""
 
 import dataclasses
-import inspect
 
+import click
 import pytest
 
-from orchrm.bon.run import BonConfig
-from orchrm.cli.bon import bon
+from orchrm.bon.config import BonConfig
+from orchrm.cli.app import VERBS, load_verb
 from orchrm.cli.options import RUN
-from orchrm.cli.pairs import pairs
-from orchrm.cli.rollout import rollout
-from orchrm.mas.rollout import RunConfig
+from orchrm.grpo.config import GRPORunConfig
+from orchrm.loop import LOOP_ROLLOUT, LoopConfig
+from orchrm.mas.run_config import PlanSampling, RolloutSettings, RunConfig
 from orchrm.pairs import PairConfig
 
-# CLI names that fill a config field of another name.
-RENAMED = {"agent_timeout": "agent_timeout_s", "n": "n_plans", "max_per_question": "max_pairs_per_question",
-           "judge_steps": "judge_max_steps", "source": "sources"}  # fmt: skip
+LOOP = LoopConfig()
+#: Per verb, the settings its options fill, first match wins: (model, the instance holding the verb's defaults
+#: where they are not the model's own).
+SOURCES = {
+    "rollout": [(RolloutSettings, None), (RunConfig, None), (LoopConfig, None)],
+    "bon": [(RolloutSettings, None), (BonConfig, None), (LoopConfig, None)],
+    "demo": [(RolloutSettings, LOOP_ROLLOUT), (LoopConfig, LOOP), (BonConfig, LOOP.bon)],
+    "train-orchestrator": [(GRPORunConfig, None), (RolloutSettings, None)],
+}
+#: Options named like a field that are the verb's own on purpose, and why.
+OWN = {
+    "task": "its help lists the tasks (TASK_HELP); required but in `demo`",
+    "checkpoint": "None: the adapter's label, else RunConfig's `base` (`checkpoint_label`)",
+    "backend": "the LLM options open a model (options.py, shared with generate and judge); RunConfig records it",
+    "agent_backend": "None: the orchestrator's, resolved when the models open; RunConfig records what opened",
+    "rm": "a reward-model folder to load, not LoopConfig's RM training settings",
+    ("train-orchestrator", "sampler"): "auto: chosen by the machine and the policy, then recorded as one of the three",
+    ("bon", "n_questions"): "held-out questions: 20, not a rollout's 10",
+    ("train-orchestrator", "policy"): "the field is required; the option defaults to the embedded model",
+}
+#: Every flag each verb had before its options were made from the fields: users' scripts still run.
+FLAGS_BEFORE = {
+    "rollout": "--agent-backend --agent-base-url --agent-context --agent-max-rounds --agent-max-samples --agent-max-tokens "
+    "--agent-model --agent-timeout --api-key-env --backend --base-url --checkpoint --concurrency --config --constrained "
+    "--degree --execute --json --log-every --model --n-plans --n-questions --no-cache --no-constrained "
+    "--no-prompt-examples --orchestrator-adapter --orchestrator-backend --orchestrator-base-url --orchestrator-model "
+    "--out --parallel-questions --plan-max-tokens --prompt-examples --quiet --seed --split --task --temperature "
+    "--timeout --top-p -q",
+    "bon": "--agent-backend --agent-base-url --agent-context --agent-max-rounds --agent-max-samples --agent-max-tokens "
+    "--agent-model --api-key-env --backend --base-url --checkpoint --concurrency --config --constrained --degree --json "
+    "--judge --judge-max-tokens --judge-n --judge-steps --log-every --model --n --n-questions --no-constrained "
+    "--no-judge --no-prompt-examples --orchestrator-adapter --orchestrator-backend --orchestrator-base-url "
+    "--orchestrator-model --out --parallel-questions --plan-max-tokens --prior-traces --prompt-examples --quiet --rm "
+    "--seed --task --tau --temperature --timeout -q",
+    "demo": "--agent-context --agent-max-tokens --agent-model --config --degree --epochs --json --judge --log-every "
+    "--model --n --no-judge --orchestrator-model --out --quiet --seed --task --test-questions --train-questions -q",
+    "train-orchestrator": "--agent-backend --agent-base-url --agent-max-tokens --agent-model --api-key-env --beta --bf16 "
+    "--concurrency --config --degree --group-size --json --log-every --lora-r --lr --n-questions --no-bf16 "
+    "--no-prompt-examples --out --penalty --plan-max-tokens --policy --prompt-examples --questions-per-step --quiet "
+    "--reward --rm --sampler --save-steps --seed --steps --task --temperature --timeout -q",
+}
 
 
-def defaults(command) -> dict[str, object]:
-    return {RENAMED.get(k, k): p.default for k, p in inspect.signature(command).parameters.items()}
+def command(name: str) -> click.Command:
+    return load_verb(next(v for v in VERBS if v.name == name))
 
 
-def test_run_defaults_are_a_run_configs():
-    assert RUN == RunConfig(task="")
+def filled(verb: str) -> dict[str, tuple[click.Parameter, type, object]]:
+    """Each option of `verb` that fills a field: name -> (option, model, the instance with the verb's defaults)."""
+    out = {}
+    for param in command(verb).params:
+        for model, instance in SOURCES[verb]:
+            if param.name in model.model_fields and param.name not in OWN and (verb, param.name) not in OWN:
+                out[param.name] = (param, model, instance)
+                break
+    return out
 
 
-# Not the config's on purpose: the task has no default; agent_backend None means "the orchestrator's" and is
-# resolved before the config is built, as checkpoint None is (the adapter's label, else RUN.checkpoint); N
-# and bon's held-out question count are checked below.
-OWN = ("task", "n_plans", "agent_backend", "checkpoint")
+@pytest.mark.parametrize("verb", list(SOURCES))
+def test_every_option_that_fills_a_field_has_its_default_and_help(verb):
+    wrong = []
+    for name, (param, model, instance) in filled(verb).items():
+        field = model.model_fields[name]
+        default = getattr(instance, name) if instance is not None else field.get_default(call_default_factory=True)
+        given = list(param.default) if isinstance(param.default, (list, tuple)) else param.default
+        if given != default:
+            wrong.append(f"--{name}: default {given!r}, {model.__name__}'s {default!r}")
+        if field.description and not (param.help or "").startswith(field.description):
+            wrong.append(f"--{name}: help {param.help!r}, {model.__name__}'s {field.description!r}")
+        if not field.description:
+            wrong.append(f"{model.__name__}.{name} has no description: the option's help is declared nowhere else")
+    assert wrong == []
 
 
-@pytest.mark.parametrize("command", [rollout, bon])
-def test_plan_running_verbs_default_to_run_config(command):
-    own = OWN + (("n_questions",) if command is bon else ())
-    shared = {k: v for k, v in defaults(command).items() if k in RunConfig.model_fields and k not in own}
-    assert len(shared) >= 9
-    assert shared == {k: getattr(RUN, k) for k in shared}
+@pytest.mark.parametrize(("verb", "model"), [("rollout", RolloutSettings), ("bon", RolloutSettings),
+                                             ("demo", RolloutSettings), ("train-orchestrator", PlanSampling)])  # fmt: skip
+def test_verbs_that_run_plans_offer_every_rollout_setting(verb, model):
+    assert set(model.model_fields) <= set(filled(verb))
 
 
-def test_rollout_covers_every_run_setting_a_user_sets():
-    assert {"n_questions", "n_plans", "top_p", "agent_timeout_s", "checkpoint", "execute"} <= set(defaults(rollout))
-    assert defaults(rollout)["n_plans"] == RUN.n_plans
+def test_rollout_offers_every_run_setting_a_user_sets():
+    assert {"n_questions", "n_plans", "split", "execute"} <= set(filled("rollout"))
 
 
-def test_bon_defaults_to_bon_config():
-    cfg, got = BonConfig(), defaults(bon)
-    assert {k: got[k] for k in ("judge", "judge_max_steps", "judge_max_tokens", "tau")} == {
-        "judge": cfg.judge, "judge_max_steps": cfg.judge_max_steps, "judge_max_tokens": cfg.judge_max_tokens, "tau": cfg.tau
+@pytest.mark.parametrize("verb", list(FLAGS_BEFORE))
+def test_every_flag_from_before_still_works(verb):
+    now = {n for p in command(verb).params for n in (*p.opts, *p.secondary_opts)}
+    assert set(FLAGS_BEFORE[verb].split()) - now == set()
+
+
+def test_a_verb_hands_the_validated_settings_over(monkeypatch, tmp_path):
+    """`options_from` builds the model from the options: `orchrm rollout`'s settings reach the run config."""
+    from orchrm.cli.app import main
+
+    seen = []
+
+    def stop(task, llm, out, config, **kw):
+        seen.append(config)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("orchrm.cli.rollout.arollout", stop)
+    monkeypatch.setattr("orchrm.cli.rollout.asyncio.run", lambda coroutine: coroutine)
+    monkeypatch.setattr("orchrm.cli.rollout.run_llms", _fake_llms)
+    with pytest.raises(SystemExit):
+        main(["rollout", "--task", "gsm_symbolic", "--out", str(tmp_path / "r"), "--agent-timeout", "12",
+              "--top-p", "0.5", "--degree", "single", "--no-prompt-examples"])  # fmt: skip
+    [config] = seen
+    assert (config.agent_timeout_s, config.top_p, config.degree, config.prompt_examples) == (12.0, 0.5, "single", False)
+    assert {k: getattr(config, k) for k in ("temperature", "agent_max_tokens")} == {
+        "temperature": RUN.temperature, "agent_max_tokens": RUN.agent_max_tokens
     }
-    assert got["n_plans"] == cfg.n
+
+
+def _fake_llms(*args, **kw):
+    from contextlib import contextmanager
+
+    from orchrm.llm import LLM
+    from orchrm.llm.scripted import ScriptedBackend
+
+    @contextmanager
+    def opened():
+        llm = LLM(ScriptedBackend(["x"]), cache=None)
+        yield llm, llm
+
+    return opened()
 
 
 def test_pairs_defaults_to_pair_config():
-    got = defaults(pairs)
+    got = {p.name: p.default for p in command("pairs").params}
+    got["max_pairs_per_question"] = got.pop("max_per_question")
     fields = {f.name: getattr(PairConfig(), f.name) for f in dataclasses.fields(PairConfig)}
     shared = {k: got[k] for k in fields if k in got and k not in ("sources", "specialized", "base")}
     assert len(shared) == 7 and shared == {k: fields[k] for k in shared}

@@ -12,13 +12,13 @@ from pydantic import BaseModel, Field
 class BonConfig(BaseModel):
     """Selection settings (the held-out rollout's own settings live in its `RunConfig`)."""
 
-    n: int = Field(8, ge=1, description="Plans per question.")
-    judge: bool = True
-    judge_max_steps: int = Field(3, ge=1)
-    judge_max_tokens: int = Field(256, ge=16)
+    n: int = Field(8, ge=1, description="Plans sampled per held-out question.")
+    judge: bool = Field(True, description="Run the Skill-RM listwise judge baseline.")
+    judge_max_steps: int = Field(3, ge=1, description="Judge agent steps per trajectory.")
+    judge_max_tokens: int = Field(256, ge=16, description="Judge completion tokens per step.")
     judge_ns: list[int] = Field(default_factory=list, description="N values the judge runs at (default: N only).")
     judge_concurrency: int = Field(2, ge=1, description="Questions judged at once.")
-    tau: float = Field(0.5, ge=0, description="rm-adaptive: reward margin, in standard deviations of the rewards.")
+    tau: float = Field(0.5, ge=0, description="rm-adaptive's margin, in standard deviations of the rewards.")
     taus: list[float] = Field(default_factory=lambda: [0.0, 0.25, 0.5, 1.0, 2.0], description="rm-adaptive sweep.")
     resamples: int = Field(2000, ge=100)
     seed: int = 0

@@ -11,22 +11,24 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ..bon.config import BonConfig
+from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, content_lines, mark_rows, method_rows, write_reports
+from ..bon.results import RESULTS_FILE, BonResults
+from ..bon.run import BonProgress, BonResult, abon
+from ..mas.rollout import RolloutSettings, RunConfig, agent_fields
+from ..mas.traces import locate_traces
+from ..tasks import load_task
+from .llms import checkpoint_label, run_llms
 from .options import (
     MODELS,
+    REQUEST_TIMEOUT_S,
+    RUN,
     AgentBackend,
     AgentBaseUrl,
-    AgentContext,
-    AgentMaxRounds,
-    AgentMaxSamples,
-    AgentMaxTokens,
     AgentModel,
     ApiKeyEnv,
     Checkpoint,
-    REQUEST_TIMEOUT_S,
-    RUN,
     Concurrency,
-    Constrained,
-    Degree,
     Json,
     LogEvery,
     OrchestratorAdapter,
@@ -34,21 +36,12 @@ from .options import (
     OrchestratorBaseUrl,
     OrchestratorModel,
     ParallelQuestions,
-    PlanMaxTokens,
-    PromptExamples,
     Quiet,
-    Seed,
     TaskName,
-    Temperature,
+    checked,
+    field_option,
+    options_from,
 )
-from ..bon.config import BonConfig
-from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, content_lines, mark_rows, method_rows, write_reports
-from ..bon.results import RESULTS_FILE, BonResults
-from ..bon.run import BonProgress, BonResult, abon
-from ..mas.rollout import RunConfig, agent_fields
-from ..mas.traces import locate_traces
-from ..tasks import load_task
-from .llms import checkpoint_label, run_llms
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 
 
@@ -86,11 +79,6 @@ def report_bon(progress: Reporter, p: BonProgress, label: str = "held-out") -> N
         progress.update("judge (listwise)", done=p.judged if p.to_judge else 1, total=p.to_judge or 1)
 
 
-#: Selection defaults are `BonConfig`'s and rollout defaults `RunConfig`'s (`RUN`), read from them so the
-#: two cannot drift; only the held-out question count is this command's own.
-BON = BonConfig()
-
-
 def show_results(console: Console, result: BonResult, out: Path, *, as_json: bool = False) -> None:
     """The warnings, the reports written into `out`, and the tables; with `as_json`, the results as one JSON
     object on stdout (the tables are left out: the object holds everything they show)."""
@@ -112,26 +100,21 @@ PRIOR_HELP = (
 )
 
 
+@options_from(RolloutSettings)
 def bon(
     task: TaskName,
     rm: Annotated[Path, typer.Option(help="Reward-model folder from `orchrm train-rm`.")],
     out: Annotated[Path, typer.Option(help="Output folder (created, or resumed when it exists).")],
-    n: Annotated[int, typer.Option(help="Plans sampled per held-out question.")] = BON.n,
-    n_questions: Annotated[int, typer.Option(help="Held-out (test split) questions.")] = 20,  # own: not a rollout's 10
-    seed: Seed = RUN.seed,
-    degree: Degree = RUN.degree,
-    constrained: Constrained = RUN.constrained,
-    temperature: Temperature = RUN.temperature,
-    plan_max_tokens: PlanMaxTokens = RUN.plan_max_tokens,
-    agent_max_tokens: AgentMaxTokens = RUN.agent_max_tokens,
-    agent_max_samples: AgentMaxSamples = RUN.agent_max_samples,
-    agent_max_rounds: AgentMaxRounds = RUN.agent_max_rounds,
-    agent_context: AgentContext = RUN.agent_context,
-    judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = BON.judge,
-    judge_steps: Annotated[int, typer.Option(help="Judge agent steps per trajectory.")] = BON.judge_max_steps,
-    judge_max_tokens: Annotated[int, typer.Option(help="Judge completion tokens per step.")] = BON.judge_max_tokens,
-    judge_n: Annotated[list[int] | None, typer.Option(help="N values the judge runs at (repeatable; default N).")] = None,
-    tau: Annotated[float, typer.Option(help="rm-adaptive margin in reward standard deviations.")] = BON.tau,
+    *,
+    n: int = field_option(BonConfig, "n"),
+    # own: held-out questions, more than a rollout's default 10
+    n_questions: Annotated[int, typer.Option(help="Held-out (test split) questions.")] = 20,
+    settings: RolloutSettings,
+    judge: bool = field_option(BonConfig, "judge"),
+    judge_max_steps: int = field_option(BonConfig, "judge_max_steps", "--judge-steps"),
+    judge_max_tokens: int = field_option(BonConfig, "judge_max_tokens"),
+    judge_ns: list[int] | None = field_option(BonConfig, "judge_ns", "--judge-n", note="Repeatable."),
+    tau: float = field_option(BonConfig, "tau"),
     prior_traces: Annotated[Path | None, typer.Option(help=PRIOR_HELP)] = None,
     parallel_questions: ParallelQuestions = 2,
     backend: OrchestratorBackend = RUN.backend,
@@ -139,7 +122,6 @@ def bon(
     base_url: OrchestratorBaseUrl = None,
     orchestrator_adapter: OrchestratorAdapter = None,
     checkpoint: Checkpoint = None,
-    prompt_examples: PromptExamples = RUN.prompt_examples,
     agent_backend: AgentBackend = None,
     agent_model: AgentModel = None,
     agent_base_url: AgentBaseUrl = None,
@@ -155,17 +137,15 @@ def bon(
 
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
+    config = checked(BonConfig, dict(n=n, judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens,
+                                     judge_ns=judge_ns or [], tau=tau, seed=settings.seed), {"judge_max_steps": "--judge-steps", "judge_ns": "--judge-n"})  # fmt: skip
+    run = dict(settings.model_dump(), task=task, split="test", n_questions=n_questions, n_plans=n, execute="all", backend=backend)
+    checked(RunConfig, run, {"n_plans": "--n"})
     the_task, reward_model = load_task(task), RewardModel.load(rm)
-    config = BonConfig(n=n, judge=judge, judge_max_steps=judge_steps, judge_max_tokens=judge_max_tokens,
-                       judge_ns=judge_n or [], tau=tau, seed=seed)  # fmt: skip
-    settings = dict(task=task, split="test", n_questions=n_questions, n_plans=n, seed=seed, execute="all", backend=backend,
-                    degree=degree, constrained=constrained, temperature=temperature, plan_max_tokens=plan_max_tokens,
-                    prompt_examples=prompt_examples, agent_max_tokens=agent_max_tokens, agent_max_samples=agent_max_samples,
-                    agent_max_rounds=agent_max_rounds, agent_context=agent_context)  # fmt: skip
     with run_llms(backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
                   api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, orchestrator_adapter=orchestrator_adapter,
                   ) as (llm, agent_llm):  # fmt: skip
-        run_config = RunConfig.model_validate({**settings, "checkpoint": checkpoint_label(llm, checkpoint),
+        run_config = RunConfig.model_validate({**run, "checkpoint": checkpoint_label(llm, checkpoint),
                                                "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})  # fmt: skip
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
             result = asyncio.run(abon(the_task, llm, reward_model, out, run_config, config, agent_llm=agent_llm,

@@ -1,4 +1,5 @@
-"""`orchrm demo`: the main job — the whole loop on the embedded model, offline, with a comparison table."""
+"""`orchrm demo`: the main job — the whole loop, on the embedded model (offline) or any served one, with a
+comparison table."""
 
 from __future__ import annotations
 
@@ -12,12 +13,32 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from .options import MODELS, AgentContext, AgentMaxTokens, Json, LogEvery, Quiet, Seed, TaskName
+from ..bon.config import BonConfig
 from ..llm import DEFAULT_MODEL, TokenLedger
-from ..loop import LoopConfig, LoopEvent, LoopResult, arun_loop
+from ..loop import LOOP_ROLLOUT, LoopConfig, LoopEvent, LoopResult, arun_loop
+from ..mas.run_config import RolloutSettings
 from ..tasks import load_task
 from .bon import report_bon, results_tables
 from .llms import run_llms
+from .options import (
+    MODELS,
+    REQUEST_TIMEOUT_S,
+    AgentBackend,
+    AgentBaseUrl,
+    AgentModel,
+    ApiKeyEnv,
+    Concurrency,
+    Json,
+    LogEvery,
+    OrchestratorBackend,
+    OrchestratorBaseUrl,
+    OrchestratorModel,
+    Quiet,
+    TaskName,
+    checked,
+    field_option,
+    options_from,
+)
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 from .render import usage_table
 
@@ -28,40 +49,48 @@ def _models(model: str, agent_model: str | None) -> str:
     return f"model {model}" if agent_model in (None, model) else f"orchestrator {model}, sub-agents {agent_model}"
 
 
+@options_from(RolloutSettings, into="rollout", defaults=LOOP_ROLLOUT)
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder (resumed when it exists).")] = Path("runs/demo"),
+    *,
     task: TaskName = DEFAULTS.task,
-    train_questions: Annotated[int, typer.Option(help="Training questions (rollouts -> pairs -> RM).")] = DEFAULTS.train_questions,
-    test_questions: Annotated[int, typer.Option(help="Held-out questions for best-of-N.")] = DEFAULTS.test_questions,
-    n: Annotated[int, typer.Option(help="Plans per question.")] = DEFAULTS.n,
-    degree: Annotated[str, typer.Option(help="Plan shape: single (one agent) or dag (any plan).")] = DEFAULTS.degree,
-    agent_max_tokens: AgentMaxTokens = DEFAULTS.agent_max_tokens,
-    agent_context: AgentContext = DEFAULTS.agent_context,
-    epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,
-    judge: Annotated[bool, typer.Option(help="Run the Skill-RM listwise judge baseline.")] = True,
-    seed: Seed = DEFAULTS.seed,
-    model: Annotated[str, typer.Option("--model", "--orchestrator-model", help="Embedded model (name or .gguf path) that writes plans.", rich_help_panel=MODELS)] = DEFAULT_MODEL,
-    agent_model: Annotated[
-        str | None, typer.Option(help="Embedded model that runs the sub-agents, on a second llama-server (default: the same model).", rich_help_panel=MODELS)
-    ] = None,
+    train_questions: int = field_option(LoopConfig, "train_questions"),
+    test_questions: int = field_option(LoopConfig, "test_questions"),
+    n: int = field_option(LoopConfig, "n"),
+    rollout: RolloutSettings,
+    epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,  # RMConfig's help is a backbone's
+    judge: bool = field_option(BonConfig, "judge", default=DEFAULTS.bon.judge),
+    parallel_questions: int = field_option(LoopConfig, "parallel_questions", panel=MODELS),
+    backend: OrchestratorBackend = "local",
+    model: OrchestratorModel = None,
+    base_url: OrchestratorBaseUrl = None,
+    agent_backend: AgentBackend = None,
+    agent_model: AgentModel = None,
+    agent_base_url: AgentBaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    concurrency: Concurrency = None,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=MODELS)] = REQUEST_TIMEOUT_S,
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
-    config = LoopConfig(
-        task=task, train_questions=train_questions, test_questions=test_questions, n=n, seed=seed, degree=degree,
-        agent_max_tokens=agent_max_tokens, agent_context=agent_context, rm=DEFAULTS.rm.model_copy(update={"epochs": epochs}),
+    config = checked(LoopConfig, dict(
+        task=task, train_questions=train_questions, test_questions=test_questions, n=n, rollout=rollout,
+        parallel_questions=parallel_questions, rm=DEFAULTS.rm.model_copy(update={"epochs": epochs}),
         bon=DEFAULTS.bon.model_copy(update={"judge": judge}),
-    )  # fmt: skip
+    ))  # fmt: skip
     the_task = load_task(task)
     console = result_console(as_json)
+    model = model or (DEFAULT_MODEL if backend == "local" else None)
+    where = "offline" if backend == "local" and agent_backend in (None, "local") else "served"
     console.print(
         f"[bold]orchrm demo[/]: {task}, {train_questions} training + {test_questions} held-out questions, "
-        f"N={n} plans each, {_models(model, agent_model)} (offline) -> {out}"
+        f"N={n} plans each, {_models(model or backend, agent_model)} ({where}) -> {out}"
     )
     start = time.perf_counter()
-    llms = run_llms("local", model, None, agent_model=agent_model)
+    llms = run_llms(backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
+                    api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout)  # fmt: skip
     mode = choose_mode(quiet=quiet, as_json=as_json)
     with llms as (llm, agent_llm), Reporter(mode, interval_s=log_every) as progress:
         result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, on_event=_reporting(progress)))

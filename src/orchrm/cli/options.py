@@ -1,20 +1,31 @@
-"""Options the verbs share (the LLM, the task, the rollout budgets), declared once so names and help never drift."""
+"""Options the verbs share (the LLM, the task, the output), and the options made from a config's fields.
+
+A setting that a config declares (a pydantic field: name, type, default, `description`) is never declared
+again here: `field_option` makes one typer option from one field, and `options_from` turns a whole settings
+model (e.g. `RolloutSettings`) into one option per field and hands the verb the validated model. A verb
+names only what is its own: a flag kept from before (`--agent-timeout`), a panel, a default of its own
+(`orchrm demo`'s rollouts are `LOOP_ROLLOUT`'s). `tests/cli/test_options.py` holds every option that fills a
+config field to that field's default and help.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
+from ..errors import ConfigError
 from ..llm import BACKENDS
-from ..mas.rollout import RunConfig
+from ..mas.run_config import RunConfig
 from ..tasks import TASK_HELP
 
-#: Every rollout setting's default, as `RunConfig` declares it: the verbs that run plans (`rollout`, `bon`)
-#: default to these, so a CLI default cannot drift from the config's. `orchrm demo` reads `LoopConfig`
-#: instead, whose defaults differ on purpose (a hotter, shorter plan, short agent calls, capped samples and
-#: rounds: sized for the embedded 0.5B on 2 CPU cores, where rollout's are for any served model).
+#: `RunConfig`'s defaults, for the few options that fill a run's own field (the backend) by hand.
 RUN = RunConfig(task="")
 #: Per-request timeout of the verbs that run plans: long, because a busy CPU is slow.
 REQUEST_TIMEOUT_S = 3600.0
@@ -36,7 +47,6 @@ OrchestratorBackend = Annotated[str, typer.Option("--backend", "--orchestrator-b
 OrchestratorModel = Annotated[str | None, typer.Option("--model", "--orchestrator-model", help="The model that writes plans: embedded name or .gguf path (local); served name (openai).", rich_help_panel=MODELS)]
 OrchestratorBaseUrl = Annotated[str | None, typer.Option("--base-url", "--orchestrator-base-url", help="The orchestrator's server, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet (least-loaded routing, failover).", rich_help_panel=MODELS)]
 OrchestratorAdapter = Annotated[Path | None, typer.Option(help="A trained orchestrator (a train-orchestrator run folder, its adapter/ or a checkpoints/checkpoint-N) that writes the plans; sub-agents stay the base model (local backend).", rich_help_panel=PLANS)]
-PromptExamples = Annotated[bool, typer.Option("--prompt-examples/--no-prompt-examples", help="Worked example plans in the orchestrator's prompt (off: the bare instructions, as for an orchestrator trained from scratch).", rich_help_panel=PLANS)]
 Checkpoint = Annotated[str | None, typer.Option(help="Label of the orchestrator checkpoint in the traces (default: the adapter's run:step-N, else base).", rich_help_panel=PLANS)]
 AgentBackend = Annotated[str | None, typer.Option(help="The sub-agents' backend (default: the orchestrator's).", rich_help_panel=MODELS)]
 AgentModel = Annotated[str | None, typer.Option(help="The model that runs the sub-agents (default: the orchestrator's; with the local backend, a second llama-server).", rich_help_panel=MODELS)]
@@ -45,20 +55,78 @@ ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the A
 Concurrency = Annotated[int | None, typer.Option(help="Requests in flight (local: server slots; a fleet: per endpoint).", rich_help_panel=MODELS)]
 
 TaskName = Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")]
-Seed = Annotated[int, typer.Option(help="Seed for questions, plan sampling and sub-agents.")]
-Degree = Annotated[str, typer.Option(help="direct, single or dag.", rich_help_panel=PLANS)]
-Constrained = Annotated[bool, typer.Option(help="Constrain plans with the plan JSON schema.", rich_help_panel=PLANS)]
-Temperature = Annotated[float, typer.Option(help="Orchestrator sampling temperature.", rich_help_panel=PLANS)]
-PlanMaxTokens = Annotated[int, typer.Option(help="Token limit of one plan.", rich_help_panel=PLANS)]
-AgentMaxTokens = Annotated[int, typer.Option(help="Token limit of one sub-agent call.", rich_help_panel=AGENTS)]
-AgentMaxSamples = Annotated[int | None, typer.Option(help="Cap on self_consistency samples (plans ask; the budget decides).", rich_help_panel=AGENTS)]
-AgentMaxRounds = Annotated[int | None, typer.Option(help="Cap on reflexion and debate rounds.", rich_help_panel=AGENTS)]
-AgentContext = Annotated[
-    Literal["final", "all", "none"], typer.Option(help="Which sub-agents see the original question.", rich_help_panel=AGENTS)
-]
 ParallelQuestions = Annotated[int, typer.Option(help="Questions in flight at once.", rich_help_panel=MODELS)]
 
 # Output of long commands (see cli/progress.py): bars on a terminal, heartbeat lines elsewhere.
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (errors and the final result only).", rich_help_panel=OUTPUT)]
 Json = Annotated[bool, typer.Option("--json", help="Progress as JSON lines on stderr; the result as one JSON object on stdout.", rich_help_panel=OUTPUT)]
 LogEvery = Annotated[float, typer.Option(help="Seconds between progress lines when stderr is not a terminal.", rich_help_panel=OUTPUT)]
+
+
+Settings = TypeVar("Settings", bound=BaseModel)
+#: Flags kept from before an option was made from its field (users' scripts): field name -> flags.
+FLAGS: dict[str, tuple[str, ...]] = {"agent_timeout_s": ("--agent-timeout",)}
+
+
+def rollout_panel(name: str) -> str | None:
+    """Where a rollout setting is shown: the seed with what a run is, the sub-agents' budgets apart, the rest
+    under Plans."""
+    return None if name == "seed" else AGENTS if name.startswith("agent_") else PLANS
+
+
+def field_default(field: FieldInfo) -> Any:
+    return field.get_default(call_default_factory=True)
+
+
+def field_option(model: type[BaseModel], name: str, *flags: str, panel: str | None = None, default: Any = ...,
+                 note: str = "") -> Any:  # fmt: skip
+    """A typer option, written as a parameter's default (`n_plans: int = field_option(RunConfig, "n_plans")`),
+    whose default and help are the field's: `default` only where the verb's own differs on purpose, `note`
+    appended to the help where the verb adds to it."""
+    field = model.model_fields[name]
+    value = field_default(field) if default is ... else default
+    help_text = " ".join(part for part in (field.description or "", note) if part)
+    return typer.Option(value, *(flags or FLAGS.get(name, ())), help=help_text, rich_help_panel=panel)
+
+
+def checked(model: type[Settings], values: Mapping[str, Any], flags: Mapping[str, str] | None = None) -> Settings:
+    """`model` from an option's values; a bad value is one line naming its flag, before any model loads."""
+    try:
+        return model.model_validate(dict(values))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]) if err["loc"] else ""
+        flag = (flags or {}).get(name) or "--" + name.replace("_", "-")
+        raise ConfigError(f"{flag}: {err['msg']}") from None
+
+
+def options_from(model: type[Settings], *, into: str = "settings", defaults: Settings | None = None,
+                 panel: Callable[[str], str | None] = rollout_panel) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
+    """A verb whose parameter `into` (a `model`) becomes one option per field of `model`, at its place in the
+    signature: the field's name, type, help, and default (`defaults`' value where given: a verb whose
+    settings differ on purpose). The verb receives the validated model (`checked`)."""
+    fields = model.model_fields
+
+    def option(name: str, field: FieldInfo) -> inspect.Parameter:
+        default = getattr(defaults, name) if defaults is not None else field_default(field)
+        info = field_option(model, name, panel=panel(name), default=default)
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=field.annotation)
+
+    def decorate(verb: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(verb, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for p in signature.parameters.values():
+            params += [option(n, f) for n, f in fields.items()] if p.name == into else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+        flags = {n: (FLAGS.get(n) or ("--" + n.replace("_", "-"),))[0] for n in fields}
+
+        @functools.wraps(verb)
+        def run(**kwargs: Any) -> Any:
+            values = {n: kwargs.pop(n) for n in fields if n in kwargs}
+            return verb(**kwargs, **{into: checked(model, values, flags)})
+
+        run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        del run.__wrapped__  # typer reads the signature above, not the verb's own
+        return run
+
+    return decorate

@@ -12,48 +12,46 @@ from rich.table import Table
 
 from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
+from ..mas.run_config import PlanSampling, RolloutSettings
 from .options import (
-    AgentBackend, AgentBaseUrl, AgentMaxTokens, AgentModel, ApiKeyEnv, Concurrency, Degree, Json, LogEvery, PromptExamples, Quiet, Seed,
-    TaskName, Temperature, MODELS,
+    MODELS, AgentBackend, AgentBaseUrl, AgentModel, ApiKeyEnv, Concurrency, Json, LogEvery, Quiet, TaskName, checked,
+    field_option, options_from,
 )  # fmt: skip
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 
 if TYPE_CHECKING:
     from ..grpo import TrainOutcome
 
-DEFAULTS = GRPORunConfig(task="", policy="")
+SAMPLER_HELP = (
+    "Who samples the plans: llama-server with the current adapter, TRL's generate, or TRL's vLLM mode; auto: on a "
+    "GPU vllm if installed, else trl; on a CPU server for a GGUF policy, else trl."
+)
 
 
+@options_from(PlanSampling, into="sampling")
 def train_orchestrator(
     task: TaskName,
     out: Annotated[Path, typer.Option(help="Run folder (created, or resumed from its last checkpoint).")],
-    reward: Annotated[Literal["rm", "execute"], typer.Option(help="rm: the reward model scores each plan; execute: sub-agents run it, the task grades it.")] = "rm",
+    *,
+    reward: Literal["rm", "execute"] = field_option(GRPORunConfig, "reward"),
     rm: Annotated[Path | None, typer.Option(help="Reward-model folder from `orchrm train-rm` (--reward rm).")] = None,
-    policy: Annotated[str, typer.Option(help="The orchestrator to train: embedded model name, .gguf path, or transformers folder.")] = DEFAULT_MODEL,
-    penalty: Annotated[float, typer.Option(help="Reward of a plan the parser or validator rejects.")] = DEFAULTS.invalid_penalty,
-    group_size: Annotated[int, typer.Option(help="Plans sampled per question (GRPO group).")] = DEFAULTS.group_size,
-    questions_per_step: Annotated[int, typer.Option(help="Questions per optimiser step (over all processes under accelerate launch).")] = DEFAULTS.questions_per_step,
-    n_questions: Annotated[int, typer.Option(help="Train-split questions to sample from.")] = DEFAULTS.n_questions,
-    steps: Annotated[int, typer.Option(help="Optimiser steps in all (a resumed run may raise it).")] = DEFAULTS.max_steps,
-    save_steps: Annotated[int, typer.Option(help="A checkpoint every K steps.")] = DEFAULTS.save_steps,
-    lr: Annotated[float, typer.Option(help="Learning rate.")] = DEFAULTS.learning_rate,
-    lora_r: Annotated[int, typer.Option(help="LoRA rank (alpha is twice it).")] = DEFAULTS.lora_r,
-    beta: Annotated[float, typer.Option(help="KL coefficient against the base policy.")] = DEFAULTS.beta,
-    degree: Degree = "dag",
-    prompt_examples: PromptExamples = DEFAULTS.prompt_examples,
-    temperature: Temperature = DEFAULTS.temperature,
-    plan_max_tokens: Annotated[int, typer.Option(help="Token limit of one sampled plan.")] = DEFAULTS.plan_max_tokens,
-    bf16: Annotated[bool, typer.Option(help="Train in bf16 (GPUs; converted weights are bf16 too).")] = False,
-    sampler: Annotated[
-        Literal["auto", "server", "trl", "vllm"],
-        typer.Option(help="Who samples the plans: llama-server with the current adapter, TRL's generate, or TRL's vLLM mode; "
-                          "auto: on a GPU vllm if installed, else trl; on a CPU server for a GGUF policy, else trl."),
-    ] = "auto",
-    seed: Seed = 0,
+    policy: str = field_option(GRPORunConfig, "policy", default=DEFAULT_MODEL),
+    invalid_penalty: float = field_option(GRPORunConfig, "invalid_penalty", "--penalty"),
+    group_size: int = field_option(GRPORunConfig, "group_size"),
+    questions_per_step: int = field_option(GRPORunConfig, "questions_per_step"),
+    n_questions: int = field_option(GRPORunConfig, "n_questions"),
+    max_steps: int = field_option(GRPORunConfig, "max_steps", "--steps"),
+    save_steps: int = field_option(GRPORunConfig, "save_steps"),
+    learning_rate: float = field_option(GRPORunConfig, "learning_rate", "--lr"),
+    lora_r: int = field_option(GRPORunConfig, "lora_r", note="Alpha is twice it."),
+    beta: float = field_option(GRPORunConfig, "beta"),
+    sampling: PlanSampling,
+    bf16: bool = field_option(GRPORunConfig, "bf16"),
+    sampler: Annotated[Literal["auto", "server", "trl", "vllm"], typer.Option(help=SAMPLER_HELP)] = "auto",
     agent_backend: AgentBackend = None,
     agent_model: AgentModel = None,
     agent_base_url: AgentBaseUrl = None,
-    agent_max_tokens: AgentMaxTokens = 384,
+    agent_max_tokens: int = field_option(RolloutSettings, "agent_max_tokens", panel=MODELS),
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     concurrency: Concurrency = None,
     timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.", rich_help_panel=MODELS)] = 600.0,
@@ -65,12 +63,11 @@ def train_orchestrator(
     Runs under `accelerate launch --num_processes N` too: a step's plans are split over the processes."""
     from ..grpo import AgentOptions, setup_run
 
-    settings = GRPORunConfig(
-        task=task, policy=policy, reward=reward, invalid_penalty=penalty, group_size=group_size, questions_per_step=questions_per_step,
-        n_questions=n_questions, max_steps=steps, save_steps=save_steps, learning_rate=lr, lora_r=lora_r, lora_alpha=2 * lora_r,
-        beta=beta, degree=degree, prompt_examples=prompt_examples, temperature=temperature, plan_max_tokens=plan_max_tokens,
-        seed=seed, bf16=bf16,
-    )  # fmt: skip
+    settings = checked(GRPORunConfig, dict(
+        sampling.model_dump(), task=task, policy=policy, reward=reward, invalid_penalty=invalid_penalty, group_size=group_size,
+        questions_per_step=questions_per_step, n_questions=n_questions, max_steps=max_steps, save_steps=save_steps,
+        learning_rate=learning_rate, lora_r=lora_r, lora_alpha=2 * lora_r, beta=beta, bf16=bf16,
+    ), {"invalid_penalty": "--penalty", "max_steps": "--steps", "learning_rate": "--lr", "lora_alpha": "--lora-r"})  # fmt: skip
     agents = AgentOptions(backend=agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
                           concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip
     console = Console(highlight=False, stderr=as_json)

@@ -2,48 +2,58 @@
 
 Saved as `run.json` in the run folder; a resumed run must bring the same settings (only `max_steps` may
 grow), because a checkpoint continues one optimisation, not another. The sampler may change too: it
-decides how fast the plans are drawn, not from which policy (see sampler.py).
+decides how fast the plans are drawn, not from which policy (see sampler.py). How a plan is sampled (seed,
+degree, temperature, top-p, token limit, prompt examples) is `PlanSampling`, the rollouts' own declaration.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
+
+from ..mas.run_config import PlanSampling
 
 RewardKind = Literal["rm", "execute", "prior", "custom"]
 SamplerKind = Literal["trl", "server", "vllm"]
 RESUMABLE = frozenset({"max_steps", "sampler"})  # settings a resumed run may change
 
 
-class GRPORunConfig(BaseModel):
+class GRPORunConfig(PlanSampling):
+    """An orchestrator-training run: the plan sampling it trains under, plus GRPO's own settings."""
+
     model_config = ConfigDict(extra="forbid")
 
     task: str = Field(description="The task spec whose train split supplies the questions.")
     policy: str = Field(description="Embedded model name, GGUF path or transformers folder being trained.")
     policy_sha256: str = Field("", description="sha256 of the GGUF (or weights) the policy started from.")
-    reward: RewardKind = "rm"
+    reward: RewardKind = Field(
+        "rm", description="rm: the reward model scores each plan; execute: sub-agents run it, the task grades it."
+    )
     rm_sha256: str = Field("", description="The reward model's weights, for --reward rm.")
     agent_model_id: str = Field("", description="The sub-agents' model, for --reward execute.")
     invalid_penalty: float = Field(-1.0, description="Reward of a plan the parser or validator rejects.")
     group_size: int = Field(4, ge=2, description="Plans sampled per question (GRPO's group).")
-    questions_per_step: int = Field(1, ge=1)
+    questions_per_step: int = Field(
+        1, ge=1, description="Questions per optimiser step (over all processes under accelerate launch)."
+    )
     n_questions: int = Field(64, ge=1, description="Train-split questions in the prompt set.")
-    max_steps: int = Field(100, ge=1)
+    max_steps: int = Field(100, ge=1, description="Optimiser steps in all (a resumed run may raise it).")
     save_steps: int = Field(10, ge=1, description="A checkpoint every K optimiser steps.")
-    learning_rate: float = Field(2e-5, gt=0)
-    lora_r: int = Field(16, ge=1)
-    lora_alpha: int = Field(32, ge=1)
+    learning_rate: float = Field(2e-5, gt=0, description="Learning rate.")
+    lora_r: int = Field(16, ge=1, description="LoRA rank.")
+    lora_alpha: int = Field(32, ge=1, description="LoRA alpha.")
     beta: float = Field(0.0, ge=0, description="KL coefficient against the base policy (0: no reference model).")
     num_iterations: int = Field(1, ge=1, description="Optimisation passes per generated batch.")
-    degree: str = "dag"
-    prompt_examples: bool = Field(True, description="Worked example plans in the prompt (False: training from scratch).")
-    temperature: float = Field(0.8, gt=0)
-    top_p: float = Field(0.95, gt=0, le=1)
-    plan_max_tokens: int = Field(400, ge=8)
-    seed: int = 0
-    bf16: bool = False
+    bf16: bool = Field(False, description="Train in bf16 (GPUs; converted weights are bf16 too).")
     sampler: SamplerKind = Field("trl", description="Who samples the plans: TRL's generate, llama-server, or TRL's vLLM mode.")
+
+    @field_validator("temperature")
+    @classmethod
+    def _sampled(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("a GRPO group needs sampled plans: temperature must be above 0")
+        return value
 
     def differences(self, old: GRPORunConfig) -> list[str]:
         """Settings that differ from a run being resumed (a larger `max_steps` extends it; the sampler may
