@@ -19,7 +19,7 @@ FLOORS: list[set[str]] = [
     {"errors", "version", "completions"},
     {"safejson", "hashing", "paths"},
     {"atomic", "jsonl"},
-    {"sandbox", "llm", "samples"},
+    {"sandbox", "llm", "samples", "folders"},
     {"tasks"},
     {"mas"},
     {"evidence"},

@@ -6,6 +6,7 @@ import json
 from orchrm.bon.compute import compute_results
 from orchrm.bon.config import BonConfig
 from orchrm.bon.report import auc_rows, mark_rows, method_rows
+from orchrm.folders import folder_kind
 from orchrm.bon.results import RESULTS_FILE, BonResults, RMInfo, RunInfo, read_results, write_results
 from orchrm.bon.candidates import Candidate, Case
 
@@ -59,6 +60,7 @@ def test_a_results_file_reads_back_into_the_same_results(tmp_path):
     assert back == r and back.dump() == json.loads((tmp_path / RESULTS_FILE).read_text())
     assert (method_rows(back), mark_rows(back), auc_rows(back)) == (method_rows(r), mark_rows(r), auc_rows(r))
     assert (tmp_path / "per_question.jsonl").read_text().count("\n") == 3
+    assert folder_kind(tmp_path) == "bon"
 
 
 def test_run_fields_never_given_stay_out_of_the_file():

@@ -8,6 +8,7 @@ import pytest
 
 from orchrm import atomic
 from orchrm.errors import ChecksumMismatch, ModelError, OutdatedModel
+from orchrm.folders import folder_kind
 from orchrm.loop import _rm_is_current
 from orchrm.rm import RewardModel
 
@@ -123,4 +124,5 @@ def test_save_killed_at_any_step_leaves_the_old_model_or_the_new(trained_rm, tmp
             break
     else:
         pytest.fail("the save never finished")
+    assert folder_kind(out) == "reward-model"
     assert seen == {"old", "new"}

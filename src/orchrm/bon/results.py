@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..atomic import write_text_atomic
+from ..folders import stamp_folder
 from .blind import BaselinesInfo
 from .content import ContentStats
 from .config import BonConfig
@@ -129,6 +130,7 @@ def write_results(folder: Path, results: BonResults, rows: list[dict[str, Any]])
     """`results.json` and `per_question.jsonl` (one row per question), each written atomically."""
     write_text_atomic(folder / RESULTS_FILE, json.dumps(results.dump(), indent=2) + "\n")
     write_text_atomic(folder / PER_QUESTION_FILE, "".join(json.dumps(r) + "\n" for r in rows))
+    stamp_folder(folder, "bon")
 
 
 def read_results(path: Path) -> BonResults:

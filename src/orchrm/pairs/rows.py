@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 from .. import safejson
 from ..atomic import open_atomic, recover, replacing_dir
 from ..errors import OrchrmError
+from ..folders import stamp_folder
 from ..hashing import sha256_file
 
 Source = Literal["correct-over-incorrect", "specialized-over-base", "artifact", "consensus", "counterfactual"]
@@ -70,6 +71,7 @@ def write_pairs_dir(folder: Path, train: list[PairRow], val: list[PairRow], stat
         counts = {TRAIN_FILE: len(train), VAL_FILE: len(val), STATS_FILE: None}
         manifest = PairsManifest(files={n: ManifestEntry(sha256=sha256_file(tmp / n), rows=c) for n, c in counts.items()})
         (tmp / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n")
+        stamp_folder(tmp, "pairs")
 
 
 def read_rows(path: Path) -> list[PairRow]:

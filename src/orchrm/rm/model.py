@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from .. import safejson
 from ..atomic import recover, replacing_dir
 from ..errors import ChecksumMismatch, ModelError, OutdatedModel
+from ..folders import stamp_folder
 from ..hashing import sha256_file
 from ..llm.weights import quiet_transformers
 from ..mas.plans import Plan
@@ -189,6 +190,7 @@ class RewardModel:
                 else:
                     self.model.save_pretrained(tmp, safe_serialization=True)
                 self.tokenizer.save_pretrained(tmp)
+            stamp_folder(tmp, "reward-model")
             card = self.card.model_copy(update={"files": _folder_files(tmp)})
             (tmp / CARD_FILE).write_text(card.model_dump_json(indent=2) + "\n")
         self.card, self.path = card, folder

@@ -21,6 +21,7 @@ from ..bon.judge import JUDGMENTS_FILE, read_judgments
 from ..bon.results import PER_QUESTION_FILE, RESULTS_FILE, read_results
 from ..bon.run import HELDOUT_DIR
 from ..errors import RunFileError
+from ..folders import folder_kind
 from ..mas.plans import Edge, Plan, plan_shape, topological_order
 from ..mas.run_folder import run_traces
 from ..mas.traces import RUN_FILE, TRACES_FILE, Trace, locate_traces, read_traces
@@ -57,6 +58,10 @@ def load_runs(paths: list[Path]) -> list[Run]:
 
 
 def _load(path: Path) -> list[Run]:
+    stamped = _load_stamped(path)
+    if stamped is not None:
+        return stamped
+    # Folders written before stamps: told apart by the files they hold.
     if path.is_dir() and (path / LOOP_FILE).exists():
         subs = [p for p in (path / "train", path / "bon") if p.is_dir()]
         return [r for p in subs for r in _load(p)]
@@ -74,6 +79,24 @@ def _load(path: Path) -> list[Run]:
     raise RunFileError(
         f"{path}: not a run folder", hint="pass a rollout folder, its traces.jsonl, a best-of-N folder or a loop folder"
     )
+
+
+def _load_stamped(path: Path) -> list[Run] | None:
+    kind = folder_kind(path)
+    if kind is None:
+        return None
+    if kind == "loop":
+        return [r for p in (path / "train", path / "bon") if p.is_dir() for r in _load(p)]
+    if kind == "bon":
+        return [_bon_run(path)]
+    if kind in ("rollout", "import"):
+        return [_rollout_run(locate_traces(path), "train" if path.name == "train" else "rollout")]
+    if kind == "train-orchestrator":
+        from .training import load_training_run
+
+        return [load_training_run(path)]
+    raise RunFileError(f"{path}: a {kind} folder holds no runs to view",
+                       hint="pass a rollout folder, its traces.jsonl, a best-of-N folder or a loop folder")  # fmt: skip
 
 
 def display_name(path: Path) -> str:

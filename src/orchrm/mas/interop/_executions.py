@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ... import safejson
 from ...atomic import replacing_dir
 from ...errors import ConfigError, RunFileError
+from ...folders import stamp_folder
 from ...llm import CATEGORIES, TokenCount
 from ...version import __version__
 from ..plans import Plan, PlanError, parse_plan, validate_plan
@@ -265,4 +266,5 @@ def import_executions(
         lines = (t.model_dump_json(by_alias=True) + "\n" for t in traces)
         (tmp / TRACES_FILE).write_text("".join(lines), encoding="utf-8")
         (tmp / IMPORT_FILE).write_text(json.dumps(report.model_dump(), indent=2) + "\n", encoding="utf-8")
+        stamp_folder(tmp, "import")
     return report

@@ -1,0 +1,60 @@
+"""Output folders say what they are: the stamp round-trips, and a bad or newer stamp is one precise error."""
+
+import json
+
+import pytest
+
+from orchrm.errors import RunFileError
+from orchrm.folders import LAYOUT, STAMP_FILE, folder_kind, read_stamp, require_kind, stamp_folder
+from orchrm.pairs.rows import read_rows, write_pairs_dir
+from orchrm.version import __version__
+
+
+def test_a_stamp_round_trips(tmp_path):
+    stamp_folder(tmp_path, "rollout")
+    stamp = read_stamp(tmp_path)
+    assert (stamp.kind, stamp.version, stamp.orchrm) == ("rollout", LAYOUT, __version__)
+    assert folder_kind(tmp_path) == "rollout"
+
+
+def test_an_unstamped_folder_or_a_file_has_no_kind(tmp_path):
+    assert folder_kind(tmp_path) is None and read_stamp(tmp_path) is None
+    (tmp_path / "traces.jsonl").write_text("")
+    assert folder_kind(tmp_path / "traces.jsonl") is None
+
+
+@pytest.mark.parametrize("text", [
+    "{not json", '{"kind": "rollout"}', '{"kind": "spreadsheet", "version": 1, "orchrm": "0.1.0"}',
+    '{"kind": "rollout", "version": 1, "orchrm": "0.1.0", "extra": 1}', "[" * 100_000, '{"kind": "rollout", "version": ' + "9" * 5000 + "}",
+])  # fmt: skip
+def test_a_bad_stamp_is_one_error_naming_the_file(tmp_path, text):
+    (tmp_path / STAMP_FILE).write_text(text)
+    with pytest.raises(RunFileError, match=STAMP_FILE):
+        folder_kind(tmp_path)
+
+
+def test_a_newer_layout_is_refused_not_misread(tmp_path):
+    (tmp_path / STAMP_FILE).write_text(json.dumps({"kind": "bon", "version": LAYOUT + 1, "orchrm": "9.0.0"}))
+    with pytest.raises(RunFileError, match="layout") as exc:
+        read_stamp(tmp_path)
+    assert "upgrade" in exc.value.hint
+
+
+def test_require_kind_refuses_another_kind_and_passes_an_unstamped_folder(tmp_path):
+    require_kind(tmp_path, "rollout")
+    stamp_folder(tmp_path, "train-orchestrator")
+    require_kind(tmp_path, "train-orchestrator")
+    with pytest.raises(RunFileError, match="train-orchestrator folder"):
+        require_kind(tmp_path, "rollout", "import")
+
+
+def test_a_pairs_folder_is_stamped_and_still_reads(tmp_path):
+    write_pairs_dir(tmp_path / "pairs", [], [], read_stamp_model())
+    assert folder_kind(tmp_path / "pairs") == "pairs"
+    assert read_rows(tmp_path / "pairs" / "train.jsonl") == []
+
+
+def read_stamp_model():
+    from orchrm.pairs.builder import PairStats
+
+    return PairStats()
