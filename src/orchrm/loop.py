@@ -84,12 +84,13 @@ class LoopConfig(BaseModel):
         """The loop's seed: the rollouts' (questions, plans, sub-agents), and the pairs' split."""
         return self.rollout.seed
 
-    def run_config(self, split: str, model_id: str, agent_backend: str = "", agent_model_id: str = "") -> RunConfig:
+    def run_config(self, split: str, model_id: str, agent_backend: str = "", agent_model_id: str = "", *,
+                   backend: str = "local") -> RunConfig:  # fmt: skip
         """The run folder settings of the loop's rollout of `split`: its rollout settings, task, counts, models."""
         questions = self.train_questions if split == "train" else self.test_questions
         return RunConfig(
             **self.rollout.model_dump(), task=self.task, split=split, n_questions=questions, n_plans=self.n,
-            execute="all", model_id=model_id, agent_backend=agent_backend, agent_model_id=agent_model_id,
+            execute="all", backend=backend, model_id=model_id, agent_backend=agent_backend, agent_model_id=agent_model_id,
         )
 
 
@@ -147,7 +148,7 @@ async def arun_loop(
     write_text_atomic(out / "loop.json", config.model_dump_json(indent=2) + "\n")
 
     def run_config(split: str) -> RunConfig:
-        return config.run_config(split, llm.backend.model_id, **agent_fields(llm, agent_llm))
+        return config.run_config(split, llm.backend.model_id, backend=llm.backend.kind, **agent_fields(llm, agent_llm))
 
     rollout = await arollout(
         task, llm, out / TRAIN_DIR, run_config("train"), agent_llm=agent_llm,
