@@ -45,8 +45,8 @@ from orchrm.pairs.builder import PairConfig, build_pairs
 from orchrm.pairs.counterfactual import load_counterfactual
 from orchrm.pairs.render import render_plan, render_question
 from orchrm.rm.encoding import kept_plan_chars
-from orchrm.rm.model import RewardModel
-from orchrm.rm.train import train_reward_model
+from orchrm.rm.model import CARD_FILE, RewardModel
+from orchrm.rm.train import data_hash, train_reward_model
 from orchrm.tasks import load_task
 
 HERE = Path(__file__).parent
@@ -76,17 +76,29 @@ def one(arm: str, seed: int, cf_dir: Path) -> dict[str, Any]:
     sources = PairConfig().sources if arm != "base" else tuple(s for s in PairConfig().sources if s != "counterfactual")
     pairs = build_pairs(train, PairConfig(seed=config.seed, sources=sources), counterfactual=edits)
     stats = json.loads(pairs.stats.model_dump_json())
-    start = time.perf_counter()
-    result = train_reward_model(pairs.train, pairs.val, config.rm.model_copy(update={"seed": seed}), pair_stats=stats, progress=False)
-    train_s = time.perf_counter() - start
-    result.model.save(RMS / f"{arm}-{seed}")
+    folder = RMS / f"{arm}-{seed}"
+    rm_config = config.rm.model_copy(update={"seed": seed})
+    train_s = None  # a run killed after training kept its RM: reused, not trained twice (its time unknown)
+    if not _trained_on(folder, pairs.train, seed):
+        start = time.perf_counter()
+        result = train_reward_model(pairs.train, pairs.val, rm_config, pair_stats=stats, progress=False)
+        result.model.save(folder)
+        train_s = round(time.perf_counter() - start, 1)
     row = {
         "arm": arm, "seed": seed, "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
-        "train_pairs": len(pairs.train), "train_s": round(train_s, 1), "edits": stats.get("edits"),
-        "counterfactual_dir": str(cf_dir.relative_to(HERE.parent)) if arm != "base" else None,
+        "train_pairs": len(pairs.train), "train_s": train_s, "edits": stats.get("edits"),
+        "counterfactual_dir": str(cf_dir.resolve().relative_to(HERE.parent.resolve())) if arm != "base" else None,
         "counterfactual_cap": PairConfig().max_counterfactual_per_question if arm != "base" else None,
     }  # fmt: skip
-    return row | measure(RewardModel.load(RMS / f"{arm}-{seed}"))
+    return row | measure(RewardModel.load(folder))
+
+
+def _trained_on(folder: Path, train: list, seed: int) -> bool:
+    """Whether `folder` holds an RM trained with `seed` on exactly these training pairs."""
+    if not (folder / CARD_FILE).is_file():
+        return False
+    card = RewardModel.load(folder).card
+    return card.training_data_sha256 == data_hash(train) and card.config.seed == seed
 
 
 def measure(rm: RewardModel) -> dict[str, Any]:
@@ -201,7 +213,7 @@ def show(data: dict[str, Any]) -> str:
     for r in data["rows"]:
         auc = r["content"]["auc"]["rm"]
         lines.append(
-            f"{r['arm']:<15} seed {r['seed']}: pairs {r['pairs']} (train {r['train_pairs']}, {r['train_s']:.0f} s); "
+            f"{r['arm']:<15} seed {r['seed']}: pairs {r['pairs']} (train {r['train_pairs']}, {'?' if r['train_s'] is None else round(r['train_s'])} s); "
             f"rm {100 * r['accuracy']['rm']['value']:.1f}; best content-blind {r['best_content_blind']} "
             f"{100 * r['accuracy'][r['best_content_blind']]['value']:.1f}; rm − it {_iv(r['rm_minus']['best_content_blind'])}; "
             f"rm − shape-mean {_iv(r['rm_minus']['shape-mean'])}; same-shape AUC {auc['value']:.3f} "
