@@ -7,6 +7,7 @@ from mas_fakes import make_task
 
 from orchrm.cli.app import main
 from orchrm.cli.counterfactual import agent_target
+from orchrm.cli.options import ModelOptions
 from orchrm.mas.traces import read_traces
 
 TWO = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Find the sum."},
@@ -83,7 +84,11 @@ def test_a_folder_that_is_not_a_run_is_one_line(fake, tmp_path, capsys):
 
 
 def test_the_agent_model_is_named_as_rollout_names_it():
-    assert agent_target("openai", "big", "http://a/v1", None, None, None) == ("openai", "big", "http://a/v1")
-    assert agent_target("openai", "big", "http://a/v1", None, "small", None) == ("openai", "small", "http://a/v1")
-    assert agent_target("openai", "big", "http://a/v1", None, None, "http://b/v1") == ("openai", None, "http://b/v1")
-    assert agent_target("local", "big", None, "openai", None, "http://b/v1") == ("openai", None, "http://b/v1")
+    def target(backend, model, base_url, agent_backend, agent_model, agent_base_url):
+        return agent_target(ModelOptions(backend=backend, model=model, base_url=base_url, agent_backend=agent_backend,
+                                         agent_model=agent_model, agent_base_url=agent_base_url))  # fmt: skip
+
+    assert target("openai", "big", "http://a/v1", None, None, None) == ("openai", "big", "http://a/v1")
+    assert target("openai", "big", "http://a/v1", None, "small", None) == ("openai", "small", "http://a/v1")
+    assert target("openai", "big", "http://a/v1", None, None, "http://b/v1") == ("openai", None, "http://b/v1")
+    assert target("local", "big", None, "openai", None, "http://b/v1") == ("openai", None, "http://b/v1")

@@ -21,7 +21,7 @@ def opened(monkeypatch):
         raise ConfigError("stopped before any model loads")
         yield
 
-    monkeypatch.setattr("orchrm.cli.demo.run_llms", fake_run_llms)
+    monkeypatch.setattr("orchrm.cli.llms.run_llms", fake_run_llms)
     return seen
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from orchrm.bon.config import BonConfig
 from orchrm.cli.app import VERBS, load_verb
-from orchrm.cli.options import RUN
+from orchrm.cli.options import RUN, ModelOptions
 from orchrm.grpo.config import GRPORunConfig
 from orchrm.loop import LOOP_ROLLOUT, LoopConfig
 from orchrm.mas.run_config import PlanSampling, RolloutSettings, RunConfig
@@ -20,17 +20,27 @@ LOOP = LoopConfig()
 #: Per verb, the settings its options fill, first match wins: (model, the instance holding the verb's defaults
 #: where they are not the model's own).
 SOURCES = {
-    "rollout": [(RolloutSettings, None), (RunConfig, None), (LoopConfig, None)],
-    "bon": [(RolloutSettings, None), (BonConfig, None), (LoopConfig, None)],
-    "demo": [(RolloutSettings, LOOP_ROLLOUT), (LoopConfig, LOOP), (BonConfig, LOOP.bon)],
-    "train-orchestrator": [(GRPORunConfig, None), (RolloutSettings, None)],
+    "rollout": [(ModelOptions, None), (RolloutSettings, None), (RunConfig, None), (LoopConfig, None)],
+    "bon": [(ModelOptions, None), (RolloutSettings, None), (BonConfig, None), (LoopConfig, None)],
+    "demo": [(ModelOptions, None), (RolloutSettings, LOOP_ROLLOUT), (LoopConfig, LOOP), (BonConfig, LOOP.bon)],
+    "train-orchestrator": [(GRPORunConfig, None), (RolloutSettings, None), (ModelOptions, None)],
+    "counterfactual": [(ModelOptions, None)],
+    "generate": [(ModelOptions, None)],
+    "judge": [(ModelOptions, None)],
 }
 #: Options named like a field that are the verb's own on purpose, and why.
 OWN = {
     "task": "its help lists the tasks (TASK_HELP); required but in `demo`",
     "checkpoint": "None: the adapter's label, else RunConfig's `base` (`checkpoint_label`)",
-    "backend": "the LLM options open a model (options.py, shared with generate and judge); RunConfig records it",
-    "agent_backend": "None: the orchestrator's, resolved when the models open; RunConfig records what opened",
+    ("generate", "backend"): "one role: any backend, not the orchestrator's",
+    ("generate", "model"): "one role",
+    ("generate", "base_url"): "one role",
+    ("judge", "backend"): "one role: the judge's",
+    ("judge", "model"): "one role",
+    ("judge", "base_url"): "one role",
+    ("generate", "timeout"): "None: the backend's own default",
+    ("judge", "concurrency"): "rows judged at once, not requests in flight",
+    ("train-orchestrator", "timeout"): "the sub-agents' only: GRPO's AgentOptions default (600 s)",
     "rm": "a reward-model folder to load, not LoopConfig's RM training settings",
     ("train-orchestrator", "sampler"): "auto: chosen by the machine and the policy, then recorded as one of the three",
     ("bon", "n_questions"): "held-out questions: 20, not a rollout's 10",
@@ -91,7 +101,9 @@ def test_every_option_that_fills_a_field_has_its_default_and_help(verb):
 
 
 @pytest.mark.parametrize(("verb", "model"), [("rollout", RolloutSettings), ("bon", RolloutSettings),
-                                             ("demo", RolloutSettings), ("train-orchestrator", PlanSampling)])  # fmt: skip
+                                             ("demo", RolloutSettings), ("train-orchestrator", PlanSampling),
+                                             ("rollout", ModelOptions), ("bon", ModelOptions), ("demo", ModelOptions),
+                                             ("counterfactual", ModelOptions)])  # fmt: skip
 def test_verbs_that_run_plans_offer_every_rollout_setting(verb, model):
     assert set(model.model_fields) <= set(filled(verb))
 
@@ -118,7 +130,7 @@ def test_a_verb_hands_the_validated_settings_over(monkeypatch, tmp_path):
 
     monkeypatch.setattr("orchrm.cli.rollout.arollout", stop)
     monkeypatch.setattr("orchrm.cli.rollout.asyncio.run", lambda coroutine: coroutine)
-    monkeypatch.setattr("orchrm.cli.rollout.run_llms", _fake_llms)
+    monkeypatch.setattr("orchrm.cli.llms.run_llms", _fake_llms)
     with pytest.raises(SystemExit):
         main(["rollout", "--task", "gsm_symbolic", "--out", str(tmp_path / "r"), "--agent-timeout", "12",
               "--top-p", "0.5", "--degree", "single", "--no-prompt-examples"])  # fmt: skip

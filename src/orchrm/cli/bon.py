@@ -18,29 +18,20 @@ from ..bon.run import BonProgress, BonResult, abon
 from ..mas.rollout import RolloutSettings, RunConfig, agent_fields
 from ..mas.traces import locate_traces
 from ..tasks import load_task
-from .llms import checkpoint_label, run_llms
+from .llms import checkpoint_label, open_models
 from .options import (
-    MODELS,
-    REQUEST_TIMEOUT_S,
-    RUN,
-    AgentBackend,
-    AgentBaseUrl,
-    AgentModel,
-    ApiKeyEnv,
     Checkpoint,
-    Concurrency,
     Json,
     LogEvery,
+    ModelOptions,
     OrchestratorAdapter,
-    OrchestratorBackend,
-    OrchestratorBaseUrl,
-    OrchestratorModel,
     ParallelQuestions,
     Quiet,
     TaskName,
     checked,
     field_option,
     options_from,
+    with_models,
 )
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 
@@ -100,6 +91,7 @@ PRIOR_HELP = (
 )
 
 
+@with_models
 @options_from(RolloutSettings)
 def bon(
     task: TaskName,
@@ -116,18 +108,10 @@ def bon(
     judge_ns: list[int] | None = field_option(BonConfig, "judge_ns", "--judge-n", note="Repeatable."),
     tau: float = field_option(BonConfig, "tau"),
     prior_traces: Annotated[Path | None, typer.Option(help=PRIOR_HELP)] = None,
-    parallel_questions: ParallelQuestions = 2,
-    backend: OrchestratorBackend = RUN.backend,
-    model: OrchestratorModel = None,
-    base_url: OrchestratorBaseUrl = None,
-    orchestrator_adapter: OrchestratorAdapter = None,
     checkpoint: Checkpoint = None,
-    agent_backend: AgentBackend = None,
-    agent_model: AgentModel = None,
-    agent_base_url: AgentBaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    concurrency: Concurrency = None,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=MODELS)] = REQUEST_TIMEOUT_S,
+    orchestrator_adapter: OrchestratorAdapter = None,
+    parallel_questions: ParallelQuestions = 2,
+    models: ModelOptions,
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,
@@ -139,12 +123,10 @@ def bon(
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
     config = checked(BonConfig, dict(n=n, judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens,
                                      judge_ns=judge_ns or [], tau=tau, seed=settings.seed), {"judge_max_steps": "--judge-steps", "judge_ns": "--judge-n"})  # fmt: skip
-    run = dict(settings.model_dump(), task=task, split="test", n_questions=n_questions, n_plans=n, execute="all", backend=backend)
+    run = dict(settings.model_dump(), task=task, split="test", n_questions=n_questions, n_plans=n, execute="all", backend=models.backend)
     checked(RunConfig, run, {"n_plans": "--n"})
     the_task, reward_model = load_task(task), RewardModel.load(rm)
-    with run_llms(backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
-                  api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, orchestrator_adapter=orchestrator_adapter,
-                  ) as (llm, agent_llm):  # fmt: skip
+    with open_models(models, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run_config = RunConfig.model_validate({**run, "checkpoint": checkpoint_label(llm, checkpoint),
                                                "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})  # fmt: skip
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:

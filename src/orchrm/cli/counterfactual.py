@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..llm import open_llm
@@ -18,21 +17,7 @@ from ..pairs.counterfactual import (
     acollect_counterfactuals,
 )
 from ..pairs.edits import EDIT_KINDS
-from .options import (
-    REQUEST_TIMEOUT_S,
-    RUN,
-    AgentBackend,
-    AgentBaseUrl,
-    AgentModel,
-    ApiKeyEnv,
-    Concurrency,
-    Json,
-    LogEvery,
-    OrchestratorBackend,
-    OrchestratorBaseUrl,
-    OrchestratorModel,
-    Quiet,
-)
+from .options import Json, LogEvery, ModelOptions, Quiet, checked, with_models
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console
 
 #: The option defaults are `CounterfactualConfig`'s, read from it so the two cannot drift.
@@ -45,26 +30,24 @@ def _config(kinds: list[str] | None, **settings: object) -> CounterfactualConfig
     unknown = sorted(set(chosen) - set(EDIT_KINDS))
     if unknown:
         raise ConfigError(f"--kinds: unknown edit kind {', '.join(unknown)}", hint=f"use {', '.join(EDIT_KINDS)}")
-    try:
-        return CounterfactualConfig.model_validate({**settings, **({"kinds": chosen} if chosen else {})})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+    return checked(CounterfactualConfig, {**settings, **({"kinds": chosen} if chosen else {})})
 
 
-def agent_target(backend: str, model: str | None, base_url: str | None, agent_backend: str | None,
-                 agent_model: str | None, agent_base_url: str | None) -> tuple[str, str | None, str | None]:  # fmt: skip
+def agent_target(models: ModelOptions) -> tuple[str, str | None, str | None]:
     """The sub-agents' (backend, model, base URL), resolved from rollout's options as `open_agent_llm` resolves
     them: an agent option left out is the orchestrator's, so one model stays the default."""
-    if agent_backend is None and agent_model is None and agent_base_url is None:
+    backend, model, base_url = models.backend, models.model, models.base_url
+    if models.agent_backend is None and models.agent_model is None and models.agent_base_url is None:
         return backend, model, base_url
-    kind = agent_backend or backend
-    url = agent_base_url if agent_base_url is not None or kind != backend else base_url
+    kind = models.agent_backend or backend
+    url = models.agent_base_url if models.agent_base_url is not None or kind != backend else base_url
+    agent_model = models.agent_model
     if agent_model is None and (kind, url) == (backend, base_url):
         agent_model = model
     return kind, agent_model, url
 
 
+@with_models
 def counterfactual(
     run: Annotated[Path, typer.Option(help="Run folder from `orchrm rollout` whose executed plans are edited.")],
     out: Annotated[Path, typer.Option(help="Counterfactual folder (created, or resumed when it exists).")],
@@ -73,15 +56,8 @@ def counterfactual(
     max_plans: Annotated[int | None, typer.Option(help="Source plans edited at most, in run order (default all).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the edits chosen.")] = DEFAULTS.seed,
     parallel: Annotated[int, typer.Option(help="Edited plans executing at once.")] = 4,
-    backend: OrchestratorBackend = RUN.backend,
-    model: OrchestratorModel = None,
-    base_url: OrchestratorBaseUrl = None,
-    agent_backend: AgentBackend = None,
-    agent_model: AgentModel = None,
-    agent_base_url: AgentBaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    concurrency: Concurrency = None,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds (long: a busy CPU is slow).")] = REQUEST_TIMEOUT_S,
+    *,
+    models: ModelOptions,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
     quiet: Quiet = False,
     as_json: Json = False,
@@ -97,9 +73,9 @@ def counterfactual(
     if parallel < 1:
         raise ConfigError(f"--parallel: must be at least 1, got {parallel}")
     # Only the sub-agents run: the model the run's agents ran on (rollout's options name it the same way).
-    kind, agent, url = agent_target(backend, model, base_url, agent_backend, agent_model, agent_base_url)
-    llm = open_llm(kind, model=agent, base_url=url, cache=not no_cache, api_key_env=api_key_env,
-                   concurrency=concurrency, timeout_s=timeout)  # fmt: skip
+    kind, agent, url = agent_target(models)
+    llm = open_llm(kind, model=agent, base_url=url, cache=not no_cache, api_key_env=models.api_key_env,
+                   concurrency=models.concurrency, timeout_s=models.timeout)  # fmt: skip
     try:
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
             result = asyncio.run(acollect_counterfactuals(run, out, llm, config, parallel=parallel,

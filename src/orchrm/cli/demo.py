@@ -19,26 +19,8 @@ from ..loop import LOOP_ROLLOUT, LoopConfig, LoopEvent, LoopResult, arun_loop
 from ..mas.run_config import RolloutSettings
 from ..tasks import load_task
 from .bon import report_bon, results_tables
-from .llms import run_llms
-from .options import (
-    MODELS,
-    REQUEST_TIMEOUT_S,
-    AgentBackend,
-    AgentBaseUrl,
-    AgentModel,
-    ApiKeyEnv,
-    Concurrency,
-    Json,
-    LogEvery,
-    OrchestratorBackend,
-    OrchestratorBaseUrl,
-    OrchestratorModel,
-    Quiet,
-    TaskName,
-    checked,
-    field_option,
-    options_from,
-)
+from .llms import open_models
+from .options import MODELS, Json, LogEvery, ModelOptions, Quiet, TaskName, checked, field_option, options_from, with_models
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 from .render import usage_table
 
@@ -49,6 +31,7 @@ def _models(model: str, agent_model: str | None) -> str:
     return f"model {model}" if agent_model in (None, model) else f"orchestrator {model}, sub-agents {agent_model}"
 
 
+@with_models
 @options_from(RolloutSettings, into="rollout", defaults=LOOP_ROLLOUT)
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder (resumed when it exists).")] = Path("runs/demo"),
@@ -61,15 +44,7 @@ def demo(
     epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,  # RMConfig's help is a backbone's
     judge: bool = field_option(BonConfig, "judge", default=DEFAULTS.bon.judge),
     parallel_questions: int = field_option(LoopConfig, "parallel_questions", panel=MODELS),
-    backend: OrchestratorBackend = "local",
-    model: OrchestratorModel = None,
-    base_url: OrchestratorBaseUrl = None,
-    agent_backend: AgentBackend = None,
-    agent_model: AgentModel = None,
-    agent_base_url: AgentBaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    concurrency: Concurrency = None,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=MODELS)] = REQUEST_TIMEOUT_S,
+    models: ModelOptions,
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,
@@ -82,15 +57,15 @@ def demo(
     ))  # fmt: skip
     the_task = load_task(task)
     console = result_console(as_json)
-    model = model or (DEFAULT_MODEL if backend == "local" else None)
-    where = "offline" if backend == "local" and agent_backend in (None, "local") else "served"
+    if models.backend == "local" and models.model is None:
+        models = models.model_copy(update={"model": DEFAULT_MODEL})
+    where = "offline" if models.backend == "local" and models.agent_backend in (None, "local") else "served"
     console.print(
         f"[bold]orchrm demo[/]: {task}, {train_questions} training + {test_questions} held-out questions, "
-        f"N={n} plans each, {_models(model or backend, agent_model)} ({where}) -> {out}"
+        f"N={n} plans each, {_models(models.model or models.backend, models.agent_model)} ({where}) -> {out}"
     )
     start = time.perf_counter()
-    llms = run_llms(backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
-                    api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout)  # fmt: skip
+    llms = open_models(models)
     mode = choose_mode(quiet=quiet, as_json=as_json)
     with llms as (llm, agent_llm), Reporter(mode, interval_s=log_every) as progress:
         result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, on_event=_reporting(progress)))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from ..llm import DEFAULT_MODEL, LLM, FleetBackend, LocalBackend, close_llms, ensure_reachable, open_llms
 from ..llm.factory import adapter_needs_local
+from .options import ModelOptions
 
 
 @contextmanager
@@ -33,6 +34,14 @@ def run_llms(backend: str, model: str | None, base_url: str | None, *, orchestra
     finally:
         _report_failovers(orchestrator, agent)
         close_llms(orchestrator, agent)
+
+
+def open_models(models: ModelOptions, *, cache: bool = True, orchestrator_adapter: Path | None = None,
+                ) -> AbstractContextManager[tuple[LLM, LLM]]:  # fmt: skip
+    """`run_llms` for a verb's model options."""
+    return run_llms(models.backend, models.model, models.base_url, orchestrator_adapter=orchestrator_adapter, cache=cache,
+                    agent_backend=models.agent_backend, agent_model=models.agent_model, agent_base_url=models.agent_base_url,
+                    api_key_env=models.api_key_env, concurrency=models.concurrency, timeout_s=models.timeout)  # fmt: skip
 
 
 def _report_failovers(orchestrator: LLM, agent: LLM) -> None:

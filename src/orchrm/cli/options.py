@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from ..errors import ConfigError
@@ -41,18 +41,40 @@ Backend = Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.", ri
 Model = Annotated[str | None, typer.Option(help="Embedded model name or .gguf path (local); served model name (openai).", rich_help_panel=MODELS)]
 BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet serving one model (least-loaded routing, failover).", rich_help_panel=MODELS)]
 
-# Verbs that run plans name two roles: the orchestrator (writes plans; the old --backend/--model/--base-url
-# names still work) and the sub-agents (default: the orchestrator's model, so one model stays the default).
-OrchestratorBackend = Annotated[str, typer.Option("--backend", "--orchestrator-backend", help=f"The orchestrator's backend: {', '.join(BACKENDS)}.", rich_help_panel=MODELS)]
-OrchestratorModel = Annotated[str | None, typer.Option("--model", "--orchestrator-model", help="The model that writes plans: embedded name or .gguf path (local); served name (openai).", rich_help_panel=MODELS)]
-OrchestratorBaseUrl = Annotated[str | None, typer.Option("--base-url", "--orchestrator-base-url", help="The orchestrator's server, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet (least-loaded routing, failover).", rich_help_panel=MODELS)]
 OrchestratorAdapter = Annotated[Path | None, typer.Option(help="A trained orchestrator (a train-orchestrator run folder, its adapter/ or a checkpoints/checkpoint-N) that writes the plans; sub-agents stay the base model (local backend).", rich_help_panel=PLANS)]
 Checkpoint = Annotated[str | None, typer.Option(help="Label of the orchestrator checkpoint in the traces (default: the adapter's run:step-N, else base).", rich_help_panel=PLANS)]
-AgentBackend = Annotated[str | None, typer.Option(help="The sub-agents' backend (default: the orchestrator's).", rich_help_panel=MODELS)]
-AgentModel = Annotated[str | None, typer.Option(help="The model that runs the sub-agents (default: the orchestrator's; with the local backend, a second llama-server).", rich_help_panel=MODELS)]
-AgentBaseUrl = Annotated[str | None, typer.Option(help="The sub-agents' server (default: the orchestrator's when the backend is the same); several, comma-separated, are a fleet.", rich_help_panel=MODELS)]
-ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key.", rich_help_panel=MODELS)]
-Concurrency = Annotated[int | None, typer.Option(help="Requests in flight (local: server slots; a fleet: per endpoint).", rich_help_panel=MODELS)]
+
+
+class ModelOptions(BaseModel):
+    """The models a verb that runs plans opens, in two roles: the orchestrator writes plans (the old --backend,
+    --model and --base-url names still work), the sub-agents run them (default: the orchestrator's model, so
+    one model stays the default). Made into options by `with_models`; opened by `cli.llms.open_models`."""
+
+    backend: str = Field("local", description=f"The orchestrator's backend: {', '.join(BACKENDS)}.")
+    model: str | None = Field(
+        None, description="The model that writes plans: embedded name or .gguf path (local); served name (openai)."
+    )
+    base_url: str | None = Field(None, description="The orchestrator's server, e.g. http://host:8000/v1 (openai "
+                                 "backend); several, comma-separated, are a fleet (least-loaded routing, failover).")  # fmt: skip
+    agent_backend: str | None = Field(None, description="The sub-agents' backend (default: the orchestrator's).")
+    agent_model: str | None = Field(None, description="The model that runs the sub-agents (default: the "
+                                    "orchestrator's; with the local backend, a second llama-server).")  # fmt: skip
+    agent_base_url: str | None = Field(None, description="The sub-agents' server (default: the orchestrator's when "
+                                       "the backend is the same); several, comma-separated, are a fleet.")  # fmt: skip
+    api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
+    concurrency: int | None = Field(
+        None, ge=1, description="Requests in flight (local: server slots; a fleet: per endpoint)."
+    )
+    timeout: float = Field(REQUEST_TIMEOUT_S, gt=0, description="Per-request timeout in seconds (long: a busy CPU is slow).")
+
+
+def _help(name: str) -> str | None:
+    return ModelOptions.model_fields[name].description
+
+
+# One-role verbs (generate, judge) name the same key and concurrency.
+ApiKeyEnv = Annotated[str, typer.Option(help=_help("api_key_env"), rich_help_panel=MODELS)]
+Concurrency = Annotated[int | None, typer.Option(help=_help("concurrency"), rich_help_panel=MODELS)]
 
 TaskName = Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")]
 ParallelQuestions = Annotated[int, typer.Option(help="Questions in flight at once.", rich_help_panel=MODELS)]
@@ -101,15 +123,18 @@ def checked(model: type[Settings], values: Mapping[str, Any], flags: Mapping[str
 
 
 def options_from(model: type[Settings], *, into: str = "settings", defaults: Settings | None = None,
-                 panel: Callable[[str], str | None] = rollout_panel) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
+                 panel: Callable[[str], str | None] = rollout_panel, flags: Mapping[str, tuple[str, ...]] | None = None,
+                 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
     """A verb whose parameter `into` (a `model`) becomes one option per field of `model`, at its place in the
     signature: the field's name, type, help, and default (`defaults`' value where given: a verb whose
-    settings differ on purpose). The verb receives the validated model (`checked`)."""
+    settings differ on purpose), its flags `--field-name` unless `flags` (or `FLAGS`) keeps older ones. The
+    verb receives the validated model (`checked`)."""
     fields = model.model_fields
+    names = {**FLAGS, **(flags or {})}
 
     def option(name: str, field: FieldInfo) -> inspect.Parameter:
         default = getattr(defaults, name) if defaults is not None else field_default(field)
-        info = field_option(model, name, panel=panel(name), default=default)
+        info = field_option(model, name, *names.get(name, ()), panel=panel(name), default=default)
         return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=field.annotation)
 
     def decorate(verb: Callable[..., Any]) -> Callable[..., Any]:
@@ -117,12 +142,12 @@ def options_from(model: type[Settings], *, into: str = "settings", defaults: Set
         params: list[inspect.Parameter] = []
         for p in signature.parameters.values():
             params += [option(n, f) for n, f in fields.items()] if p.name == into else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
-        flags = {n: (FLAGS.get(n) or ("--" + n.replace("_", "-"),))[0] for n in fields}
+        shown = {n: (names.get(n) or ("--" + n.replace("_", "-"),))[0] for n in fields}
 
         @functools.wraps(verb)
         def run(**kwargs: Any) -> Any:
             values = {n: kwargs.pop(n) for n in fields if n in kwargs}
-            return verb(**kwargs, **{into: checked(model, values, flags)})
+            return verb(**kwargs, **{into: checked(model, values, shown)})
 
         run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
         run.__annotations__ = {p.name: p.annotation for p in params}
@@ -130,3 +155,9 @@ def options_from(model: type[Settings], *, into: str = "settings", defaults: Set
         return run
 
     return decorate
+
+
+#: The orchestrator's options keep their first names (users' scripts): --backend, --model, --base-url.
+MODEL_FLAGS = {name: (f"--{name.replace('_', '-')}", f"--orchestrator-{name.replace('_', '-')}") for name in ("backend", "model", "base_url")}
+#: A verb that runs plans: its `models: ModelOptions` parameter becomes the model options, under one panel.
+with_models = options_from(ModelOptions, into="models", panel=lambda name: MODELS, flags=MODEL_FLAGS)

@@ -12,33 +12,27 @@ import typer
 from ..mas.rollout import Progress as Counters
 from ..mas.rollout import RolloutSettings, RunConfig, agent_fields, arollout
 from ..tasks import load_task
-from .llms import checkpoint_label, run_llms
+from .llms import checkpoint_label, open_models
 from .options import (
     MODELS,
-    REQUEST_TIMEOUT_S,
     RUN,
-    AgentBackend,
-    AgentBaseUrl,
-    AgentModel,
-    ApiKeyEnv,
     Checkpoint,
-    Concurrency,
     Json,
     LogEvery,
+    ModelOptions,
     OrchestratorAdapter,
-    OrchestratorBackend,
-    OrchestratorBaseUrl,
-    OrchestratorModel,
     ParallelQuestions,
     Quiet,
     TaskName,
     checked,
     field_option,
     options_from,
+    with_models,
 )
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 
 
+@with_models
 @options_from(RolloutSettings)
 def rollout(
     task: TaskName,
@@ -50,17 +44,9 @@ def rollout(
     execute: str = field_option(RunConfig, "execute"),
     settings: RolloutSettings,
     checkpoint: Checkpoint = None,
-    parallel_questions: ParallelQuestions = 2,
-    backend: OrchestratorBackend = RUN.backend,
-    model: OrchestratorModel = None,
-    base_url: OrchestratorBaseUrl = None,
     orchestrator_adapter: OrchestratorAdapter = None,
-    agent_backend: AgentBackend = None,
-    agent_model: AgentModel = None,
-    agent_base_url: AgentBaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    concurrency: Concurrency = None,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds (long: a busy CPU is slow).", rich_help_panel=MODELS)] = REQUEST_TIMEOUT_S,
+    parallel_questions: ParallelQuestions = 2,
+    models: ModelOptions,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)] = False,
     quiet: Quiet = False,
     as_json: Json = False,
@@ -68,14 +54,10 @@ def rollout(
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
     run = dict(settings.model_dump(), task=task, split=split, n_questions=n_questions, n_plans=n_plans, execute=execute,
-               backend=backend, checkpoint=checkpoint or RUN.checkpoint)  # fmt: skip
+               backend=models.backend, checkpoint=checkpoint or RUN.checkpoint)  # fmt: skip
     checked(RunConfig, run)
     the_task = load_task(task)
-    with run_llms(
-        backend, model, base_url, agent_backend=agent_backend, agent_model=agent_model, agent_base_url=agent_base_url,
-        cache=not no_cache, api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout,
-        orchestrator_adapter=orchestrator_adapter,
-    ) as (llm, agent_llm):
+    with open_models(models, cache=not no_cache, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run["checkpoint"] = checkpoint_label(llm, checkpoint)
         config = RunConfig.model_validate({**run, "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:

@@ -14,8 +14,7 @@ from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
 from ..mas.run_config import PlanSampling, RolloutSettings
 from .options import (
-    MODELS, AgentBackend, AgentBaseUrl, AgentModel, ApiKeyEnv, Concurrency, Json, LogEvery, Quiet, TaskName, checked,
-    field_option, options_from,
+    MODELS, ApiKeyEnv, Concurrency, Json, LogEvery, ModelOptions, Quiet, TaskName, checked, field_option, options_from,
 )  # fmt: skip
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 
@@ -48,9 +47,9 @@ def train_orchestrator(
     sampling: PlanSampling,
     bf16: bool = field_option(GRPORunConfig, "bf16"),
     sampler: Annotated[Literal["auto", "server", "trl", "vllm"], typer.Option(help=SAMPLER_HELP)] = "auto",
-    agent_backend: AgentBackend = None,
-    agent_model: AgentModel = None,
-    agent_base_url: AgentBaseUrl = None,
+    agent_backend: str | None = field_option(ModelOptions, "agent_backend", panel=MODELS),
+    agent_model: str | None = field_option(ModelOptions, "agent_model", panel=MODELS),
+    agent_base_url: str | None = field_option(ModelOptions, "agent_base_url", panel=MODELS),
     agent_max_tokens: int = field_option(RolloutSettings, "agent_max_tokens", panel=MODELS),
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     concurrency: Concurrency = None,
