@@ -97,6 +97,7 @@ def test_demo_runs_the_whole_loop_on_a_served_model(tmp_path, capsys):
     assert info.value.code in (None, 0), capsys.readouterr().err
     summary = json.loads(capsys.readouterr().out)
     assert summary["rm_trained"] and summary["questions"] == 2 and "rm" in summary["methods"]
+    assert summary["rm_metrics"]["train_pairs"] > 0 and summary["rm"]["backbone"]  # metrics beside the results' RM
     roles = {"orchestrator" in r["messages"][0]["content"] for r in served.requests}
     assert roles == {True, False}  # plans and sub-agents both on the served model
     for stage in ("train", "bon/heldout"):

@@ -93,9 +93,10 @@ def _reporting(progress: Reporter) -> Callable[[LoopEvent], None]:
 
 
 def _summary(out: Path, wall_s: float, result: LoopResult, ledger: TokenLedger) -> dict[str, Any]:
-    """`--json`'s one line: where, how long, the RM, the reports, this run's tokens and the results."""
+    """`--json`'s one line: where, how long, the RM's metrics, the reports, this run's tokens and the results (whose
+    `rm` names the model that selected)."""
     tokens = {c: t.model_dump() for c, t in ledger.totals().items()}
-    return {"out": str(out), "wall_s": round(wall_s, 1), "rm": result.rm_metrics, "rm_trained": result.rm_trained,
+    return {"out": str(out), "wall_s": round(wall_s, 1), "rm_metrics": result.rm_metrics, "rm_trained": result.rm_trained,
             "reports": {k: str(v) for k, v in result.reports.items()}, "tokens_this_run": tokens,
             "warnings": result.bon.warnings, **result.bon.results.dump()}  # fmt: skip
 
