@@ -58,7 +58,10 @@ class LoopConfig(BaseModel):
     test_questions: int = Field(16, ge=1, description="Held-out questions for best-of-N.")
     n: int = Field(4, ge=1, description="Plans per question, in training rollouts and in best-of-N.")
     parallel_questions: int = Field(2, ge=1, description="Questions in flight at once.")
-    rollout: RolloutSettings = Field(default_factory=lambda: LOOP_ROLLOUT.model_copy())
+    rollout: RolloutSettings = Field(
+        default_factory=lambda: LOOP_ROLLOUT.model_copy(),
+        description="How plans are sampled and executed, in the training rollouts and in best-of-N alike.",
+    )
     rm: RMConfig = Field(default_factory=lambda: RMConfig(epochs=6))
     bon: BonConfig = Field(default_factory=lambda: BonConfig(n=4, judge_max_steps=2, judge_max_tokens=192))
 

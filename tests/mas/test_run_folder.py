@@ -5,7 +5,9 @@ from synthetic_traces import plan_text, trace
 
 from orchrm.errors import ConfigError, RunFileError
 from orchrm.mas.rollout import RunConfig, _resumed
-from orchrm.mas.run_folder import first_plans, run_traces, settle_run_file, rollout_differences
+from orchrm.mas.run_folder import (
+    first_plans, open_run_file, read_run_config, rollout_differences, run_traces, settle_run_file,
+)  # fmt: skip
 from orchrm.tasks.base import Question
 
 PLAN = plan_text("cot")
@@ -76,3 +78,25 @@ def test_an_unreadable_run_file_is_one_error(tmp_path, content):
     (tmp_path / "run.json").write_bytes(content)
     with pytest.raises(RunFileError, match="not a valid run config"):
         settle_run_file(tmp_path, _config(), rollout_differences)
+
+
+def test_a_run_config_is_read_by_the_run_folders_one_reader(tmp_path):
+    settle_run_file(tmp_path / "run", _config(n_plans=3), rollout_differences, stamp=True)
+    assert read_run_config(tmp_path / "run") == _config(n_plans=3)  # the stamp is the file's, not the config's
+    with pytest.raises(RunFileError, match="has no run.json") as info:
+        read_run_config(tmp_path / "elsewhere")
+    assert "orchrm rollout" in (info.value.hint or "")
+    (tmp_path / "run" / "run.json").write_text('{"task": 3}')
+    with pytest.raises(RunFileError, match="not a valid run config"):
+        read_run_config(tmp_path / "run")
+
+
+def test_opening_a_run_file_writes_nothing_until_asked(tmp_path):
+    run_file = open_run_file(tmp_path / "run", _config(n_plans=2), rollout_differences, stamp=True)
+    assert run_file.new and not (tmp_path / "run" / "run.json").exists()
+    run_file.write()
+    before = (tmp_path / "run" / "run.json").read_bytes()
+    grown = open_run_file(tmp_path / "run", _config(n_plans=4), rollout_differences, stamp=True)
+    assert not grown.new and grown.config.n_plans == 4 and (tmp_path / "run" / "run.json").read_bytes() == before
+    grown.write()
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["n_plans"] == 4
