@@ -1,11 +1,14 @@
 """Output folders say what they are: the stamp round-trips, and a bad or newer stamp is one precise error."""
 
+import asyncio
 import json
 
 import pytest
+from mas_fakes import make_task, replies, run_config, scripted_llm
 
 from orchrm.errors import RunFileError
 from orchrm.folders import LAYOUT, STAMP_FILE, folder_kind, read_stamp, require_kind, stamp_folder
+from orchrm.mas.rollout import arollout
 from orchrm.pairs.rows import read_rows, write_pairs_dir
 from orchrm.version import __version__
 
@@ -58,3 +61,14 @@ def read_stamp_model():
     from orchrm.pairs.builder import PairStats
 
     return PairStats()
+
+
+def test_a_rollout_stamps_its_folder_and_refuses_another_kinds(tmp_path):
+    task = make_task(tmp_path)
+    asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "run", run_config()))
+    assert folder_kind(tmp_path / "run") == "rollout"
+    (tmp_path / "other").mkdir()
+    stamp_folder(tmp_path / "other", "pairs")
+    with pytest.raises(RunFileError, match="pairs folder"):
+        asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "other", run_config()))
+    assert not (tmp_path / "other" / "run.json").exists()

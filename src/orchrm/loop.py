@@ -21,6 +21,7 @@ from .bon.config import BonConfig
 from .bon.report import write_reports
 from .bon.run import BonProgress, BonResult, abon
 from .atomic import recover, write_text_atomic
+from .folders import require_kind, stamp_folder
 from .errors import OutdatedModel
 from .llm import LLM, ensure_reachable
 from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, arollout
@@ -147,8 +148,10 @@ async def arun_loop(
     await ensure_reachable(llm, "orchestrator")
     if agent_llm is not None and agent_llm is not llm:
         await ensure_reachable(agent_llm, "agent")
+    require_kind(out, "loop")
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "loop.json", config.model_dump_json(indent=2) + "\n")
+    stamp_folder(out, "loop")
 
     def run_config(split: str) -> RunConfig:
         return config.run_config(split, llm.backend.model_id, backend=llm.backend.kind, **agent_fields(llm, agent_llm))

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..folders import stamp_folder
 from ..llm.weights import PolicyWeights, quiet_transformers
 from ..mas.rollout import agent_types_for
 from ..mas.run_folder import settle_run_file
@@ -58,8 +57,8 @@ def open_run(out: Path, config: GRPORunConfig) -> LedgerLog:
     """Create the run folder, or check that an existing one has the same settings (the main process does,
     before any process opens a file there); the ledger this process appends its tokens to."""
     processes = process_state()
-    on_main(processes, lambda: settle_run_file(out, config, lambda new, old: new.differences(old), what="a training run"))
-    on_main(processes, lambda: stamp_folder(out, "train-orchestrator"))
+    on_main(processes, lambda: settle_run_file(out, config, lambda new, old: new.differences(old), what="a training run",
+                                               kind="train-orchestrator"))  # fmt: skip
     return LedgerLog(ledger_path(out, processes.process_index))
 
 

@@ -65,7 +65,7 @@ def _version_kept(new: RunConfig, old: RunConfig) -> RunConfig:
 def open_run_dir(out: Path, config: RunConfig) -> RunFile[RunConfig]:
     """Create the folder, or check that an existing one was made with the same settings; writes nothing. Its
     `config` is what the run goes on with (an older run's version kept)."""
-    return open_run_file(out, config, rollout_differences, stamp=True, kept=_version_kept)
+    return open_run_file(out, config, rollout_differences, stamp=True, kept=_version_kept, kind="rollout")
 
 
 def prepare_run_dir(out: Path, config: RunConfig) -> RunConfig:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import safejson
 from ..atomic import write_text_atomic
+from ..folders import FolderKind, folder_kind, require_kind, stamp_folder
 from ..errors import ConfigError, RunFileError
 from ..tasks.base import Question, Task
 from .run_config import RunConfig
@@ -70,6 +71,7 @@ class RunFile(Generic[Settings]):
     config: Settings
     data: dict[str, Any]
     on_disk: Any
+    kind: FolderKind | None = None  # the folder's stamp, written with the file (a folder made before stamps gets one)
 
     @property
     def new(self) -> bool:
@@ -80,6 +82,8 @@ class RunFile(Generic[Settings]):
         if self.data != self.on_disk:
             write_text_atomic(self.path, json.dumps(self.data, indent=2) + "\n")
             self.on_disk = self.data
+        if self.kind is not None and folder_kind(self.path.parent) is None:
+            stamp_folder(self.path.parent, self.kind)
 
 
 def open_run_file(
@@ -91,6 +95,7 @@ def open_run_file(
     what: str = "a run",
     stamp: bool = False,
     kept: Callable[[Settings, Settings], Settings] | None = None,
+    kind: FolderKind | None = None,
 ) -> RunFile[Settings]:
     """Create `folder`, and check that the settings file it holds (if any) describes the same run; writes nothing.
 
@@ -98,7 +103,10 @@ def open_run_file(
     which decides how its plans are seeded). `differences(new, old)` then names what changed in a way a resume
     cannot honour; any such change is a one-line `ConfigError`, and an unreadable file a `RunFileError`,
     before anything in the folder is touched. With `stamp`, the file records when the run was made; a resume
-    keeps the first stamp."""
+    keeps the first stamp. With `kind`, a folder stamped as another kind is refused, and writing the file stamps
+    the folder (`orchrm.folders`)."""
+    if kind is not None:
+        require_kind(folder, kind)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     on_disk: Any = None
@@ -112,7 +120,7 @@ def open_run_file(
     if stamp:
         created = on_disk.get("created") if isinstance(on_disk, dict) else None
         data["created"] = created if isinstance(created, str) else dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    return RunFile(path, config, data, on_disk)
+    return RunFile(path, config, data, on_disk, kind)
 
 
 def settle_run_file(folder: Path, config: Settings, differences: Callable[[Settings, Settings], list[str]], **kw: Any) -> Settings:

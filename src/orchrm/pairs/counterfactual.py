@@ -218,7 +218,7 @@ async def acollect_counterfactuals(
     sources = _sources(traces, questions, cfg.max_plans, progress)
     _check_agent_model(run, sources, agent_llm)
     await ensure_reachable(agent_llm, "agent")
-    settle_run_file(out, cfg, _differences, name=CONFIG_FILE, what="a counterfactual collection")
+    settle_run_file(out, cfg, _differences, name=CONFIG_FILE, what="a counterfactual collection", kind="counterfactual")
     records = {r.key: r for r in read_edits(out / EDITS_FILE, repair=True)}
     done = {t.key for t in read_traces(out / TRACES_FILE, repair=True)}
     work = _planned(sources, questions, cfg, entity_names(the_task), progress)
