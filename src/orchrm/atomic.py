@@ -130,7 +130,7 @@ def copy_file_atomic(src: Path, dest: Path, mode: int | None = None) -> None:
 
 
 def _fsync_tree(folder: Path) -> None:
-    for root, dirs, files in os.walk(folder):
+    for root, _dirs, files in os.walk(folder):
         for name in files:
             fd = os.open(os.path.join(root, name), os.O_RDONLY)
             try:

@@ -45,12 +45,13 @@ def test_show_renders_an_invalid_plan(run_dir):
     assert result.exit_code == 0 and "invalid plan" in result.output and "{ this is not a plan" in result.output
 
 
-def test_show_bad_index_and_missing_question(run_dir):
+def test_show_bad_index_and_missing_question(run_dir, capsys):
     from orchrm.cli.app import main
 
     for argv, message in ([["show", str(run_dir), "-i", "99"], "out of range"], [["show", str(run_dir), "--question", "zz"], "no trace"]):
         with pytest.raises(SystemExit):
             main(argv)
+        assert message in capsys.readouterr().err
 
 
 def test_corrupt_run_folder_is_one_line_naming_file_and_line(run_dir, capsys):

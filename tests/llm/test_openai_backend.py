@@ -51,7 +51,7 @@ def test_model_id_of_an_unreachable_server_names_it():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with pytest.raises(BackendUnreachable, match=f"cannot reach http://127.0.0.1:{port}/v1"):
-        OpenAIBackend(f"http://127.0.0.1:{port}/v1", max_retries=0).model_id
+        _ = OpenAIBackend(f"http://127.0.0.1:{port}/v1", max_retries=0).model_id
 
 
 def test_structured_output_sends_schema(fake):

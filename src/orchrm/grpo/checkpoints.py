@@ -62,7 +62,7 @@ def checkpoint_step(folder: Path) -> int:
 
 def last_checkpoint(folder: Path) -> Path | None:
     """The newest sealed checkpoint (its files checked against the seal); unsealed newer ones are removed."""
-    for step, path in reversed(checkpoints(folder)):
+    for _step, path in reversed(checkpoints(folder)):
         s = _read_seal(path)
         if s is None:
             shutil.rmtree(path)  # a save cut short by a kill: TRL would otherwise resume from it

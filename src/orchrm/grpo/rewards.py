@@ -86,7 +86,7 @@ class PlanReward:
             records.append(SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=True, reward=None))
             valid[qid].append((i, plan))
         verdicts = await asyncio.gather(*(self.scorer.score(self.questions[q], [p for _, p in ps]) for q, ps in valid.items()))
-        for (q, ps), scored in zip(valid.items(), verdicts, strict=True):
+        for (_q, ps), scored in zip(valid.items(), verdicts, strict=True):
             for (i, _), s in zip(ps, scored, strict=True):
                 records[i].reward, records[i].detail, records[i].error = s.reward, s.detail, s.error
         everyone = self.gather(records) if self.gather is not None else records

@@ -35,7 +35,7 @@ class Backend(ABC):
         """Where the model answers, as an error message names it (a URL, a model file)."""
         return self.model_id
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 - an optional hook: most backends need no start
         """Get ready to answer (start a server, learn the model name). Called before every request; cheap
         once done."""
 
@@ -58,5 +58,5 @@ class Backend(ABC):
         done = await asyncio.gather(*(self.complete(messages, config, s) for s in seeds))
         return [c.model_copy(update={"sample_index": k}) for k, c in enumerate(done)]
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - an optional hook: most backends hold nothing
         """Release connections and processes. Safe to call twice."""
