@@ -24,8 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from orchrm.adapters import AsyncTRLReward, TRLReward
-from orchrm.adapters import openrlhf, verl
+from orchrm.adapters import AsyncTRLReward, TRLReward, openrlhf, verl
 from orchrm.mas.traces import locate_traces, read_traces
 from orchrm.pairs import PairConfig, build_pairs
 from orchrm.rm import RMConfig, train_reward_model
@@ -42,7 +41,9 @@ def _serve(rm) -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(rm, routes=[openrlhf.router]), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(rm, routes=[openrlhf.router]), host="127.0.0.1", port=port, log_level="warning")
+    )
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)
@@ -88,7 +89,9 @@ def main() -> None:
         os.environ.update(env)
         try:
             prompts = [PROMPT.format(q=q) for q in questions]
-            return openrlhf.reward_func([pr + p + "<|im_end|>" for pr, p in zip(prompts, plans)], prompts, questions)["rewards"]
+            return openrlhf.reward_func([pr + p + "<|im_end|>" for pr, p in zip(prompts, plans)], prompts, questions)[
+                "rewards"
+            ]
         finally:
             for k in env:
                 os.environ.pop(k)
@@ -99,9 +102,12 @@ def main() -> None:
         "TRL async, in process": lambda: trl(AsyncTRLReward(rm)),
         "TRL sync, server": lambda: trl(TRLReward(url=url)),
         "TRL async, server": lambda: trl(AsyncTRLReward(url=url)),
-        "verl compute_score, server": lambda: [verl.compute_score("x", s, None, i, url=url)["score"] for s, i in zip(ended, infos)],
+        "verl compute_score, server": lambda: [
+            verl.compute_score("x", s, None, i, url=url)["score"] for s, i in zip(ended, infos)
+        ],
         "verl compute_score_batch, in process": lambda: [
-            r["score"] for r in verl.compute_score_batch(["x"] * len(items), ended, [None] * len(items), infos, rm=str(folder))
+            r["score"]
+            for r in verl.compute_score_batch(["x"] * len(items), ended, [None] * len(items), infos, rm=str(folder))
         ],
         "OpenRLHF POST /openrlhf, one sample a request": openrlhf_http,
         "OpenRLHF reward_func, in process": lambda: openrlhf_file(ORCHRM_RM=str(folder)),
@@ -128,7 +134,9 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
-    print(f"{len(items)} items ({parsed} valid plans), RM scores in [{min(expected):.3f}, {max(expected):.3f}]; wrote {args.out}")
+    print(
+        f"{len(items)} items ({parsed} valid plans), RM scores in [{min(expected):.3f}, {max(expected):.3f}]; wrote {args.out}"
+    )
 
 
 if __name__ == "__main__":

@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results, read_judgments
-from orchrm.mas.run_folder import first_plans
 from orchrm.bon.stats import Interval
 from orchrm.loop import LoopConfig
-from orchrm.mas.run_folder import run_questions, run_traces
+from orchrm.mas.run_folder import first_plans, run_questions, run_traces
 from orchrm.mas.traces import Trace, read_traces
 from orchrm.tasks import load_task
 from regrade import regrade
@@ -41,14 +40,18 @@ OUT = Path(__file__).parent / "results" / "baselines_replay.json"
 REPRODUCED = ("rm", "random", "majority", "oracle")  # methods the committed results.json already has
 
 
-def evaluate(config: LoopConfig, held: list[Trace], train: list[Trace] | None, rows: list[dict], judgments: list) -> tuple[dict[str, Any], int]:
+def evaluate(
+    config: LoopConfig, held: list[Trace], train: list[Trace] | None, rows: list[dict], judgments: list
+) -> tuple[dict[str, Any], int]:
     """results.json's content for the committed rewards on these traces, and the number of valid plans."""
     qids = [r["question_id"] for r in rows]
     grouped = first_plans(held, qids, config.n)
     rewards = {r["question_id"]: [r["rewards"][str(t.plan_index)] for t in grouped[r["question_id"]]] for r in rows}
     blind = ContentBlind.fit(train, strength=config.bon.prior_strength, exclude=qids) if train is not None else None
     cases = build_cases(grouped, rewards, {}, blind)
-    meta = RunInfo(task=config.task, prior=blind.prior.summary() if blind else None, baselines=blind.info() if blind else None)
+    meta = RunInfo(
+        task=config.task, prior=blind.prior.summary() if blind else None, baselines=blind.info() if blind else None
+    )
     return compute_results(cases, config.bon, judgments, meta=meta).dump(), sum(len(c.valid) for c in cases)
 
 
@@ -60,7 +63,9 @@ def headline(results: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def regraded(config: LoopConfig, held: list[Trace], train: list[Trace] | None, rows: list[dict], judgments: list) -> dict[str, Any]:
+def regraded(
+    config: LoopConfig, held: list[Trace], train: list[Trace] | None, rows: list[dict], judgments: list
+) -> dict[str, Any]:
     """The headline numbers with every trace graded by today's scorers, and the plans that flipped."""
     task = load_task(config.task)
     questions = run_questions(task, config.test_questions, "test", config.seed)
@@ -116,32 +121,51 @@ def show(r: dict[str, Any]) -> str:
         diff = iv(r["rm_minus"][m]) if m in r["rm_minus"] else ""
         lines.append(f"{m:<12} {iv(acc):<23} {r['tokens_per_question'][m]:>8,.0f}   {diff}")
     gap = iv(r["gap_closed_random_to_oracle"], 100, 0)
-    lines.append(f"rm − best trivial ({r['best_trivial']}): {iv(r['rm_minus']['best_trivial'])}; rm closes {gap}% of random→oracle")
+    lines.append(
+        f"rm − best trivial ({r['best_trivial']}): {iv(r['rm_minus']['best_trivial'])}; rm closes {gap}% of random→oracle"
+    )
     blind = r["best_content_blind"]
-    lines.append(f"rm − best content-blind ({blind}, chosen on these questions): {iv(r['rm_minus']['best_content_blind'])}; "
-                 f"rm − shape-mean: {iv(r['rm_minus']['shape-mean'])}")
-    lines.append(f"router: {r['router_fallbacks']} of {r['valid_plans']} valid held-out plans have a shape training never "
-                 "saw (scored by the shape prior)")
+    lines.append(
+        f"rm − best content-blind ({blind}, chosen on these questions): {iv(r['rm_minus']['best_content_blind'])}; "
+        f"rm − shape-mean: {iv(r['rm_minus']['shape-mean'])}"
+    )
+    lines.append(
+        f"router: {r['router_fallbacks']} of {r['valid_plans']} valid held-out plans have a shape training never "
+        "saw (scored by the shape prior)"
+    )
     for m, a in r["auc"].items():
         lines.append(f"within-question AUC, {m:<9} {iv(a, 1.0, 3)}  ({a['n_questions']} questions with mixed outcomes)")
     c = r["content"]
-    lines.append(f"content headroom {iv(c['headroom'])} points; same-shape pairs {c['same_shape_pairs']}, "
-                 f"{c['clean_pairs']} without example copies on {c['questions_with_clean_pairs']} questions")
+    lines.append(
+        f"content headroom {iv(c['headroom'])} points; same-shape pairs {c['same_shape_pairs']}, "
+        f"{c['clean_pairs']} without example copies on {c['questions_with_clean_pairs']} questions"
+    )
     for m, a in c["auc"].items():
-        lines.append(f"same-shape AUC, {m:<9} {iv(a, 1.0, 3)}  ({a['n_pairs']} clean pairs, {a['n_questions']} questions)")
+        lines.append(
+            f"same-shape AUC, {m:<9} {iv(a, 1.0, 3)}  ({a['n_pairs']} clean pairs, {a['n_questions']} questions)"
+        )
     g = r["regraded"]
-    lines.append(f"regraded by today's scorers: held-out plans flipped {g['heldout_plans_flipped'] or 'none'}, "
-                 f"training plans flipped {g['train_plans_flipped'] or 'none'}; e.g. {'; '.join(g['examples'][:2]) or '-'}")
+    lines.append(
+        f"regraded by today's scorers: held-out plans flipped {g['heldout_plans_flipped'] or 'none'}, "
+        f"training plans flipped {g['train_plans_flipped'] or 'none'}; e.g. {'; '.join(g['examples'][:2]) or '-'}"
+    )
     if g["heldout_plans_flipped"] or g["train_plans_flipped"]:
-        accs = ", ".join(f"{m} {iv(a)}" for m, a in g["accuracy"].items() if m not in ("rm-adaptive", "majority", "judge"))
+        accs = ", ".join(
+            f"{m} {iv(a)}" for m, a in g["accuracy"].items() if m not in ("rm-adaptive", "majority", "judge")
+        )
         lines.append(f"  under today's grades: {accs}")
-        lines.append(f"  rm − best content-blind ({g['best_content_blind']}): {iv(g['rm_minus']['best_content_blind'])}; "
-                     f"rm − shape-mean: {iv(g['rm_minus']['shape-mean'])}; router fallbacks {g['router_fallbacks']}")
+        lines.append(
+            f"  rm − best content-blind ({g['best_content_blind']}): {iv(g['rm_minus']['best_content_blind'])}; "
+            f"rm − shape-mean: {iv(g['rm_minus']['shape-mean'])}; router fallbacks {g['router_fallbacks']}"
+        )
     return "\n".join(lines)
 
 
 def main() -> None:
-    out = {"source": "bench/results/tts and bench/results/orchestration (committed traces, rewards and judgments; no LLM or RM call)", "tasks": {}}
+    out = {
+        "source": "bench/results/tts and bench/results/orchestration (committed traces, rewards and judgments; no LLM or RM call)",
+        "tasks": {},
+    }
     for folder in sorted(p.parent for root in ROOTS for p in root.glob("*/loop.json")):
         r = replay(folder)
         out["tasks"][r["task"]] = r

@@ -18,10 +18,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "cli_startup.json"
-COMMANDS = {"python -c pass": [sys.executable, "-c", "pass"], "orchrm --help": [sys.executable, "-m", "orchrm", "--help"]}
+COMMANDS = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "orchrm --help": [sys.executable, "-m", "orchrm", "--help"],
+}
 
 
 def wall(cmd: list[str]) -> float:

@@ -19,13 +19,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
-
 from orchrm.atomic import write_text_atomic
 from orchrm.bon.cases import build_cases
 from orchrm.bon.content import question_headroom, same_shape_pairs
 from orchrm.mas.run_folder import first_plans
 from orchrm.mas.traces import RUN_FILE, TRACES_FILE, read_traces
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "content_headroom.json"
 

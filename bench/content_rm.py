@@ -31,8 +31,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
-
 from orchrm.atomic import write_text_atomic
 from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results
 from orchrm.bon.run import score_plans
@@ -48,6 +46,7 @@ from orchrm.rm.encoding import kept_plan_chars
 from orchrm.rm.model import CARD_FILE, RewardModel
 from orchrm.rm.train import data_hash, train_reward_model
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 HERE = Path(__file__).parent
 RUN = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"
@@ -136,7 +135,13 @@ def truncation(rm: RewardModel, grouped: dict) -> dict[str, Any]:
                 cut += 1
                 refs += "${" in text[kept:]
                 final += any(_line_end(text, f"\n- {s} [") > kept for s in t.plan.sinks())
-    return {"max_length": rm.card.max_length, "plans": plans, "cut": cut, "cut_reference": refs, "cut_final_agent": final}
+    return {
+        "max_length": rm.card.max_length,
+        "plans": plans,
+        "cut": cut,
+        "cut_reference": refs,
+        "cut_final_agent": final,
+    }
 
 
 def _line_end(text: str, head: str) -> int:
@@ -168,7 +173,8 @@ def pooled(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
         "best_content_blind": best,
         "rm_minus_best_content_blind": boot.diff(rm, blind[best]).model_dump(),
         "rm_minus_shape_mean": boot.diff(rm, _mean_over(runs, "shape_mean_correct", n)).model_dump()
-        if all("shape_mean_correct" in r for r in runs) else None,
+        if all("shape_mean_correct" in r for r in runs)
+        else None,
         "same_shape_auc_rm": [r["content"]["auc"]["rm"] for r in runs],
         "headroom": runs[0]["content"]["headroom"],
         "clean_pairs": runs[0]["content"]["clean_pairs"],
@@ -243,8 +249,11 @@ def _iv(d: dict[str, float]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--arms", default="base,counterfactual",
-                    help="Arm names: base (the loop's sources), any other name adds the --counterfactual folder's pairs.")
+    ap.add_argument(
+        "--arms",
+        default="base,counterfactual",
+        help="Arm names: base (the loop's sources), any other name adds the --counterfactual folder's pairs.",
+    )
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     ap.add_argument("--counterfactual", type=Path, default=CF)
     ap.add_argument("--tables-only", action="store_true")

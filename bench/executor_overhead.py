@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "executor_overhead.json"
@@ -123,7 +124,9 @@ def fake_server(delay_s: float) -> tuple[str, mp.Process]:
 # ---------------------------------------------------------------- the clients
 
 
-async def _make_client(name: str, url: str, concurrency: int, cache_dir: Path) -> tuple[Callable[[int], Awaitable[Any]], Callable[[], Awaitable[None]]]:
+async def _make_client(
+    name: str, url: str, concurrency: int, cache_dir: Path
+) -> tuple[Callable[[int], Awaitable[Any]], Callable[[], Awaitable[None]]]:
     """(call(i), close()) for one client kind."""
     messages = lambda i: [{"role": "user", "content": f"question {i}: what is 6 x 7?"}]  # noqa: E731
     if name == "httpx":
@@ -133,7 +136,9 @@ async def _make_client(name: str, url: str, concurrency: int, cache_dir: Path) -
         client = httpx.AsyncClient(base_url=url, limits=limits, timeout=60.0)
 
         async def call(i: int) -> Any:
-            r = await client.post("/chat/completions", json={"model": "fake-model", "messages": messages(i), "max_tokens": 16})
+            r = await client.post(
+                "/chat/completions", json={"model": "fake-model", "messages": messages(i), "max_tokens": 16}
+            )
             return json.loads(r.content)["choices"][0]["message"]["content"]
 
         return call, client.aclose
@@ -154,7 +159,9 @@ async def _make_client(name: str, url: str, concurrency: int, cache_dir: Path) -
         cfg = GenerateConfig(max_tokens=16)
 
         async def call(i: int) -> Any:
-            return (await backend.complete([Message(role="user", content=f"question {i}: what is 6 x 7?")], cfg, None)).text
+            return (
+                await backend.complete([Message(role="user", content=f"question {i}: what is 6 x 7?")], cfg, None)
+            ).text
 
         return call, backend.aclose
     # A fresh file per run: every measured call is a miss and a write, never a hit from an earlier repeat.
@@ -213,7 +220,9 @@ def measure(concurrency: int, calls: int, delay_s: float, repeats: int, clients:
         sdk = out.get("openai_sdk", {}).get("client_cpu_ms_per_call")
         if sdk is not None:
             out["orchrm_overhead_over_sdk_ms_per_call"] = {
-                k: round(out[k]["client_cpu_ms_per_call"] - sdk, 3) for k in ("backend", "llm", "llm_cached") if k in out
+                k: round(out[k]["client_cpu_ms_per_call"] - sdk, 3)
+                for k in ("backend", "llm", "llm_cached")
+                if k in out
             }
         return out
     finally:
@@ -232,7 +241,10 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args()
     load = os.getloadavg()
-    rows = {str(c): measure(c, args.calls, args.server_delay_ms / 1000, args.repeats, tuple(args.clients)) for c in args.concurrency}
+    rows = {
+        str(c): measure(c, args.calls, args.server_delay_ms / 1000, args.repeats, tuple(args.clients))
+        for c in args.concurrency
+    }
     run = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "shared": "2 CPU cores shared with other jobs; timings are the best of the repeats",

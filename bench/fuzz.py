@@ -39,17 +39,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "support"))  # the fake RM and trace builder
 
-from fake_rm import FakeRM  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
-from synthetic_traces import trace  # noqa: E402
 
+from fake_rm import FakeRM  # noqa: E402
 from fuzz_readers import fuzz_files, fuzz_view  # noqa: E402
-
 from orchrm.cli import main  # noqa: E402
 from orchrm.mas.plans import PlanError, parse_and_validate, parse_plan  # noqa: E402
 from orchrm.pairs.render import render_plan  # noqa: E402
 from orchrm.rm.server import create_app  # noqa: E402
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
+from synthetic_traces import trace  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "fuzz.json"
 MB = 1_000_000
@@ -58,14 +57,49 @@ LINEAR_MARK_S = 0.5
 AGENT = '{"id": "a", "type": "cot", "input": "%s"}'
 #: A broken object restarted again and again: each attempt fails at the brace where the next one starts.
 RESCAN = {
-    "flat": '{"":1,', "flat, no comma": '{"":1', "nested": '{"a":{"b":1},', "inner object": '{"":{"":1}',
-    "inner empty object": '{"":{}', "inner array": '{"":[1]', "broken plan": '{"agents": [{"id": "a", "type": "cot", "input": "x"}, ',
-    "brace in the key": '{"{":1', "open value": '{"": ',
+    "flat": '{"":1,',
+    "flat, no comma": '{"":1',
+    "nested": '{"a":{"b":1},',
+    "inner object": '{"":{"":1}',
+    "inner empty object": '{"":{}',
+    "inner array": '{"":[1]',
+    "broken plan": '{"agents": [{"id": "a", "type": "cot", "input": "x"}, ',
+    "brace in the key": '{"{":1',
+    "open value": '{"": ',
 }
 PIECES = [
-    "{", "}", "[", "]", '"', "\\", ":", ",", " ", "\n", "NaN", "-Infinity", "1e999", "9" * 200, "\ud800", "\\ud800",
-    "\\udfff", "\\ud83d\\ude00", "\x00", '{"agents": [', '{"answer": ', AGENT % "x", "${a}", "${\u0430}", "\uff04\uff5ba\uff5d",
-    "```json\n", "```", "Answer: 7", "true", "nul", "\u202e", "\ufeff",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "\\",
+    ":",
+    ",",
+    " ",
+    "\n",
+    "NaN",
+    "-Infinity",
+    "1e999",
+    "9" * 200,
+    "\ud800",
+    "\\ud800",
+    "\\udfff",
+    "\\ud83d\\ude00",
+    "\x00",
+    '{"agents": [',
+    '{"answer": ',
+    AGENT % "x",
+    "${a}",
+    "${\u0430}",
+    "\uff04\uff5ba\uff5d",
+    "```json\n",
+    "```",
+    "Answer: 7",
+    "true",
+    "nul",
+    "\u202e",
+    "\ufeff",
 ]
 
 
@@ -84,7 +118,12 @@ def corpus(seed: int, n_random: int) -> list[tuple[str, str | bytes]]:
             ("big_int", '{"answer": ' + "9" * digits + "}"),
             ("big_float", '{"answer": 1.' + "0" * digits + "}"),
             ("big_exponent", '{"answer": 1e' + "9" * min(digits, 400) + "}"),
-            ("big_option", '{"agents": [{"id": "a", "type": "debate", "input": "x", "options": {"rounds": -' + "1" * digits + "}}]}"),
+            (
+                "big_option",
+                '{"agents": [{"id": "a", "type": "debate", "input": "x", "options": {"rounds": -'
+                + "1" * digits
+                + "}}]}",
+            ),
         ]
     for s in ("\\ud800", "\\udfff", "\\ud800\\ud800", "\\udc00\\ud800", "x\\ud83d", "\ud800", "\udfff"):
         out += [
@@ -93,25 +132,42 @@ def corpus(seed: int, n_random: int) -> list[tuple[str, str | bytes]]:
             ("surrogate_key", '{"agents": [], "%s": 1}' % s),
         ]
     for c in ("NaN", "Infinity", "-Infinity", "1e999", "-1e400"):
-        out += [("non_finite", '{"answer": %s}' % c),
-                ("non_finite_option", '{"agents": [{"id": "a", "type": "reflexion", "input": "x", "options": {"rounds": %s}}]}' % c)]
+        out += [
+            ("non_finite", '{"answer": %s}' % c),
+            (
+                "non_finite_option",
+                '{"agents": [{"id": "a", "type": "reflexion", "input": "x", "options": {"rounds": %s}}]}' % c,
+            ),
+        ]
     for b in (b"\xff", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82", b"\x80" * 10):
-        out += [("not_utf8", b'{"answer": "' + b + b'"}'), ("not_utf8_plan", b'{"agents": [{"id": "a", "type": "cot", "input": "' + b + b'"}]}')]
+        out += [
+            ("not_utf8", b'{"answer": "' + b + b'"}'),
+            ("not_utf8_plan", b'{"agents": [{"id": "a", "type": "cot", "input": "' + b + b'"}]}'),
+        ]
     for size in (1_000, 100_000, MB):
         out += [
             ("brace_flood", "{" * size),
             ("open_key_flood", '{"a":' * (size // 5)),
-            ("prose_braces", ("Let {x} be the set {1, 2}; agent ${a1} reads {\"y\" z} and {} " * (size // 60 + 1))[:size]),
+            (
+                "prose_braces",
+                ('Let {x} be the set {1, 2}; agent ${a1} reads {"y" z} and {} ' * (size // 60 + 1))[:size],
+            ),
             ("dense_broken", ('{"":1,' * (size // 6 + 1))[:size]),
             *[("rescan", (unit * (size // len(unit) + 1))[:size]) for unit in RESCAN.values()],
         ]
     for n in (9, 100, 1_000, 10_000):
         agents = [{"id": f"a{i}", "type": "cot", "input": f"use ${{a{i - 1}}}" if i else "go"} for i in range(n)]
         text = json.dumps({"agents": agents, "edges": [{"from": f"a{i - 1}", "to": f"a{i}"} for i in range(1, n)]})
-        out += [("many_agents", text), ("many_agents_truncated", text[: len(text) // 2]), ("many_agents_in_prose", "Plan:\n" + text + "\nDone.")]
+        out += [
+            ("many_agents", text),
+            ("many_agents_truncated", text[: len(text) // 2]),
+            ("many_agents_in_prose", "Plan:\n" + text + "\nDone."),
+        ]
     for ref in ("${\u0430}", "${ a }", "${a\u200b}", "\uff04\uff5ba\uff5d", "${1}", "${" + "x" * 100 + "}"):
-        out.append(("lookalike_reference", '{"agents": [%s, {"id": "b", "type": "cot", "input": "%s"}]}' % (AGENT % "x", ref)))
-    out += [("empty", ""), ("whitespace", " \n\t "), ("null", "null"), ("list", "[]"), ("bom", "\ufeff{\"answer\": \"1\"}")]
+        out.append(
+            ("lookalike_reference", '{"agents": [%s, {"id": "b", "type": "cot", "input": "%s"}]}' % (AGENT % "x", ref))
+        )
+    out += [("empty", ""), ("whitespace", " \n\t "), ("null", "null"), ("list", "[]"), ("bom", '\ufeff{"answer": "1"}')]
     rng = random.Random(seed)
     for _ in range(n_random):
         out.append(("random_mix", "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 80)))))
@@ -146,8 +202,14 @@ def fuzz_parser(inputs: list[tuple[str, str | bytes]]) -> dict:
             took = time.perf_counter() - start
             if took > slowest[0]:
                 slowest = (took, f"{kind} ({len(text)} chars)")
-    return {"tried": 2 * len(inputs), "crashes": len(crashes), "crash_examples": crashes[:10],
-            "slowest_parse_and_render_s": round(slowest[0], 4), "slowest_input": slowest[1], "rules": dict(rules.most_common())}
+    return {
+        "tried": 2 * len(inputs),
+        "crashes": len(crashes),
+        "crash_examples": crashes[:10],
+        "slowest_parse_and_render_s": round(slowest[0], 4),
+        "slowest_input": slowest[1],
+        "rules": dict(rules.most_common()),
+    }
 
 
 def fuzz_server(inputs: list[tuple[str, str | bytes]]) -> dict:
@@ -171,7 +233,10 @@ def fuzz_server(inputs: list[tuple[str, str | bytes]]) -> dict:
         post(kind, as_bytes(data))
         text = as_text(data)
         post(kind, b'{"items": [{"question": "q", "plan": ' + as_bytes(json.dumps(text, ensure_ascii=False)) + b"}]}")
-        post(kind, b'{"items": [{"question": ' + as_bytes(json.dumps(text[:5000], ensure_ascii=False)) + b', "plan": "p"}]}')
+        post(
+            kind,
+            b'{"items": [{"question": ' + as_bytes(json.dumps(text[:5000], ensure_ascii=False)) + b', "plan": "p"}]}',
+        )
 
     def chunked():
         yield b'{"items": [{"question": "q", "plan": "'
@@ -180,9 +245,14 @@ def fuzz_server(inputs: list[tuple[str, str | bytes]]) -> dict:
         yield b'"}]}'
 
     post("chunked_10mb", chunked())
-    return {"tried": 3 * len(inputs) + 1, "http_500": sum(n for s, n in statuses.items() if s >= 500),
-            "crashes": len(crashes), "crash_examples": crashes[:10], "statuses": {str(k): v for k, v in sorted(statuses.items())},
-            "slowest_request_s": round(slowest, 4)}
+    return {
+        "tried": 3 * len(inputs) + 1,
+        "http_500": sum(n for s, n in statuses.items() if s >= 500),
+        "crashes": len(crashes),
+        "crash_examples": crashes[:10],
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "slowest_request_s": round(slowest, 4),
+    }
 
 
 def fuzz_cli(inputs: list[tuple[str, str | bytes]], folder: Path) -> dict:
@@ -209,13 +279,19 @@ def fuzz_cli(inputs: list[tuple[str, str | bytes]], folder: Path) -> dict:
         plan_run = folder / f"plans{i}"
         plan_run.mkdir()
         hostile = trace("q0", 1, as_text(data).encode("utf-8", "replace").decode(), invalid=True)
-        (plan_run / "traces.jsonl").write_bytes(good.model_dump_json().encode() + b"\n" + hostile.model_dump_json().encode() + b"\n")
+        (plan_run / "traces.jsonl").write_bytes(
+            good.model_dump_json().encode() + b"\n" + hostile.model_dump_json().encode() + b"\n"
+        )
         run(kind, ["pairs", str(plan_run), "--out", str(folder / f"ppairs{i}")])
         request = folder / f"score{i}.jsonl"
         request.write_bytes(line + b"\n")
         run(kind, ["score", str(request), "--rm", str(folder / "no-model"), "--out", str(folder / f"scored{i}.jsonl")])
-    return {"tried": 3 * len(inputs), "tracebacks": len(tracebacks), "traceback_examples": tracebacks[:10],
-            "exit_codes": {str(k): v for k, v in sorted(exits.items())}}
+    return {
+        "tried": 3 * len(inputs),
+        "tracebacks": len(tracebacks),
+        "traceback_examples": tracebacks[:10],
+        "exit_codes": {str(k): v for k, v in sorted(exits.items())},
+    }
 
 
 def _parse_and_render_s(text: str) -> tuple[float, float]:
@@ -234,8 +310,12 @@ def linearity() -> list[dict]:
     agents = [{"id": f"a{i}", "type": "cot", "input": f"use ${{a{i - 1}}}" if i else "go"} for i in range(n)]
     cases = {
         "1 MB of {": "{" * MB,
-        "1 MB of prose with braces": ("Let {x} be the set {1, 2}; agent ${a1} reads {\"y\" z} and {} " * (MB // 60 + 1))[:MB],
-        "10,000-agent plan": json.dumps({"agents": agents, "edges": [{"from": f"a{i - 1}", "to": f"a{i}"} for i in range(1, n)]}),
+        "1 MB of prose with braces": ('Let {x} be the set {1, 2}; agent ${a1} reads {"y" z} and {} ' * (MB // 60 + 1))[
+            :MB
+        ],
+        "10,000-agent plan": json.dumps(
+            {"agents": agents, "edges": [{"from": f"a{i - 1}", "to": f"a{i}"} for i in range(1, n)]}
+        ),
         "10,000-agent plan in prose": "Here is my plan: " + json.dumps({"agents": agents}) + " -- done {ok}",
         **{f"1 MB rescan: {name} ({unit})": (unit * (MB // len(unit) + 1))[:MB] for name, unit in RESCAN.items()},
     }
@@ -243,8 +323,15 @@ def linearity() -> list[dict]:
     for name, text in cases.items():
         runs = [_parse_and_render_s(text) for _ in range(3)]  # best of 3: the code's time, not the box's
         parsed, rendered = min(r[0] for r in runs), min(r[1] for r in runs)
-        rows.append({"case": name, "chars": len(text), "parse_s": round(parsed, 4), "render_s": round(rendered, 4),
-                     "under_mark": parsed < LINEAR_MARK_S and rendered < LINEAR_MARK_S})
+        rows.append(
+            {
+                "case": name,
+                "chars": len(text),
+                "parse_s": round(parsed, 4),
+                "render_s": round(rendered, 4),
+                "under_mark": parsed < LINEAR_MARK_S and rendered < LINEAR_MARK_S,
+            }
+        )
     return rows
 
 
@@ -257,30 +344,53 @@ def main_(argv: list[str] | None = None) -> None:
     print(f"corpus: {len(inputs)} inputs of {len({k for k, _ in inputs})} kinds")
     t0 = time.perf_counter()
     parser = fuzz_parser(inputs)
-    print(f"parser: {parser['tried']} tried, {parser['crashes']} crashes, slowest {parser['slowest_parse_and_render_s']} s ({parser['slowest_input']})")
+    print(
+        f"parser: {parser['tried']} tried, {parser['crashes']} crashes, slowest {parser['slowest_parse_and_render_s']} s ({parser['slowest_input']})"
+    )
     server = fuzz_server(inputs)
-    print(f"server: {server['tried']} requests, {server['http_500']} HTTP 500s, {server['crashes']} crashes, statuses {server['statuses']}")
+    print(
+        f"server: {server['tried']} requests, {server['http_500']} HTTP 500s, {server['crashes']} crashes, statuses {server['statuses']}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         cli = fuzz_cli([(k, d) for k, d in inputs if len(d) <= 200_000], Path(tmp))
     print(f"cli: {cli['tried']} runs, {cli['tracebacks']} tracebacks, exit codes {cli['exit_codes']}")
     with tempfile.TemporaryDirectory() as tmp:
         files = fuzz_files(Path(tmp))
         view = fuzz_view(Path(tmp))
-    print(f"files: {files['tried']} hostile cards, run files, manifests, seals: {files['crashes']} crashes, {files['outcomes']}")
-    print(f"view: {view['tried']} requests, {view['unanswered']} unanswered, {view['http_500']} HTTP 500s, statuses {view['statuses']}")
+    print(
+        f"files: {files['tried']} hostile cards, run files, manifests, seals: {files['crashes']} crashes, {files['outcomes']}"
+    )
+    print(
+        f"view: {view['tried']} requests, {view['unanswered']} unanswered, {view['http_500']} HTTP 500s, statuses {view['statuses']}"
+    )
     lin = linearity()
     for row in lin:
-        print(f"  {row['case']:<60} {row['chars']:>9} chars  parse {row['parse_s']:.3f} s  render {row['render_s']:.3f} s")
+        print(
+            f"  {row['case']:<60} {row['chars']:>9} chars  parse {row['parse_s']:.3f} s  render {row['render_s']:.3f} s"
+        )
     marks = {
-        "crashes": parser["crashes"] + server["crashes"], "tracebacks": cli["tracebacks"] + files["crashes"],
-        "http_500": server["http_500"] + view["http_500"], "unanswered": view["unanswered"],
-        "new_reader_inputs": files["tried"] + view["tried"], "linear_under_0.5s": all(r["under_mark"] for r in lin),
+        "crashes": parser["crashes"] + server["crashes"],
+        "tracebacks": cli["tracebacks"] + files["crashes"],
+        "http_500": server["http_500"] + view["http_500"],
+        "unanswered": view["unanswered"],
+        "new_reader_inputs": files["tried"] + view["tried"],
+        "linear_under_0.5s": all(r["under_mark"] for r in lin),
         "slowest_1mb_s": max(max(r["parse_s"], r["render_s"]) for r in lin),
     }
     marks["pass"] = (marks["crashes"] == 0 and marks["tracebacks"] == 0 and marks["http_500"] == 0 and marks["unanswered"] == 0
                      and marks["linear_under_0.5s"])  # fmt: skip
-    result = {"inputs": len(inputs), "seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "marks": marks,
-              "parser": parser, "server": server, "cli": cli, "files": files, "view": view, "linearity": linear_note(lin)}
+    result = {
+        "inputs": len(inputs),
+        "seed": args.seed,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "marks": marks,
+        "parser": parser,
+        "server": server,
+        "cli": cli,
+        "files": files,
+        "view": view,
+        "linearity": linear_note(lin),
+    }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({**result, "stamp": stamp()}, indent=2) + "\n")
     print(f"marks: {marks} -> {OUT}")

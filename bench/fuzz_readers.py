@@ -103,7 +103,13 @@ def fuzz_files(folder: Path) -> dict:
     card = {"format": CARD_FORMAT, "card_version": CARD_VERSION, "backbone": "all-minilm-l6-v2", "files": {}}
     run = RunConfig(task="chain_sum").model_dump(mode="json")
     seal = {"step": 1, "files": {}, "tokens": {}}
-    adapter = {"format": "orchrm-orchestrator-adapter", "card_version": 1, "files": {}, "base_sha256": "0" * 64, "steps": 1}
+    adapter = {
+        "format": "orchrm-orchestrator-adapter",
+        "card_version": 1,
+        "files": {},
+        "base_sha256": "0" * 64,
+        "steps": 1,
+    }
 
     def rm_card(d: Path) -> str:
         return _cli(["score", str(request), "--rm", str(d)])
@@ -144,21 +150,42 @@ def fuzz_files(folder: Path) -> dict:
                     crashes.append(f"{target} {where}={name}: {got}")
                 shutil.rmtree(folder / f"{target}-{n}")
                 n += 1
-    return {"tried": n, "crashes": len(crashes), "crash_examples": crashes[:10],
-            "outcomes": {t: dict(c) for t, c in outcomes.items()}}
+    return {
+        "tried": n,
+        "crashes": len(crashes),
+        "crash_examples": crashes[:10],
+        "outcomes": {t: dict(c) for t, c in outcomes.items()},
+    }
 
 
 VIEW_PARAMS = [
-    "9" * 5_000, "0" * 5_000 + "1", "-" + "9" * 5_000, "99999999999999999999", "-1", "+1", "1e3", "0x1", " 1", "1 ",
-    "\u00b2", "\u0661", "\uff11", "%00", "%ff", "%ed%a0%80", "", "nan", "1.0", "0" * 10,
+    "9" * 5_000,
+    "0" * 5_000 + "1",
+    "-" + "9" * 5_000,
+    "99999999999999999999",
+    "-1",
+    "+1",
+    "1e3",
+    "0x1",
+    " 1",
+    "1 ",
+    "\u00b2",
+    "\u0661",
+    "\uff11",
+    "%00",
+    "%ff",
+    "%ed%a0%80",
+    "",
+    "nan",
+    "1.0",
+    "0" * 10,
 ]
 
 
 def fuzz_view(folder: Path) -> dict:
     sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "support"))
-    from view_runs import Running, write_bon
-
     from orchrm.view import load_runs
+    from view_runs import Running, write_bon
 
     running = Running(load_runs([write_bon(folder / "bon")]))
     port = running.server.server_address[1]
@@ -166,8 +193,12 @@ def fuzz_view(folder: Path) -> dict:
     paths = []
     for p in VIEW_PARAMS:
         q = quote(p, safe="%")
-        paths += [f"/api/runs/{q}/questions", f"/api/runs/{q}/trace?q=q0&plan=0", f"/api/runs/0/trace?q=q0&plan={q}",
-                  f"/api/runs/0/trace?q={q}&plan=0"]
+        paths += [
+            f"/api/runs/{q}/questions",
+            f"/api/runs/{q}/trace?q=q0&plan=0",
+            f"/api/runs/0/trace?q=q0&plan={q}",
+            f"/api/runs/0/trace?q={q}&plan=0",
+        ]
     paths += ["/api/runs/0/trace?q=" + "x" * 60_000 + "&plan=0", "/api/runs/0/trace?" + "&".join(["plan=1"] * 5_000)]
     try:
         for path in paths:
@@ -185,5 +216,10 @@ def fuzz_view(folder: Path) -> dict:
                 conn.close()
     finally:
         running.stop()
-    return {"tried": len(paths), "unanswered": len(unanswered), "unanswered_examples": unanswered[:10],
-            "http_500": sum(n for s, n in statuses.items() if s >= 500), "statuses": {str(k): v for k, v in sorted(statuses.items())}}
+    return {
+        "tried": len(paths),
+        "unanswered": len(unanswered),
+        "unanswered_examples": unanswered[:10],
+        "http_500": sum(n for s, n in statuses.items() if s >= 500),
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+    }

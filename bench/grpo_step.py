@@ -52,8 +52,14 @@ class Valid:
 
 def summary(out: Path, plan_max_tokens: int) -> dict[str, Any]:
     steps = [json.loads(x) for x in (out / STEPS_FILE).read_text().splitlines()] if (out / STEPS_FILE).is_file() else []
-    samples = [json.loads(x) for x in (out / SAMPLES_FILE).read_text().splitlines()] if (out / SAMPLES_FILE).is_file() else []
-    ledger = [json.loads(x) for x in (out / "tokens.jsonl").read_text().splitlines()] if (out / "tokens.jsonl").is_file() else []
+    samples = (
+        [json.loads(x) for x in (out / SAMPLES_FILE).read_text().splitlines()] if (out / SAMPLES_FILE).is_file() else []
+    )
+    ledger = (
+        [json.loads(x) for x in (out / "tokens.jsonl").read_text().splitlines()]
+        if (out / "tokens.jsonl").is_file()
+        else []
+    )
     plan_lengths = [r["completion_tokens"] for r in ledger if r["category"] == "plan"]
 
     def mean(key: str, rows: list[dict]) -> float | None:
@@ -62,12 +68,18 @@ def summary(out: Path, plan_max_tokens: int) -> dict[str, Any]:
     later = steps[1:]  # the first step also pays for start-up (server start, first-call warm-up)
     return {
         "steps": steps,
-        "mean_all": {k: mean(k, steps) for k in ("step_s", "generation_s", "sync_s", "reward_s", "update_s", "tokens_per_s")},
-        "mean_after_first": {k: mean(k, later) for k in ("step_s", "generation_s", "sync_s", "reward_s", "update_s", "tokens_per_s")},
+        "mean_all": {
+            k: mean(k, steps) for k in ("step_s", "generation_s", "sync_s", "reward_s", "update_s", "tokens_per_s")
+        },
+        "mean_after_first": {
+            k: mean(k, later) for k in ("step_s", "generation_s", "sync_s", "reward_s", "update_s", "tokens_per_s")
+        },
         "plans": len(samples),
         "valid_share": round(sum(s["valid"] for s in samples) / len(samples), 3) if samples else None,
         "mean_completion_tokens": round(statistics.fmean(plan_lengths), 1) if plan_lengths else None,
-        "cut_at_limit_share": round(sum(n >= plan_max_tokens for n in plan_lengths) / len(plan_lengths), 3) if plan_lengths else None,
+        "cut_at_limit_share": round(sum(n >= plan_max_tokens for n in plan_lengths) / len(plan_lengths), 3)
+        if plan_lengths
+        else None,
     }
 
 
@@ -93,7 +105,9 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
 
     class Save(TrainerCallback):  # runs after the run's own step timer: steps.jsonl has this step
         def on_step_end(self, a: Any, state: Any, control: Any, **kw: Any) -> None:
-            entry.setdefault("load_average_by_step", []).append([round(x, 2) for x in os.getloadavg()])  # the machine is shared
+            entry.setdefault("load_average_by_step", []).append(
+                [round(x, 2) for x in os.getloadavg()]
+            )  # the machine is shared
             entry.update(summary(out, args.plan_max_tokens))
             save(report)
             last = entry["steps"][-1]
@@ -136,10 +150,16 @@ def main() -> None:
     ap.add_argument("--group-size", type=int, default=8)
     ap.add_argument("--plan-max-tokens", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--update", choices=["shared", "trl"], default="shared",
-                    help="shared: the group's prompt read once (orchrm's default); trl: TRL's own pass (results keyed <sampler>-trlupdate)")
+    ap.add_argument(
+        "--update",
+        choices=["shared", "trl"],
+        default="shared",
+        help="shared: the group's prompt read once (orchrm's default); trl: TRL's own pass (results keyed <sampler>-trlupdate)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the rows of bench/results/grpo_step.json already there")
-    ap.add_argument("--bf16", action="store_true", help="train in bf16 (AMX on recent Xeons); results keyed <sampler>-bf16")
+    ap.add_argument(
+        "--bf16", action="store_true", help="train in bf16 (AMX on recent Xeons); results keyed <sampler>-bf16"
+    )
     ap.add_argument("--rm", help="an RM folder from `orchrm train-rm` to reward with (default: plan validity)")
     args = ap.parse_args()
     report: dict[str, Any] = {

@@ -75,7 +75,9 @@ def score(judgments: list, pairs: list[dict], wall_s: float) -> dict:
         "llm_skipped": sum(j.llm_skipped for j in judgments),
         "tokens_per_judgment": round(fmean(j.tokens for j in judgments), 1) if judgments else None,
         "prompt_tokens_per_judgment": round(fmean(j.prompt_tokens for j in judgments), 1) if judgments else None,
-        "completion_tokens_per_judgment": round(fmean(j.completion_tokens for j in judgments), 1) if judgments else None,
+        "completion_tokens_per_judgment": round(fmean(j.completion_tokens for j in judgments), 1)
+        if judgments
+        else None,
         "llm_calls_per_judgment": round(fmean(j.llm_calls for j in judgments), 2) if judgments else None,
         "flags": _flag_counts(judgments),
         "wall_s": round(wall_s, 1),
@@ -100,12 +102,18 @@ async def main_async(args: argparse.Namespace) -> dict:
         t0 = time.perf_counter()
         pairs = (await sample_pairs(llm, args.datasets, args.questions, args.samples, args.seed))[: args.max_pairs]
         sample_s = time.perf_counter() - t0
-        print(f"{len(pairs)} pairs from {args.questions} questions x {args.samples} samples in {sample_s:.0f}s", flush=True)
+        print(
+            f"{len(pairs)} pairs from {args.questions} questions x {args.samples} samples in {sample_s:.0f}s",
+            flush=True,
+        )
         rows = [(p["entry"]["question"], p["a"], p["b"]) for p in pairs]
 
         t = time.perf_counter()
         rules = SkillEvaluator(None, skills)
-        ja = [await rules.apairwise(q, a, b, kind="math", reference=p["entry"]["answer"], entry=p["entry"]) for (q, a, b), p in zip(rows, pairs, strict=True)]
+        ja = [
+            await rules.apairwise(q, a, b, kind="math", reference=p["entry"]["answer"], entry=p["entry"])
+            for (q, a, b), p in zip(rows, pairs, strict=True)
+        ]
         res_a = score(ja, pairs, time.perf_counter() - t)
         print("rules:", res_a["accuracy"], flush=True)
 
@@ -139,8 +147,15 @@ async def main_async(args: argparse.Namespace) -> dict:
         },
         "verify_ledger": verify.model_dump() if verify else None,
         "examples": [
-            {"question": p["entry"]["question"], "reference": p["entry"]["answer"], "better": p["better"],
-             "a": p["a"][-200:], "b": p["b"][-200:], "skill_reason": jb[i].reason[:300], "flat_reason": jc[i].reason[:300]}
+            {
+                "question": p["entry"]["question"],
+                "reference": p["entry"]["answer"],
+                "better": p["better"],
+                "a": p["a"][-200:],
+                "b": p["b"][-200:],
+                "skill_reason": jb[i].reason[:300],
+                "flat_reason": jc[i].reason[:300],
+            }
             for i, p in enumerate(pairs[:3])
         ],  # fmt: skip
         "notes": "A tie or error counts as a miss. (a) uses the same reference the pairs were labelled with, so it "

@@ -149,8 +149,10 @@ def main() -> None:
                 f"prompt {pre[str(c)]['aggregate_tok_s']:6.1f} tok/s"  # type: ignore[index]
             )
         print(f"  decode 8 vs 1: {res['decode_speedup_8_vs_1']}x; 4 vs 1: {res['decode_speedup_4_vs_1']}x")
-        print(f"  cached re-run: {cr['cached_rerun_s']}s vs {cr['first_run_s']}s first ({cr['speedup']}x), "  # type: ignore[index]
-              f"spent {cr['cached_rerun_spent_tokens']} vs {cr['first_run_spent_tokens']} tokens")  # type: ignore[index]
+        print(
+            f"  cached re-run: {cr['cached_rerun_s']}s vs {cr['first_run_s']}s first ({cr['speedup']}x), "  # type: ignore[index]
+            f"spent {cr['cached_rerun_spent_tokens']} vs {cr['first_run_spent_tokens']} tokens"
+        )  # type: ignore[index]
     report["load_average_at_end"] = os.getloadavg()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")

@@ -30,9 +30,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import clock
-
-from orchrm.bon.report import write_reports
 from orchrm.bon.config import BonConfig
+from orchrm.bon.report import write_reports
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, arun_loop
 from orchrm.mas.plans import plan_shape
@@ -90,7 +89,9 @@ async def reference_decode(llm, tag: str) -> float:  # noqa: ANN001
     """Aggregate decode tok/s at 4 concurrent 128-token requests, unique prompts (no cache), as llm_throughput."""
     prompts = [f"[{uuid.uuid4().hex[:12]}] Count from 1 to 300, separated by single spaces." for _ in range(4)]
     start = time.perf_counter()
-    outs = await asyncio.gather(*(llm.agenerate(p, category="execute", max_tokens=128, use_cache=False) for p in prompts))
+    outs = await asyncio.gather(
+        *(llm.agenerate(p, category="execute", max_tokens=128, use_cache=False) for p in prompts)
+    )
     wall = time.perf_counter() - start
     rate = sum(o[0].usage.completion_tokens for o in outs) / wall
     print(f"[{time.strftime('%H:%M:%S')}] reference decode {tag}: {rate:.1f} tok/s (4 concurrent)", flush=True)
@@ -187,7 +188,11 @@ def shared_prompt_ratio(per_q: list[dict], plans: dict[str, list[Trace]]) -> dic
     for r in per_q:
         calls = [t.tokens["plan"] for t in plans[r["question_id"]] if "plan" in t.tokens]
         # what N separate requests paid beyond one prompt and N completions
-        saved = sum(c.total_tokens for c in calls) - max((c.prompt_tokens for c in calls), default=0) - sum(c.completion_tokens for c in calls)
+        saved = (
+            sum(c.total_tokens for c in calls)
+            - max((c.prompt_tokens for c in calls), default=0)
+            - sum(c.completion_tokens for c in calls)
+        )
         rm += r["rm"]["tokens"] - saved
         majority += r["majority"]["tokens"] - saved
     return {"value": rm / majority} if majority else None
@@ -226,10 +231,14 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
     which = f" (vs `{m.get('best_trivial')}`)" if m.get("best_trivial") else ""
     lines.append(f"| rm − best of shortest and prior, points | ≥ +5, excluding 0 | {_iv(trivial)}{which} |")
     if m.get("best_content_blind"):  # issue #27: the best selector that never reads a plan, and rm's own shape choice
-        lines.append(f"| rm − best content-blind (of shortest, prior, kind-prior, router; chosen on these questions), "
-                     f"points | ≥ +5, excluding 0 | {_iv(m.get('rm_minus_best_content_blind'))} (vs `{m['best_content_blind']}`) |")
+        lines.append(
+            f"| rm − best content-blind (of shortest, prior, kind-prior, router; chosen on these questions), "
+            f"points | ≥ +5, excluding 0 | {_iv(m.get('rm_minus_best_content_blind'))} (vs `{m['best_content_blind']}`) |"
+        )
         lines.append(f"| rm − shape-mean, points | ≥ +3, excluding 0 | {_iv(m.get('rm_minus_shape-mean'))} |")
-    lines.append(f"| share of random→oracle gap rm closes, % | ≥ 60 | {_iv(m.get('gap_closed_random_to_oracle'), 100, 0)} |")
+    lines.append(
+        f"| share of random→oracle gap rm closes, % | ≥ 60 | {_iv(m.get('gap_closed_random_to_oracle'), 100, 0)} |"
+    )
     lines.append(f"| rm's tokens / majority's | ≤ 0.3 | {_iv(m.get('rm_tokens_over_majority'), 1, 2)} |")
     if r.get("shared_prompt_ratio"):
         lines.append(f"| (computed, not run: the same with each question's N plans from one request, prompt billed once) "
@@ -246,7 +255,13 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
             lines.append(f"| decode tok/s during the run / reference | ≥ 0.8 | {statistics.fmean(ratios):.2f} "
                          f"(per step: {per_step}) |")  # fmt: skip
     if r.get("auc"):
-        lines += ["", "Within-question AUC on questions with mixed outcomes:", "", "| scorer | AUC [95% CI] |", "|---|---|"]
+        lines += [
+            "",
+            "Within-question AUC on questions with mixed outcomes:",
+            "",
+            "| scorer | AUC [95% CI] |",
+            "|---|---|",
+        ]
         lines += [f"| {k} | {_iv(v, 1, 3)} |" for k, v in r["auc"].items() if isinstance(v, dict)]
     per_kind = r.get("per_kind") or {}  # {kind: {method: accuracy, ..., "n": questions}}
     if per_kind:

@@ -100,8 +100,10 @@ def main() -> None:
     traces = [t for run in args.runs for t in read_traces(locate_traces(run))]
     pairs = build_pairs(traces, PairConfig(val_fraction=args.val_fraction, seed=args.seed))
     train, val = pairs.train, pairs.val
-    print(f"{len(traces)} traces -> {len(train)} train / {len(val)} val pairs "
-          f"({pairs.stats.train_questions} / {pairs.stats.val_questions} questions)")
+    print(
+        f"{len(traces)} traces -> {len(train)} train / {len(val)} val pairs "
+        f"({pairs.stats.train_questions} / {pairs.stats.val_questions} questions)"
+    )
     if not train or not val:
         raise SystemExit("not enough pairs: run more rollouts (see the stats above)")
 
@@ -136,9 +138,13 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
     for name, acc in accuracy.items():
-        print(f"  {name:28s} held-out accuracy {acc['overall']}  {({k: v for k, v in acc.items() if k != 'overall'})}")
-    print(f"  training {throughput['train_pairs_per_s']} pairs/s; scoring {throughput['score_plans_per_s_batch1']} "
-          f"plans/s at batch 1, {throughput['score_plans_per_s_batch64']} at batch 64")
+        print(
+            f"  {name:28s} held-out accuracy {acc['overall']}  { ({k: v for k, v in acc.items() if k != 'overall'}) }"
+        )
+    print(
+        f"  training {throughput['train_pairs_per_s']} pairs/s; scoring {throughput['score_plans_per_s_batch1']} "
+        f"plans/s at batch 1, {throughput['score_plans_per_s_batch64']} at batch 64"
+    )
     print(f"wrote {args.out}")
 
 

@@ -32,12 +32,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rm import agent_type_baseline, length_baseline
-
-from orchrm.bon import BonConfig, Bootstrap, ContentBlind, RunInfo, ShapePrior, build_cases, compute_results, per_question_rows
+from orchrm.bon import (
+    Bootstrap,
+    ContentBlind,
+    RunInfo,
+    ShapePrior,
+    build_cases,
+    compute_results,
+    per_question_rows,
+)
 from orchrm.bon.auc import question_auc
-from orchrm.bon.run import score_plans
 from orchrm.bon.candidates import Case
+from orchrm.bon.run import score_plans
 from orchrm.bon.selection import METHODS
 from orchrm.loop import LoopConfig
 from orchrm.mas.run_folder import first_plans
@@ -47,6 +53,7 @@ from orchrm.pairs.rows import STATS_FILE, read_pairs_dir
 from orchrm.rm import RewardModel, RMConfig, train_reward_model
 from orchrm.rm.backbone import backbone_kind
 from orchrm.rm.train import data_hash
+from rm import agent_type_baseline, length_baseline
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 HERE = Path(__file__).parent / "results"
@@ -91,7 +98,9 @@ def config_for(backbone: str, data: Data, args: argparse.Namespace) -> RMConfig:
     return RMConfig(backbone=backbone, **given)
 
 
-def trained(backbone: str, config: RMConfig, data: Data, folder: Path, before: dict[str, Any]) -> tuple[RewardModel, dict]:
+def trained(
+    backbone: str, config: RMConfig, data: Data, folder: Path, before: dict[str, Any]
+) -> tuple[RewardModel, dict]:
     """The backbone's RM: loaded when its folder exists (and was trained on these pairs with these settings),
     else trained and saved. Returns the model and what training took."""
     if folder.exists():
@@ -199,7 +208,9 @@ def baselines(data: Data) -> dict[str, Any]:
     return out
 
 
-def compare(a: dict[str, Any], b: dict[str, Any], cases_a: list[Case], cases_b: list[Case], data: Data) -> dict[str, Any]:
+def compare(
+    a: dict[str, Any], b: dict[str, Any], cases_a: list[Case], cases_b: list[Case], data: Data
+) -> dict[str, Any]:
     """b minus a, paired: pairwise accuracy over the validation questions, best-of-N accuracy and AUC over
     the held-out questions."""
     res, seed = data.loop.bon.resamples, data.loop.bon.seed
@@ -235,7 +246,10 @@ def iv(d: dict[str, Any] | None, scale: float = 100.0, digits: int = 1) -> str:
 def show(report: dict[str, Any]) -> str:
     lines = [f"{report['pairs']['val']} validation pairs ({report['pairs']['val_questions']} questions); "
              f"best-of-{report['bon_n']} on {report['bon_questions']} held-out questions"]  # fmt: skip
-    rows = {**report["backbones"], **{f"baseline: {k}": {"pairwise_accuracy": v} for k, v in report["baselines"].items()}}
+    rows = {
+        **report["backbones"],
+        **{f"baseline: {k}": {"pairwise_accuracy": v} for k, v in report["baselines"].items()},
+    }
     for name, e in rows.items():
         acc = e["pairwise_accuracy"]
         per = ", ".join(f"{k} {iv(v)} (n={v['pairs']})" for k, v in acc.items() if k != "overall")
@@ -246,11 +260,15 @@ def show(report: dict[str, Any]) -> str:
                          f"shortest {iv(b['accuracy']['shortest'])}, prior {iv(b['accuracy'].get('prior'))}, "
                          f"oracle {iv(b['accuracy']['oracle'])}); AUC rm {iv(b['auc']['rm'], 1, 3)}, "
                          f"shortest {iv(b['auc']['shortest'], 1, 3)}, prior {iv(b['auc'].get('prior'), 1, 3)}")  # fmt: skip
-            lines.append(f"    training {e['training'].get('seconds')} s; scoring {e['scoring_seconds']}"
-                         + (f"; reproduces committed: {e['reproduces_committed']}" if "reproduces_committed" in e else ""))
+            lines.append(
+                f"    training {e['training'].get('seconds')} s; scoring {e['scoring_seconds']}"
+                + (f"; reproduces committed: {e['reproduces_committed']}" if "reproduces_committed" in e else "")
+            )
     for name, c in report.get("comparison", {}).items():
-        lines.append(f"{name}: pairwise accuracy {iv(c['pairwise_accuracy'])} points; best-of-N "
-                     f"{iv(c['bon_rm_accuracy'])} points; AUC {iv(c['auc'], 1, 3)} ({c['auc']['n_questions']} questions)")
+        lines.append(
+            f"{name}: pairwise accuracy {iv(c['pairwise_accuracy'])} points; best-of-N "
+            f"{iv(c['bon_rm_accuracy'])} points; AUC {iv(c['auc'], 1, 3)} ({c['auc']['n_questions']} questions)"
+        )
     return "\n".join(lines)
 
 

@@ -51,7 +51,11 @@ async def agent_costs(llm, n_questions: int, max_tokens: int, report: dict) -> t
         start = time.perf_counter()
 
         async def one(q):
-            p = plan if agent_type != "search" else Plan(agents=[AgentSpec(id="solver", type="search", input=q.question)])
+            p = (
+                plan
+                if agent_type != "search"
+                else Plan(agents=[AgentSpec(id="solver", type="search", input=q.question)])
+            )
             ex = await execute_plan(p, q.question, llm, retriever=task.corpus, config=cfg)
             return q, ex
 
@@ -91,7 +95,9 @@ async def degree_validity(llm, n_questions: int, n_plans: int, max_tokens: int, 
         task = load_task(task_name)
         questions = task.questions(n_questions, split="test", seed=0)
         for degree in ("direct", "single", "dag"):
-            orch = Orchestrator(llm, OrchestratorConfig(degree=degree, temperature=0.8, max_tokens=max_tokens), agent_types_for(task))
+            orch = Orchestrator(
+                llm, OrchestratorConfig(degree=degree, temperature=0.8, max_tokens=max_tokens), agent_types_for(task)
+            )
             start = time.perf_counter()
             samples = [s for q in questions for s in await orch.sample(q.question, n_plans)]
             wall = time.perf_counter() - start

@@ -68,7 +68,9 @@ async def reference_decode(llm: LLM) -> float:
     """Aggregate decode tok/s at 4 concurrent 128-token completions on unique prompts (no cache)."""
     prompts = [f"[{uuid.uuid4().hex[:12]}] Count from 1 to 300, separated by single spaces." for _ in range(4)]
     start = time.perf_counter()
-    outs = await asyncio.gather(*(llm.agenerate(p, category="execute", max_tokens=128, use_cache=False) for p in prompts))
+    outs = await asyncio.gather(
+        *(llm.agenerate(p, category="execute", max_tokens=128, use_cache=False) for p in prompts)
+    )
     return sum(o[0].usage.completion_tokens for o in outs) / (time.perf_counter() - start)
 
 

@@ -114,7 +114,11 @@ def main() -> None:
     args = ap.parse_args()
     result = asyncio.run(main_async(args))
     RESULTS.write_text(json.dumps({**result, "stamp": stamp()}, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("plans", "baseline", "current", "current_minus_baseline", "wall_s")}, indent=2))
+    print(
+        json.dumps(
+            {k: result[k] for k in ("plans", "baseline", "current", "current_minus_baseline", "wall_s")}, indent=2
+        )
+    )
     print(f"wrote {RESULTS}")
 
 

@@ -96,7 +96,10 @@ def summarize(poll_file: Path, logs: Path, since: float, skip_s: float) -> dict:
         for s in row["servers"]:
             if "busy" in s and row["t"] >= since:
                 by_port[s["port"]].append((row["t"], s["busy"], s["slots"]))
-    splits = {s["port"]: s for s in (log_split(p) for p in sorted(logs.glob("llama-server-*.log")) if p.stat().st_mtime >= since)}
+    splits = {
+        s["port"]: s
+        for s in (log_split(p) for p in sorted(logs.glob("llama-server-*.log")) if p.stat().st_mtime >= since)
+    }
     servers = []
     for port, samples in sorted(by_port.items(), key=lambda kv: kv[1][0][0]):
         occ = occupancy(samples, skip_s)

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import httpx
+
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "support"))
@@ -41,11 +42,12 @@ MAX_ITEMS, MAX_BODY = 256, 2_000_000
 
 
 def train_small_rm(folder: Path) -> Path:
+    from orchrm.rm import RMConfig, train_reward_model
     from synthetic_pairs import make_rows
 
-    from orchrm.rm import RMConfig, train_reward_model
-
-    result = train_reward_model(make_rows(16), make_rows(4, offset=100), RMConfig(epochs=1, batch_size=8), progress=False)
+    result = train_reward_model(
+        make_rows(16), make_rows(4, offset=100), RMConfig(epochs=1, batch_size=8), progress=False
+    )
     return result.model.save(folder / "rm")
 
 
@@ -56,8 +58,12 @@ def free_port() -> int:
 
 
 def heavy_body() -> bytes:
-    plan = {"agents": [{"id": f"a{i}", "type": "cot", "input": "Work out the sum of the numbers step by step. " * 3}
-                       for i in range(40)]}
+    plan = {
+        "agents": [
+            {"id": f"a{i}", "type": "cot", "input": "Work out the sum of the numbers step by step. " * 3}
+            for i in range(40)
+        ]
+    }
     text = json.dumps(plan)
     per_item = (MAX_BODY - 100) // MAX_ITEMS
     budget = per_item
@@ -71,7 +77,9 @@ def heavy_body() -> bytes:
     return body
 
 
-PROBE = json.dumps({"items": [{"question": "What is 2 + 3?", "plan": {"agents": [{"id": "a", "type": "cot", "input": "2 + 3"}]}}]}).encode()
+PROBE = json.dumps(
+    {"items": [{"question": "What is 2 + 3?", "plan": {"agents": [{"id": "a", "type": "cot", "input": "2 + 3"}]}}]}
+).encode()
 JSON = {"content-type": "application/json"}
 
 
@@ -108,8 +116,12 @@ def heavy_clients(url: str, n: int, stop: threading.Event, tally: dict) -> list[
 
 def summary(xs: list[float]) -> dict:
     xs = sorted(xs)
-    return {"n": len(xs), "p50_s": round(statistics.median(xs), 4), "p99_s": round(xs[max(0, int(len(xs) * 0.99) - 1)], 4),
-            "max_s": round(xs[-1], 4)}
+    return {
+        "n": len(xs),
+        "p50_s": round(statistics.median(xs), 4),
+        "p99_s": round(xs[max(0, int(len(xs) * 0.99) - 1)], 4),
+        "max_s": round(xs[-1], 4),
+    }
 
 
 def held_open(url: str, sent: bytes) -> dict:
@@ -145,8 +157,11 @@ def main() -> None:
                 server.terminate()
                 server.wait(30)
         log = log_path.read_text()
-    result["server_log"] = {"lines": len(log.splitlines()), "tracebacks": log.count("Traceback"),
-                            "asgi_exceptions": log.count("Exception in ASGI application")}
+    result["server_log"] = {
+        "lines": len(log.splitlines()),
+        "tracebacks": log.count("Traceback"),
+        "asgi_exceptions": log.count("Exception in ASGI application"),
+    }
     result["marks"] = {"probe_p99_under_0.5s": result["with_heavy"]["p99_s"] < 0.5,
                        "held_open_closed_in_time": all(h["closed_after_s"] < args.read_timeout + 1 and h["status"].endswith("408")
                                                        for h in result["held_open"].values())}  # fmt: skip
@@ -181,13 +196,24 @@ def measure(url: str, args: argparse.Namespace) -> dict:
     held = {
         "no headers": held_open(url, b""),
         "half the headers": held_open(url, b"POST /score HTTP/1.1\r\nHost: x\r\n"),
-        "half a body": held_open(url, b"POST /score HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
-                                      b"content-length: 1000\r\n\r\n{\"items\": ["),
+        "half a body": held_open(
+            url,
+            b"POST /score HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            b'content-length: 1000\r\n\r\n{"items": [',
+        ),
     }
-    return {"read_timeout_s": args.read_timeout, "heavy_clients": args.heavy, "heavy_request_items": MAX_ITEMS,
-            "heavy_request_bytes": len(heavy_body()), "alone": alone, "with_heavy": loaded,
-            "heavy_items_per_s": round(tally.get("items_scored", 0) / heavy_elapsed, 1), "heavy_seconds": round(heavy_elapsed, 1),
-            "heavy_tally": tally, "held_open": held}
+    return {
+        "read_timeout_s": args.read_timeout,
+        "heavy_clients": args.heavy,
+        "heavy_request_items": MAX_ITEMS,
+        "heavy_request_bytes": len(heavy_body()),
+        "alone": alone,
+        "with_heavy": loaded,
+        "heavy_items_per_s": round(tally.get("items_scored", 0) / heavy_elapsed, 1),
+        "heavy_seconds": round(heavy_elapsed, 1),
+        "heavy_tally": tally,
+        "held_open": held,
+    }
 
 
 if __name__ == "__main__":

@@ -98,7 +98,9 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=24)
     ap.add_argument("--agent-max-tokens", type=int, default=192)
     ap.add_argument("--model", default=DEFAULT_MODEL)
-    ap.add_argument("--probes", default="lookup,bridge,chain_sum", help="which probes to run (others' results are kept)")
+    ap.add_argument(
+        "--probes", default="lookup,bridge,chain_sum", help="which probes to run (others' results are kept)"
+    )
     args = ap.parse_args()
     world, chain = load_task("world_qa"), load_task("chain_sum")
     n = args.questions
@@ -129,7 +131,11 @@ def main() -> None:
                   f"n={r['n']}  {r['tokens_per_question']:.0f} tok/q{hop}", flush=True)  # fmt: skip
             results.append(r)
             OUT.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(OUT, json.dumps({"model": args.model, "questions": n, "results": results, "stamp": stamp()}, indent=1) + "\n")
+            write_text_atomic(
+                OUT,
+                json.dumps({"model": args.model, "questions": n, "results": results, "stamp": stamp()}, indent=1)
+                + "\n",
+            )
     print(f"wrote {OUT}")
 
 

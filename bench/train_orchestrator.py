@@ -51,14 +51,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import clock
-
 from orchrm.atomic import write_text_atomic
-from orchrm.bon.stats import Bootstrap
 from orchrm.bon.prior import ShapePrior
+from orchrm.bon.stats import Bootstrap
 from orchrm.grpo import ExecuteScorer, GRPORunConfig, PriorScorer, RMScorer, open_run, policy_weights, resolve_sampler
 from orchrm.grpo import train_orchestrator as train
-from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
 from orchrm.grpo.adapter import served_adapter
+from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
 from orchrm.mas.plans import plan_shape
 from orchrm.mas.rollout import RunConfig, agent_fields, arollout, executor_config
@@ -73,7 +72,13 @@ TASK = "mix:world_qa,chain_sum"
 PAIRS_FROM = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"  # issue #13's committed run
 DECODER_RM = HERE / "results" / "rm_backbones" / "qwen2.5-coder-0.5b"  # bench/rm_backbones.py's decoder RM
 ARMS = ("rm", "execute", "scratch", "prior", "rm-decoder")
-BASE_OF = {"rm": "base", "execute": "base", "scratch": "base-bare", "prior": "base", "rm-decoder": "base"}  # the evaluation each arm starts from
+BASE_OF = {
+    "rm": "base",
+    "execute": "base",
+    "scratch": "base-bare",
+    "prior": "base",
+    "rm-decoder": "base",
+}  # the evaluation each arm starts from
 REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior", "rm-decoder": "rm"}
 
 
@@ -184,9 +189,14 @@ def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: P
     if adapter is not None:
         seal = json.loads((adapter / SEAL_FILE).read_text())
         (root / "evals" / label).mkdir(parents=True, exist_ok=True)
-        write_text_atomic(root / "evals" / label / CHECKPOINT_FILE, json.dumps({"step": seal["step"], "tokens": seal["tokens"]}, indent=2) + "\n")
+        write_text_atomic(
+            root / "evals" / label / CHECKPOINT_FILE,
+            json.dumps({"step": seal["step"], "tokens": seal["tokens"]}, indent=2) + "\n",
+        )
     served = served_adapter(adapter, DEFAULT_MODEL) if adapter is not None else None
-    llm, agent_llm = open_llms("local", orchestrator_adapter=served, cache=root / "responses.sqlite", ledger=TokenLedger())
+    llm, agent_llm = open_llms(
+        "local", orchestrator_adapter=served, cache=root / "responses.sqlite", ledger=TokenLedger()
+    )
     try:
         cfg = eval_config(args, label, llm, agent_llm, examples)
         asyncio.run(arollout(task, llm, root / "evals" / label, cfg, agent_llm=agent_llm, parallel_questions=2))
@@ -257,12 +267,22 @@ def described(e: dict, qs: list[str], boot: Bootstrap) -> dict:
             **{k: e[k] for k in ("plans", "by_index", "shapes", "by_kind")}}  # fmt: skip
 
 
-def arm_summary(arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstrap, load: Callable[[Path], dict | None]) -> dict:
+def arm_summary(
+    arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstrap, load: Callable[[Path], dict | None]
+) -> dict:
     """An arm's training curve, step times, tokens, and each evaluated checkpoint paired with `base`."""
     run = json.loads((arm_dir / "run.json").read_text())
     tokens = json.loads((arm_dir / "tokens.json").read_text()) if (arm_dir / "tokens.json").is_file() else {}
-    steps = [json.loads(x) for x in (arm_dir / "steps.jsonl").read_text().splitlines()] if (arm_dir / "steps.jsonl").is_file() else []
-    samples = [json.loads(x) for x in (arm_dir / "samples.jsonl").read_text().splitlines()] if (arm_dir / "samples.jsonl").is_file() else []
+    steps = (
+        [json.loads(x) for x in (arm_dir / "steps.jsonl").read_text().splitlines()]
+        if (arm_dir / "steps.jsonl").is_file()
+        else []
+    )
+    samples = (
+        [json.loads(x) for x in (arm_dir / "samples.jsonl").read_text().splitlines()]
+        if (arm_dir / "samples.jsonl").is_file()
+        else []
+    )
     # Steps past the run's max_steps (a resume of a finished run trained one more before that was fixed) are
     # left out; evaluations and their token counts come from the sealed checkpoints anyway.
     steps = [s for s in steps if s["step"] <= run["max_steps"]]
@@ -299,7 +319,10 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
     for arm in arms_on_disk(root):
         if BASE_OF[kind(arm)] in starts:
             base = starts[BASE_OF[kind(arm)]]["per_question"]
-            out["arms"][arm] = {"start": BASE_OF[kind(arm)], **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0), load)}
+            out["arms"][arm] = {
+                "start": BASE_OF[kind(arm)],
+                **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0), load),
+            }
     out["paired"] = []
     for one, other in PAIRED:  # arms on the same questions: paired intervals, not two separate ones
         steps = {a: {step: folder for step, folder, _ in evaluated(root, a)} for a in (one, other)}
@@ -317,7 +340,11 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
 
 
 def _iv(d: dict | None, scale: float = 100) -> str:
-    return "—" if not d or d.get("value") is None else f"{d['value'] * scale:.1f} [{d['low'] * scale:.1f}, {d['high'] * scale:.1f}]"
+    return (
+        "—"
+        if not d or d.get("value") is None
+        else f"{d['value'] * scale:.1f} [{d['low'] * scale:.1f}, {d['high'] * scale:.1f}]"
+    )
 
 
 def marks(r: dict) -> list[str]:
@@ -329,7 +356,9 @@ def marks(r: dict) -> list[str]:
     for name in ("rm", "rm-decoder"):
         rm = r["arms"].get(name, {})
         if last(rm):
-            out.append(f"| RM-guided − base, points (sampled plans, executed) | {name} | ≥ +10 | {_iv(last(rm)['minus_base'])} |")
+            out.append(
+                f"| RM-guided − base, points (sampled plans, executed) | {name} | ≥ +10 | {_iv(last(rm)['minus_base'])} |"
+            )
         if last(rm) and last(ex):
             a, b = last(rm), last(ex)
             with_pairs = a["tokens"] + r["pair_collection_tokens"]
@@ -349,9 +378,13 @@ def marks(r: dict) -> list[str]:
                            f"{_iv(r[f'{name}_minus_{prior}'])} points |")  # fmt: skip
         steps = rm.get("step_time", {})
         if steps.get("step_s") is not None:
-            out.append(f"| RM-guided step, 1 question × {rm['group_size']} plans | {name} | ≤ 60 s | mean {steps['step_s']:.1f} s over its steps |")
+            out.append(
+                f"| RM-guided step, 1 question × {rm['group_size']} plans | {name} | ≤ 60 s | mean {steps['step_s']:.1f} s over its steps |"
+            )
     if r.get("rm-decoder_minus_rm"):
-        out.append(f"| decoder RM's reward − MiniLM RM's (paired, last steps) | rm-decoder | — | {_iv(r['rm-decoder_minus_rm'])} points |")
+        out.append(
+            f"| decoder RM's reward − MiniLM RM's (paired, last steps) | rm-decoder | — | {_iv(r['rm-decoder_minus_rm'])} points |"
+        )
     return out
 
 
@@ -360,7 +393,9 @@ def markdown(r: dict) -> str:
              "| run | step | plans | accuracy % [95% CI] | first plan only % | − its start, points | tokens (cumulative) | plan shapes |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for label, st in r["starts"].items():
-        lines.append(f"| {label} (untrained) | 0 | {st['plans']} | {_iv(st['accuracy'])} | {_iv(st['first_plan'])} | — | 0 | {st['shapes']} |")
+        lines.append(
+            f"| {label} (untrained) | 0 | {st['plans']} | {_iv(st['accuracy'])} | {_iv(st['first_plan'])} | — | 0 | {st['shapes']} |"
+        )
     for arm, a in r["arms"].items():
         for p in a["evals"]:
             lines.append(f"| {arm} (from {a['start']}) | {p['step']} | {p['plans']} | {_iv(p['accuracy'])} | {_iv(p['first_plan'])} | "
@@ -369,18 +404,37 @@ def markdown(r: dict) -> str:
     rows = [(f"{k} (untrained)", st["by_kind"]) for k, st in r["starts"].items()]
     rows += [(f"{arm} step {p['step']}", p["by_kind"]) for arm, a in r["arms"].items() for p in a["evals"]]
     for label, kinds in rows:
-        lines.append(f"- {label}: " + "; ".join(f"{k} {c['correct']}/{c['plans']} {c['shapes']}" for k, c in kinds.items()))
+        lines.append(
+            f"- {label}: " + "; ".join(f"{k} {c['correct']}/{c['plans']} {c['shapes']}" for k, c in kinds.items())
+        )
     multi = [(f"{k} (untrained)", st["by_index"]) for k, st in r["starts"].items()]
     multi += [(f"{arm} step {p['step']}", p["by_index"]) for arm, a in r["arms"].items() for p in a["evals"]]
     lines += ["", "Correct / invalid plans by plan index (plan i of every question is drawn with seed + i):", ""]
-    lines += [f"- {label}: correct {b['correct']}, invalid {b['invalid']}" for label, b in multi if len(b["correct"]) > 1]
-    lines += ["", "Paired differences (same questions, same step):", "", "| arm − arm | step | questions | points [95% CI] |", "|---|---|---|---|"]
-    lines += [f"| {p['arm']} − {p['minus']} | {p['step']} | {p['questions']} | {_iv(p['points'])} |" for p in r.get("paired", [])]
-    lines += ["", "| arm | steps | tokens by category | generation / sync / reward / update s per step |", "|---|---|---|---|"]
+    lines += [
+        f"- {label}: correct {b['correct']}, invalid {b['invalid']}" for label, b in multi if len(b["correct"]) > 1
+    ]
+    lines += [
+        "",
+        "Paired differences (same questions, same step):",
+        "",
+        "| arm − arm | step | questions | points [95% CI] |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {p['arm']} − {p['minus']} | {p['step']} | {p['questions']} | {_iv(p['points'])} |"
+        for p in r.get("paired", [])
+    ]
+    lines += [
+        "",
+        "| arm | steps | tokens by category | generation / sync / reward / update s per step |",
+        "|---|---|---|---|",
+    ]
     for arm, a in r["arms"].items():
         cats = ", ".join(f"{k} {v['total_tokens']:,}" for k, v in a["tokens"].items())
         t = a["step_time"]
-        times = " / ".join("—" if t[k] is None else f"{t[k]:.1f}" for k in ("generation_s", "sync_s", "reward_s", "update_s"))
+        times = " / ".join(
+            "—" if t[k] is None else f"{t[k]:.1f}" for k in ("generation_s", "sync_s", "reward_s", "update_s")
+        )
         lines.append(f"| {arm} | {a['steps_done']} | {cats} | {times} |")
     lines += ["", *marks(r)]
     lines += ["", f"Tokens issue #13's training rollouts spent collecting the RM's pairs: {r['pair_collection_tokens']:,}.", "",

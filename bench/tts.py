@@ -23,9 +23,8 @@ import time
 from pathlib import Path
 
 import clock
-
-from orchrm.bon.report import write_reports
 from orchrm.bon.config import BonConfig
+from orchrm.bon.report import write_reports
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, LoopEvent, arun_loop
 from orchrm.rm.config import RMConfig
@@ -115,7 +114,9 @@ def markdown() -> str:
         card_path = ROOT / task / "rm" / "orchrm.json"
         card = json.loads(card_path.read_text()) if card_path.exists() else None
         val = card.get("metrics", {}).get("val_accuracy") if card else None
-        shown = "n/a (RM folder missing)" if card is None else "n/a (no validation pairs)" if val is None else f"{val:.3f}"
+        shown = (
+            "n/a (RM folder missing)" if card is None else "n/a (no validation pairs)" if val is None else f"{val:.3f}"
+        )
         sources = ", ".join(f"{k} {v['train']}" for k, v in pairs["per_source"].items())
         train = sum(v["train"] for v in pairs["per_source"].values())
         out += [
@@ -147,8 +148,12 @@ def markdown() -> str:
         ]
         for row in r["adaptive_sweep"]:
             tau = "all" if row["tau"] is None else f"{row['tau']:g}"
-            out.append(f"| {tau} | {_iv(row['accuracy'])} | {row['tokens']['total']:,.0f} | {row['executed_plans']:.2f} |")
-        out.append(f"\nPlots: `bench/results/tts/{task}/bon/accuracy_vs_n.png`, `accuracy_vs_tokens.png`; report: `report.md`.\n")
+            out.append(
+                f"| {tau} | {_iv(row['accuracy'])} | {row['tokens']['total']:,.0f} | {row['executed_plans']:.2f} |"
+            )
+        out.append(
+            f"\nPlots: `bench/results/tts/{task}/bon/accuracy_vs_n.png`, `accuracy_vs_tokens.png`; report: `report.md`.\n"
+        )
     return "\n".join(out)
 
 
@@ -163,10 +168,14 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default=DEFAULT_MODEL)
-    ap.add_argument("--judge", action=argparse.BooleanOptionalAction, default=True, help="run the listwise judge (at N only)")
+    ap.add_argument(
+        "--judge", action=argparse.BooleanOptionalAction, default=True, help="run the listwise judge (at N only)"
+    )
     ap.add_argument("--hours", type=float, default=None, help="stop starting new steps after this long")
     ap.add_argument("--until", default=None, help="stop starting new steps after this local time (HH:MM)")
-    ap.add_argument("--tables-only", action="store_true", help="only rewrite tts.json and tts.md from the results so far")
+    ap.add_argument(
+        "--tables-only", action="store_true", help="only rewrite tts.json and tts.md from the results so far"
+    )
     args = ap.parse_args()
     if args.tables_only:
         summarize()
@@ -190,7 +199,9 @@ def main() -> None:
                     return
                 target = min(args.test_questions, reached[task] + args.step)
                 out = ROOT / task
-                result = asyncio.run(arun_loop(load_task(task), llm, out, config_for(task, args, target), on_event=log_event(task)))
+                result = asyncio.run(
+                    arun_loop(load_task(task), llm, out, config_for(task, args, target), on_event=log_event(task))
+                )
                 write_reports(result.bon.results, out / "bon")
                 r = result.bon.results
                 acc = {m: round(100 * (v.accuracy.value or 0), 1) for m, v in r.methods.items()}

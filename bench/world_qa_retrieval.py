@@ -69,7 +69,8 @@ def main() -> None:
         "missed_by_name": {d: top(d.split(":", 1)[1]) for d in sorted(misses)},
         "seconds": round(time.perf_counter() - start, 1),
         "python": platform.python_version(),
-        "command": "python bench/world_qa_retrieval.py" + (f" --questions {args.questions}" if args.questions != 245 else ""),
+        "command": "python bench/world_qa_retrieval.py"
+        + (f" --questions {args.questions}" if args.questions != 245 else ""),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")

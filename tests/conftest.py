@@ -21,12 +21,13 @@ def fake():
 @pytest.fixture(scope="session")
 def trained_rm():
     """A MiniLM reward model really trained (3 epochs) on synthetic pairs; shared by rm and CLI tests."""
+    from orchrm.rm import RMConfig, train_reward_model
     from synthetic_pairs import make_rows
 
-    from orchrm.rm import RMConfig, train_reward_model
-
     return train_reward_model(
-        make_rows(32), make_rows(8, offset=100), RMConfig(epochs=3, batch_size=8, learning_rate=1e-4, max_length=96),
+        make_rows(32),
+        make_rows(8, offset=100),
+        RMConfig(epochs=3, batch_size=8, learning_rate=1e-4, max_length=96),
         progress=False,
     )
 

@@ -57,7 +57,12 @@ def test_folder_replacement_killed_at_every_step(tmp_path, exchange):
         for name in ("a.txt", "b.txt"):
             (folder / name).write_text("old")
         env = {**os.environ, "PYTHONPATH": str(Path(atomic.__file__).parents[1])}
-        child = subprocess.run([sys.executable, "-c", _CHILD, str(folder), str(k), "1" if exchange else "0"], env=env, capture_output=True, text=True)
+        child = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(folder), str(k), "1" if exchange else "0"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         recover(folder)  # what every loader does first
         seen.add(_state(folder))
         if child.returncode == 0:

@@ -21,7 +21,11 @@ def load_stamp():
 def test_a_stamp_names_the_commit_and_the_machine():
     s = load_stamp()()
     assert re.fullmatch(r"[0-9a-f]{40}", s["commit"]) and isinstance(s["dirty"], bool)
-    assert s["machine"]["cpus"] >= 1 and s["machine"]["platform"] and re.fullmatch(r"\d{4}-\d\d-\d\dT.*Z", s["measured_at"])
+    assert (
+        s["machine"]["cpus"] >= 1
+        and s["machine"]["platform"]
+        and re.fullmatch(r"\d{4}-\d\d-\d\dT.*Z", s["measured_at"])
+    )
 
 
 def test_every_bench_that_writes_a_result_stamps_it():

@@ -108,7 +108,9 @@ def _wrong_way(edges: set[tuple[str, str, str]], floors: list[set[str]]) -> list
 
 
 def test_every_room_has_a_floor():
-    rooms = {p.stem if p.is_file() else p.name for p in SRC.iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
+    rooms = {
+        p.stem if p.is_file() else p.name for p in SRC.iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()
+    }
     assert rooms - {"__init__"} == set(_floor_of(FLOORS))
 
 
@@ -123,6 +125,10 @@ def test_rooms_kept_apart(importer, imported):
 
 def test_mas_parts_import_only_from_lower_floors():
     edges = _edges(2, within="mas")
-    rooms = {p.stem if p.is_file() else p.name for p in (SRC / "mas").iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
+    rooms = {
+        p.stem if p.is_file() else p.name
+        for p in (SRC / "mas").iterdir()
+        if p.suffix == ".py" or (p / "__init__.py").is_file()
+    }
     assert rooms - {"__init__"} == set(_floor_of(MAS_FLOORS))
     assert _wrong_way(edges, MAS_FLOORS) == []

@@ -4,8 +4,8 @@ import asyncio
 import json
 
 import pytest
-from mas_fakes import make_task, replies, run_config, scripted_llm
 
+from mas_fakes import make_task, replies, run_config, scripted_llm
 from orchrm.errors import RunFileError
 from orchrm.folders import LAYOUT, STAMP_FILE, folder_kind, read_stamp, require_kind, stamp_folder
 from orchrm.mas.rollout import arollout

@@ -17,6 +17,8 @@ def test_verify_pinned_returns_the_digest_or_refuses_naming_both(tmp_path):
     f.write_bytes(b"weights")
     digest = hashlib.sha256(b"weights").hexdigest()
     assert verify_pinned(f, digest, hint="h") == digest
-    with pytest.raises(ChecksumMismatch, match=rf"w.bin has sha256 {digest[:16]}…, expected 0{{16}}… for tiny; refusing") as err:
+    with pytest.raises(
+        ChecksumMismatch, match=rf"w.bin has sha256 {digest[:16]}…, expected 0{{16}}… for tiny; refusing"
+    ) as err:
         verify_pinned(f, "0" * 64, hint="reinstall it", name="tiny")
     assert err.value.hint == "reinstall it"

@@ -41,7 +41,7 @@ def test_a_torn_last_line_is_skipped_and_cut_only_on_repair(tmp_path, repair):
 )
 def test_a_bad_line_names_file_and_line_and_changes_nothing(tmp_path, line, message):
     path = tmp_path / "r.jsonl"
-    data = b'{"a": 1}\n' + line + b"\n{\"a\": "
+    data = b'{"a": 1}\n' + line + b'\n{"a": '
     path.write_bytes(data)
     with pytest.raises(RunFileError, match=message):
         jsonl.read(path, _parse, "rec", repair=True)

@@ -6,9 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from mas_fakes import bon_replies as replies
 from mas_fakes import make_task, scripted_llm
-
 from orchrm.bon.config import BonConfig
 from orchrm.errors import ChecksumMismatch
 from orchrm.loop import LOOP_ROLLOUT, LoopConfig, arun_loop
@@ -29,14 +29,19 @@ def test_loop_end_to_end_then_rerun_reuses_everything(tmp_path):
     assert result.bon.results.questions == 3
     assert result.reports["md"].exists() and result.reports["html"].exists()
     assert not result.bon.warnings  # the RM was trained on this task
-    assert result.bon.results.prior and result.bon.results.prior["trials"] > 0  # the loop fits the prior on its own training traces
+    assert (
+        result.bon.results.prior and result.bon.results.prior["trials"] > 0
+    )  # the loop fits the prior on its own training traces
 
     llm = scripted_llm(replies())
     again = asyncio.run(arun_loop(task, llm, tmp_path / "demo", config))
     assert not again.rm_trained  # same pairs, same settings: the saved RM is reused
     assert llm.backend.calls == []  # every trace and judgment was on disk
     for method, m in again.bon.results.methods.items():  # wall time includes the live RM scoring
-        assert (m.accuracy, m.tokens) == (result.bon.results.methods[method].accuracy, result.bon.results.methods[method].tokens)
+        assert (m.accuracy, m.tokens) == (
+            result.bon.results.methods[method].accuracy,
+            result.bon.results.methods[method].tokens,
+        )
 
     # A tampered RM is refused, never retrained over: the evidence stays for the user to look at.
     tokenizer = tmp_path / "demo" / "rm" / "tokenizer.json"
@@ -49,6 +54,7 @@ def test_loop_end_to_end_then_rerun_reuses_everything(tmp_path):
     assert json.loads(tokenizer.read_text()) == tok
     assert {p.name for p in (tmp_path / "demo").iterdir()} >= {"pairs", "rm"}
     assert not [p for p in (tmp_path / "demo").iterdir() if p.name.startswith(".")]  # no temp folders left
+
 
 def test_loop_on_two_models_records_both_down_to_the_rm_card(tmp_path):
     from orchrm.llm import LLM
@@ -73,7 +79,9 @@ def test_loop_on_two_models_records_both_down_to_the_rm_card(tmp_path):
 
 def committed_loop_files():
     root = Path(__file__).resolve().parents[1]
-    files = subprocess.run(["git", "ls-files", "*loop.json"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "*loop.json"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
     return [root / f for f in files]
 
 

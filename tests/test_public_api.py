@@ -22,7 +22,9 @@ def test_all_is_the_api():
 def test_every_name_imports():
     for name in orchrm.__all__:
         assert getattr(orchrm, name) is not None, name
-        assert getattr(importlib.import_module(orchrm._EXPORTS.get(name, ".version"), "orchrm"), name) is getattr(orchrm, name)
+        assert getattr(importlib.import_module(orchrm._EXPORTS.get(name, ".version"), "orchrm"), name) is getattr(
+            orchrm, name
+        )
 
 
 def test_dir_holds_only_the_api():

@@ -29,8 +29,7 @@ ALLOWED: dict[str, str] = {
     "cli/progress.py|spent|int|tokens()": COUNT,
     "sandbox/_runner.py|main|json.loads|sys.argv[1]": "the spec the parent process wrote for its own child",
     "sandbox/_runner.py|main|int|sys.argv[2]": "a file descriptor number the parent process passed",
-    "evidence/skills/mas-trajectory/verifiers/trajectory_consistency.py|verify|json.loads|response":
-        "a skill verifier: runs inside the sandbox, where any exception is recorded as the verifier's error",
+    "evidence/skills/mas-trajectory/verifiers/trajectory_consistency.py|verify|json.loads|response": "a skill verifier: runs inside the sandbox, where any exception is recorded as the verifier's error",
     "grpo/accounting.py|write_totals|json.loads|text": "the totals orchrm serialised one line earlier",
     "grpo/accounting.py|usage|int|prompt_tokens[i]": "a prompt-token count from the trainer's tensors",
     "grpo/checkpoints.py|checkpoint_step|int|m.group(1)": "digits of a folder name matched by a bounded regex",
@@ -103,7 +102,9 @@ def _reader(func: ast.expr) -> str | None:
 
 def test_every_reader_goes_through_safejson_or_is_listed_with_its_reason():
     unlisted = sorted(_calls() - set(ALLOWED))
-    assert unlisted == [], "read these through safejson.loads/read/bounded_int, or list them with the reason they are safe"
+    assert unlisted == [], (
+        "read these through safejson.loads/read/bounded_int, or list them with the reason they are safe"
+    )
 
 
 def test_the_list_names_only_calls_that_exist():

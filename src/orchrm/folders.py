@@ -22,7 +22,9 @@ from .version import __version__
 
 STAMP_FILE = "folder.json"
 
-FolderKind = Literal["rollout", "pairs", "reward-model", "bon", "loop", "train-orchestrator", "counterfactual", "import"]
+FolderKind = Literal[
+    "rollout", "pairs", "reward-model", "bon", "loop", "train-orchestrator", "counterfactual", "import"
+]
 KINDS: tuple[str, ...] = get_args(FolderKind)
 
 #: The layout version each kind is written with now; a reader refuses a stamp above it.
@@ -52,7 +54,9 @@ def read_stamp(folder: Path) -> FolderStamp | None:
         stamp = FolderStamp.model_validate(safejson.read(path))
     except (OSError, safejson.UnsafeJSONError, ValidationError) as exc:
         detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-        raise RunFileError(f"{path}: not an orchrm folder stamp ({detail})", hint=f"kinds: {', '.join(KINDS)}") from None
+        raise RunFileError(
+            f"{path}: not an orchrm folder stamp ({detail})", hint=f"kinds: {', '.join(KINDS)}"
+        ) from None
     if stamp.version > LAYOUT:
         raise RunFileError(
             f"{path}: a {stamp.kind} folder of layout {stamp.version}, written by orchrm {stamp.orchrm}",

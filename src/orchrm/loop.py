@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from .atomic import recover, write_text_atomic
 from .bon.config import BonConfig
 from .bon.report import write_reports
 from .bon.run import BonProgress, BonResult, abon
-from .atomic import recover, write_text_atomic
-from .folders import require_kind, stamp_folder
 from .errors import OutdatedModel
+from .folders import require_kind, stamp_folder
 from .llm import LLM, ensure_reachable
 from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, arollout
 from .pairs.builder import PairConfig, PairStats, build_pairs
@@ -40,7 +40,12 @@ TRAIN_DIR, PAIRS_DIR, RM_DIR, BON_DIR = "train", "pairs", "rm", "bon"
 #: rest run past the token limit), short agent calls, capped samples and rounds. Every other setting is
 #: `RolloutSettings`' own default.
 LOOP_ROLLOUT = RolloutSettings(
-    constrained=True, temperature=0.9, plan_max_tokens=320, agent_max_tokens=192, agent_max_samples=3, agent_max_rounds=1
+    constrained=True,
+    temperature=0.9,
+    plan_max_tokens=320,
+    agent_max_tokens=192,
+    agent_max_samples=3,
+    agent_max_rounds=1,
 )
 
 
@@ -76,7 +81,10 @@ class LoopConfig(BaseModel):
         if not flat and not isinstance(given, dict):
             return data
         nested = given.model_dump() if isinstance(given, RolloutSettings) else dict(given or {})
-        return {**{k: v for k, v in data.items() if k not in flat}, "rollout": {**LOOP_ROLLOUT.model_dump(), **nested, **flat}}
+        return {
+            **{k: v for k, v in data.items() if k not in flat},
+            "rollout": {**LOOP_ROLLOUT.model_dump(), **nested, **flat},
+        }
 
     @model_validator(mode="after")
     def _one_n(self) -> LoopConfig:
@@ -93,8 +101,16 @@ class LoopConfig(BaseModel):
         """The run folder settings of the loop's rollout of `split`: its rollout settings, task, counts, models."""
         questions = self.train_questions if split == "train" else self.test_questions
         return RunConfig(
-            **self.rollout.model_dump(), task=self.task, split=split, n_questions=questions, n_plans=self.n,
-            execute="all", backend=backend, model_id=model_id, agent_backend=agent_backend, agent_model_id=agent_model_id,
+            **self.rollout.model_dump(),
+            task=self.task,
+            split=split,
+            n_questions=questions,
+            n_plans=self.n,
+            execute="all",
+            backend=backend,
+            model_id=model_id,
+            agent_backend=agent_backend,
+            agent_model_id=agent_model_id,
         )
 
 
@@ -170,7 +186,9 @@ async def arun_loop(
     trained = rm is None
     if rm is None:
         emit(LoopEvent("train", message=f"{len(pairs.train)} train / {len(pairs.val)} val pairs"))
-        result = train_reward_model(pairs.train, pairs.val, config.rm, pair_stats=json.loads(pairs.stats.model_dump_json()), progress=False)
+        result = train_reward_model(
+            pairs.train, pairs.val, config.rm, pair_stats=json.loads(pairs.stats.model_dump_json()), progress=False
+        )
         result.model.save(rm_dir)
         rm = RewardModel.load(rm_dir)
 

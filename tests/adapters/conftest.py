@@ -1,4 +1,5 @@
 import pytest
+
 from adapter_fakes import ITEMS, Garbage
 from live_server import live_server
 from tiny_policy import tiny_rm

@@ -4,9 +4,9 @@ import asyncio
 import json
 
 import pytest
+
 from adapter_fakes import ITEMS
 from live_server import free_port
-
 from orchrm.adapters import RewardServerError, plan_text
 from orchrm.adapters._core import LocalScorer, RemoteScorer, judge, open_scorer, plan_after_prompt
 from orchrm.errors import ConfigError

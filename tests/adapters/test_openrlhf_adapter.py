@@ -9,17 +9,19 @@ import time
 
 import httpx
 import pytest
-from adapter_fakes import ITEMS
-from live_server import free_port
 
 import orchrm.adapters.openrlhf as openrlhf_module
+from adapter_fakes import ITEMS
+from live_server import free_port
 from orchrm.errors import ConfigError
 
 PENALTY = openrlhf_module.DEFAULT_PENALTY
 
 
 def chat_prompt(question):
-    return f"<|im_start|>system\nWrite a plan.<|im_end|>\n<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+    return (
+        f"<|im_start|>system\nWrite a plan.<|im_end|>\n<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+    )
 
 
 def sample(question, plan):
@@ -49,7 +51,9 @@ def test_the_route_gives_the_same_scores_as_the_reward_model(server, expected):
 
 def test_a_batch_request(server, expected):
     queries, prompts = zip(*(sample(q, p) for q, p in ITEMS), strict=True)
-    r = httpx.post(f"{server}/openrlhf", json={"query": list(queries), "prompts": list(prompts), "labels": [q for q, _ in ITEMS]})
+    r = httpx.post(
+        f"{server}/openrlhf", json={"query": list(queries), "prompts": list(prompts), "labels": [q for q, _ in ITEMS]}
+    )
     assert r.json()["rewards"] == pytest.approx(expected, abs=1e-5)
 
 
@@ -74,9 +78,19 @@ def test_unscorable_samples_get_the_penalty_and_a_log(server):
         (b'{"query": ["a", "b"], "prompts": ["a"]}', 422),
         (b'{"query": ["a"], "prompts": ["a"], "labels": ["q", "r"]}', 422),
         (b'{"query": [1], "prompts": ["a"]}', 422),
-        (b'{"query": ["a"], "prompts": ["a"], "labels": [' + b'{"q": ' * 40 + b"1" + b"}" * 40 + b"]}", 422),  # too deep
+        (
+            b'{"query": ["a"], "prompts": ["a"], "labels": [' + b'{"q": ' * 40 + b"1" + b"}" * 40 + b"]}",
+            422,
+        ),  # too deep
         (b'{"query": ["a"], "prompts": ["a"], "labels": ["' + b"q" * 100_000 + b'"]}', 413),
-        (b'{"query": ' + str(["a"] * 9).replace("'", '"').encode() + b', "prompts": ' + str(["a"] * 9).replace("'", '"').encode() + b"}", 413),
+        (
+            b'{"query": '
+            + str(["a"] * 9).replace("'", '"').encode()
+            + b', "prompts": '
+            + str(["a"] * 9).replace("'", '"').encode()
+            + b"}",
+            413,
+        ),
     ],
 )
 def test_bad_requests_are_refused_in_one_status(server, body, status):
@@ -94,10 +108,14 @@ def load_reward_func():
 
 @pytest.mark.parametrize("where", ["folder", "server"])
 def test_the_reward_file_gives_the_same_scores(where, rm_folder, server, expected, monkeypatch):
-    monkeypatch.setenv("ORCHRM_URL" if where == "server" else "ORCHRM_RM", server if where == "server" else str(rm_folder))
+    monkeypatch.setenv(
+        "ORCHRM_URL" if where == "server" else "ORCHRM_RM", server if where == "server" else str(rm_folder)
+    )
     queries, prompts = zip(*(sample(q, p) for q, p in ITEMS), strict=True)
     out = load_reward_func()(list(queries), list(prompts), [q for q, _ in ITEMS])
-    assert out["rewards"] == pytest.approx(expected, abs=1e-5) and out["extra_logs"]["orchrm_unscored"] == [0.0] * len(ITEMS)
+    assert out["rewards"] == pytest.approx(expected, abs=1e-5) and out["extra_logs"]["orchrm_unscored"] == [0.0] * len(
+        ITEMS
+    )
 
 
 def test_the_reward_file_without_a_model_or_with_a_bad_penalty_is_one_line(monkeypatch):

@@ -4,9 +4,9 @@ import asyncio
 import logging
 
 import pytest
+
 from adapter_fakes import ITEMS
 from live_server import free_port
-
 from orchrm import AsyncTRLReward, TRLReward
 from orchrm.errors import ConfigError
 
@@ -36,7 +36,9 @@ def test_the_same_scores_as_the_reward_model(kind, where, rm, rm_folder, server,
     reward = kind(url=server) if where == "server" else kind(rm if where == "rm" else rm_folder)
     texts = [p for _, p in ITEMS]
     assert Recorder().call(reward, texts, QUESTIONS) == pytest.approx(expected, abs=1e-5)
-    assert Recorder().call(reward, [_chat(t) for t in texts], QUESTIONS) == pytest.approx(expected, abs=1e-5)  # conversational
+    assert Recorder().call(reward, [_chat(t) for t in texts], QUESTIONS) == pytest.approx(
+        expected, abs=1e-5
+    )  # conversational
     templated = [f"<|im_start|>assistant\n{t}<|im_end|>\n" for t in texts]
     assert Recorder().call(reward, templated, QUESTIONS) == pytest.approx(expected, abs=1e-5)
 
@@ -45,7 +47,9 @@ def test_trl_sees_sync_and_async_for_what_they_are(rm):
     from trl.trainer.utils import get_callable_name, is_async_callable
 
     assert not is_async_callable(TRLReward(rm)) and is_async_callable(AsyncTRLReward(rm))
-    assert get_callable_name(TRLReward(rm)) == "orchrm" and get_callable_name(TRLReward(rm, name="plan_rm")) == "plan_rm"
+    assert (
+        get_callable_name(TRLReward(rm)) == "orchrm" and get_callable_name(TRLReward(rm, name="plan_rm")) == "plan_rm"
+    )
 
 
 @pytest.mark.parametrize("kind", [TRLReward, AsyncTRLReward])
@@ -67,7 +71,10 @@ def test_a_missing_question_column_is_one_line(rm):
     with pytest.raises(ConfigError, match="no 'question' column .*its columns: answer") as err:
         reward(prompts=["p"], completions=["x"], completion_ids=[[1]], answer=["4"], trainer_state=None)
     assert "\n" not in str(err.value)
-    assert TRLReward(rm, question_column="task")(prompts=["p"], completions=[ITEMS[0][1]], task=[QUESTIONS[0]])[0] is not None
+    assert (
+        TRLReward(rm, question_column="task")(prompts=["p"], completions=[ITEMS[0][1]], task=[QUESTIONS[0]])[0]
+        is not None
+    )
 
 
 @pytest.mark.parametrize("kind", [TRLReward, AsyncTRLReward])

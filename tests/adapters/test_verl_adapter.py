@@ -5,10 +5,10 @@ import logging
 from functools import partial
 
 import pytest
-from adapter_fakes import ITEMS
-from live_server import free_port
 
 import orchrm.adapters.verl as verl_module
+from adapter_fakes import ITEMS
+from live_server import free_port
 
 KEYS = {"score", "orchrm_unscored", "orchrm_error"}
 
@@ -58,16 +58,23 @@ def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
                                                     "extra_info has no 'question'", "empty completion: no plan to score"]  # fmt: skip
     assert "4 of 5 completions unscored" in caplog.records[0].getMessage()
     other_key = load("compute_score", rm=str(rm_folder), question_key="prompt")
-    assert other_key(data_source="x", solution_str=p, ground_truth=None, extra_info={"prompt": q})["orchrm_unscored"] == 0.0
+    assert (
+        other_key(data_source="x", solution_str=p, ground_truth=None, extra_info={"prompt": q})["orchrm_unscored"]
+        == 0.0
+    )
 
 
 def test_a_server_that_is_down_is_penalised_not_zeroed(garbage):
     one = load("compute_score", url=f"http://127.0.0.1:{free_port()}")
     q, p = ITEMS[0]
     r = one(data_source="x", solution_str=p, ground_truth=None, extra_info={"question": q})
-    assert r["score"] == verl_module.DEFAULT_PENALTY and r["orchrm_unscored"] == 1.0 and "unreachable" in r["orchrm_error"]
+    assert (
+        r["score"] == verl_module.DEFAULT_PENALTY and r["orchrm_unscored"] == 1.0 and "unreachable" in r["orchrm_error"]
+    )
     garbage.body = b'{"scores": [1.0, 2.0]}'
-    r = load("compute_score", url=garbage.url)(data_source="x", solution_str=p, ground_truth=None, extra_info={"question": q})
+    r = load("compute_score", url=garbage.url)(
+        data_source="x", solution_str=p, ground_truth=None, extra_info={"question": q}
+    )
     assert r["orchrm_unscored"] == 1.0 and "2 scores for 1 items" in r["orchrm_error"]
 
 

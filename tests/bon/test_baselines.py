@@ -6,11 +6,11 @@ from dataclasses import replace
 import pytest
 
 from orchrm.bon.auc import question_auc, within_question_auc
-from orchrm.bon.report import kind_rows, mark_rows
+from orchrm.bon.candidates import Candidate, Case
 from orchrm.bon.compute import compute_results, outcomes_at
 from orchrm.bon.config import BonConfig
+from orchrm.bon.report import kind_rows, mark_rows
 from orchrm.bon.results import RunInfo
-from orchrm.bon.candidates import Candidate, Case
 from orchrm.bon.selection import CONTENT_BLIND, METHODS, TRIVIAL, Context
 from orchrm.bon.selectors import select_prior, select_shortest
 
@@ -62,7 +62,9 @@ def test_one_registry_names_every_method_and_drives_the_outcomes():
 
 def test_within_question_auc_counts_ties_as_half_and_skips_questions_without_mixed_outcomes():
     score = lambda c: c.reward  # noqa: E731
-    mixed = Case("m", [cand(i, ok, reward=r) for i, (ok, r) in enumerate([(True, 2), (True, 1), (False, 1), (False, 0)])])
+    mixed = Case(
+        "m", [cand(i, ok, reward=r) for i, (ok, r) in enumerate([(True, 2), (True, 1), (False, 1), (False, 0)])]
+    )
     assert question_auc(mixed, score) == pytest.approx(3.5 / 4)  # 2>1, 2>0, 1=1 (half), 1>0
     inverted = Case("i", [cand(0, True, reward=0), cand(1, False, reward=1)])
     all_right = Case("r", [cand(0, True), cand(1, True, reward=5)])

@@ -4,11 +4,10 @@ its pick, so the baseline can be audited after the run; records from before thos
 import asyncio
 
 from mas_fakes import GUESS, PLAN
-from synthetic_traces import trace
-
 from orchrm.bon.config import BonConfig
 from orchrm.bon.judge import JUDGMENTS_FILE, JudgeRecord, judge_missing, judgeable, read_judgments
 from orchrm.evidence import Judgment
+from synthetic_traces import trace
 
 
 class FakeEvaluator:

@@ -7,15 +7,15 @@ import pytest
 
 from mas_fakes import bon_replies as replies
 from mas_fakes import make_task, scripted_llm
-
-from orchrm.bon.report import write_reports
 from orchrm.bon.config import BonConfig
 from orchrm.bon.judge import JUDGMENTS_FILE, read_judgments
+from orchrm.bon.report import write_reports
 from orchrm.bon.results import RESULTS_FILE
 from orchrm.bon.run import abon
 from orchrm.errors import ConfigError
 from orchrm.mas.rollout import RunConfig
 from orchrm.rm.model import RewardModel
+
 
 def configs(n=4, n_questions=3, **bon):
     run = RunConfig(task="jsonl", split="test", n_questions=n_questions, n_plans=n, temperature=0.5)
@@ -73,11 +73,15 @@ def test_bad_settings_are_refused_clearly(tmp_path, rm_dir):
     task, rm = make_task(tmp_path), RewardModel.load(rm_dir)
     run, cfg = configs()
     with pytest.raises(ConfigError, match="split must be 'test'"):
-        asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"split": "train"}), cfg))
+        asyncio.run(
+            abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"split": "train"}), cfg)
+        )
     with pytest.raises(ConfigError, match="N plans"):
         asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "b", run, cfg.model_copy(update={"n": 8})))
     with pytest.raises(ConfigError, match="test questions"):  # more held-out questions than the task has
-        asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"n_questions": 500}), cfg))
+        asyncio.run(
+            abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"n_questions": 500}), cfg)
+        )
 
 
 def test_a_corrupt_judgment_line_names_file_and_line(tmp_path):
@@ -91,9 +95,8 @@ def test_a_corrupt_judgment_line_names_file_and_line(tmp_path):
 
 def test_training_traces_fit_the_prior_baseline_on_the_same_plans(tmp_path, rm_dir):
     from mas_fakes import GUESS, PLAN
-    from synthetic_traces import trace
-
     from orchrm.mas.traces import TraceWriter
+    from synthetic_traces import trace
 
     train = tmp_path / "train"
     with TraceWriter(train / "traces.jsonl") as w:  # in training, the one-agent guess was right and the DAG wrong

@@ -32,7 +32,9 @@ def test_headroom_is_any_right_minus_mean_right_in_the_best_shape():
 def test_same_shape_pairs_leave_example_copies_and_other_shapes_out():
     case = Case("q", [cand(0, True, 0, "a"), cand(1, False, 0, "a"), cand(2, False, 0, "a", copies=True),
                       cand(3, False, 0, "b")])  # fmt: skip
-    assert len(same_shape_pairs(case, clean=False)) == 2 and [(r.index, w.index) for r, w in same_shape_pairs(case, clean=True)] == [(0, 1)]
+    assert len(same_shape_pairs(case, clean=False)) == 2 and [
+        (r.index, w.index) for r, w in same_shape_pairs(case, clean=True)
+    ] == [(0, 1)]
 
 
 def test_same_shape_auc_rewards_reading_and_a_shape_score_is_at_chance():
@@ -46,7 +48,11 @@ def test_same_shape_auc_rewards_reading_and_a_shape_score_is_at_chance():
     # shape-mean averages rewards within a shape: the same-shape AUC of the RM's shape choice is chance.
     stats = content_stats(cases, {m: (METHODS[m].seen, METHODS[m].score) for m in ("rm", "shape-mean")}, resamples=100)
     assert stats.auc["rm"].value == 1.0 and stats.auc["shape-mean"].value == 0.5
-    assert stats.questions == 2 and stats.clean_pairs == 3 == stats.same_shape_pairs and stats.questions_with_clean_pairs == 2
+    assert (
+        stats.questions == 2
+        and stats.clean_pairs == 3 == stats.same_shape_pairs
+        and stats.questions_with_clean_pairs == 2
+    )
     assert stats.headroom.value == pytest.approx((0.0 + 2 / 3) / 2)  # q1: "other" (1 of 1) is its best shape
 
 
@@ -67,7 +73,10 @@ def test_the_report_states_the_content_measures(tmp_path):
     from orchrm.bon.report import write_reports
     from orchrm.bon.results import RunInfo
 
-    cases = [Case("q1", [cand(0, True, 0.9), cand(1, False, 0.1)]), Case("q2", [cand(0, False, 0.9), cand(1, True, 0.1)])]
+    cases = [
+        Case("q1", [cand(0, True, 0.9), cand(1, False, 0.1)]),
+        Case("q2", [cand(0, False, 0.9), cand(1, True, 0.1)]),
+    ]
     r = compute_results(cases, BonConfig(n=2, judge=False, resamples=100), [], meta=RunInfo(task="t"))
     assert r.content.clean_pairs == 2 and r.content.auc["rm"].value == 0.5
     md = write_reports(r, tmp_path)["md"].read_text()

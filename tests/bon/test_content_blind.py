@@ -5,9 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from synthetic_traces import plan_text, trace
-
 from orchrm.bon.blind import ContentBlind
+from orchrm.bon.candidates import Candidate, Case
 from orchrm.bon.cases import build_cases
 from orchrm.bon.compute import compute_results
 from orchrm.bon.config import BonConfig
@@ -15,10 +14,10 @@ from orchrm.bon.prior import KindPrior, ShapePrior
 from orchrm.bon.report import mark_rows
 from orchrm.bon.results import RunInfo
 from orchrm.bon.router import Router, question_ngrams
-from orchrm.bon.candidates import Candidate, Case
 from orchrm.bon.selection import METHODS, Context
 from orchrm.bon.selectors import shape_mean
 from orchrm.mas.plans import parse_plan
+from synthetic_traces import plan_text, trace
 
 SEARCH, PYTHON, COT = plan_text("search"), plan_text("python"), plan_text("cot")
 DEBATE = plan_text("debate")  # a shape no training trace has

@@ -4,12 +4,11 @@ import json
 
 import pytest
 
-from synthetic_traces import trace
-
 from orchrm.bon.prior import ShapePrior, plan_shape, plan_signature
 from orchrm.errors import RunFileError
 from orchrm.mas.plans import parse_plan
 from orchrm.mas.traces import TraceWriter
+from synthetic_traces import trace
 
 
 def plan_json(*levels, options=None):

@@ -3,12 +3,12 @@ same value types), a file reads back into the same model, and run fields never g
 
 import json
 
+from orchrm.bon.candidates import Candidate, Case
 from orchrm.bon.compute import compute_results
 from orchrm.bon.config import BonConfig
 from orchrm.bon.report import auc_rows, mark_rows, method_rows
-from orchrm.folders import folder_kind
 from orchrm.bon.results import RESULTS_FILE, BonResults, RMInfo, RunInfo, read_results, write_results
-from orchrm.bon.candidates import Candidate, Case
+from orchrm.folders import folder_kind
 
 KEYS = [
     "task", "model", "agent_model", "rm", "rollout", "warnings", "prior", "n", "questions", "plans",
@@ -49,7 +49,9 @@ def test_dump_keeps_the_results_json_keys_order_and_value_types():
     assert list(d["curves"]["rm"]["2"]) == ["accuracy", "tokens"] and set(d["curves"]["rm"]) == {"1", "2"}
     assert d["per_kind"]["bridge"]["n"] == 2 and type(d["per_kind"]["bridge"]["n"]) is int  # not 2.0
     assert type(d["per_kind"]["bridge"]["rm"]) is float and type(d["auc"]["rm"]["n_questions"]) is int
-    assert d["marks"]["best_trivial"] == "prior" and d["marks"]["rm_minus_random"]["value"] is not None  # a name among intervals
+    assert (
+        d["marks"]["best_trivial"] == "prior" and d["marks"]["rm_minus_random"]["value"] is not None
+    )  # a name among intervals
     assert d["config"] == BonConfig(n=2, judge=False, resamples=200).model_dump()
 
 

@@ -92,7 +92,9 @@ def test_adaptive_interpolates_between_rm_and_a_weighted_vote():
 
 
 def test_adaptive_stops_once_an_answer_leads_by_two():
-    c = Case("q", [cand(0, 3, "#1", True), cand(1, 2.9, "#1", True), cand(2, 2.8, "#2", False), cand(3, 2.7, "#2", False)])
+    c = Case(
+        "q", [cand(0, 3, "#1", True), cand(1, 2.9, "#1", True), cand(2, 2.8, "#2", False), cand(3, 2.7, "#2", False)]
+    )
     o = select_adaptive(c, math.inf)
     assert o.executed == 2 and o.correct == 1.0
 

@@ -5,7 +5,6 @@ import json
 import pytest
 
 from mas_fakes import make_task
-
 from orchrm.cli.app import main
 
 PLAN = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Add them."}], "edges": []})

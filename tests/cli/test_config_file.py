@@ -72,5 +72,7 @@ def test_every_verb_with_options_takes_a_config_file():
     from orchrm.cli.app import VERBS, load_verb
 
     verbs = [load_verb(v) for v in VERBS]
-    without = [c.name for c in verbs if not hasattr(c, "commands") and "--config" not in {o for p in c.params for o in p.opts}]
+    without = [
+        c.name for c in verbs if not hasattr(c, "commands") and "--config" not in {o for p in c.params for o in p.opts}
+    ]
     assert without == []

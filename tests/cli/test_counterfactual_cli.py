@@ -3,8 +3,8 @@
 import json
 
 import pytest
-from mas_fakes import make_task
 
+from mas_fakes import make_task
 from orchrm.cli.app import main
 from orchrm.cli.counterfactual import agent_target
 from orchrm.cli.options import ModelOptions

@@ -5,10 +5,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from mas_fakes import PLAN, _sum_reply
 from orchrm.cli.app import main
 from orchrm.errors import ConfigError
 from orchrm.llm import DEFAULT_MODEL
-from mas_fakes import PLAN, _sum_reply
 
 
 @pytest.fixture
@@ -29,7 +29,10 @@ def opened(monkeypatch):
     ("argv", "models"),
     [
         ([], (DEFAULT_MODEL, None)),
-        (["--orchestrator-model", "qwen2.5-coder-1.5b", "--agent-model", DEFAULT_MODEL], ("qwen2.5-coder-1.5b", DEFAULT_MODEL)),
+        (
+            ["--orchestrator-model", "qwen2.5-coder-1.5b", "--agent-model", DEFAULT_MODEL],
+            ("qwen2.5-coder-1.5b", DEFAULT_MODEL),
+        ),
         (["--model", "smollm2-135m"], ("smollm2-135m", None)),
     ],
 )

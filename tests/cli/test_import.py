@@ -2,8 +2,10 @@ import json
 import subprocess
 import sys
 
-MO = ("<thinking>one agent</thinking><agent><agent_id>A</agent_id><agent_name>{name}</agent_name>"
-      "<agent_description>d</agent_description><required_arguments><agent_input></agent_input></required_arguments></agent>")
+MO = (
+    "<thinking>one agent</thinking><agent><agent_id>A</agent_id><agent_name>{name}</agent_name>"
+    "<agent_description>d</agent_description><required_arguments><agent_input></agent_input></required_arguments></agent>"
+)
 
 
 def orchrm(*args):
@@ -13,12 +15,17 @@ def orchrm(*args):
 def test_import_then_pairs_without_running_any_agent(tmp_path):
     rows = [
         {"question": f"q{q}", "plan": MO.format(name=name), "final_answer": answer, "correct": answer == "right"}
-        for q in range(3) for name, answer in (("CoTAgent", "right"), ("SCAgent", "wrong"), ("Wizard", "wrong"))
+        for q in range(3)
+        for name, answer in (("CoTAgent", "right"), ("SCAgent", "wrong"), ("Wizard", "wrong"))
     ]
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = orchrm("import", str(tmp_path / "rows.jsonl"), "--out", str(tmp_path / "run"), "--plan-format", "mas-orchestra")
+    out = orchrm(
+        "import", str(tmp_path / "rows.jsonl"), "--out", str(tmp_path / "run"), "--plan-format", "mas-orchestra"
+    )
     assert out.returncode == 0, out.stderr
-    assert "9 executions of 3 questions: 6 valid plans" in out.stdout and "invalid plans (unknown_type): 3" in out.stdout
+    assert (
+        "9 executions of 3 questions: 6 valid plans" in out.stdout and "invalid plans (unknown_type): 3" in out.stdout
+    )
     out = orchrm("pairs", str(tmp_path / "run"), "--out", str(tmp_path / "pairs"), "--val-fraction", "0")
     assert out.returncode == 0, out.stderr
     stats = json.loads((tmp_path / "pairs" / "stats.json").read_text())
@@ -26,7 +33,9 @@ def test_import_then_pairs_without_running_any_agent(tmp_path):
 
 
 def test_a_bad_row_is_one_line_naming_file_and_line(tmp_path):
-    (tmp_path / "rows.jsonl").write_text('{"question": "q", "plan": "{}"}\n{"question": "q", "plan": "{}", "grade": 1}\n')
+    (tmp_path / "rows.jsonl").write_text(
+        '{"question": "q", "plan": "{}"}\n{"question": "q", "plan": "{}", "grade": 1}\n'
+    )
     out = orchrm("import", str(tmp_path / "rows.jsonl"), "--out", str(tmp_path / "run"))
     assert out.returncode == 1 and "Traceback" not in out.stderr
     first = out.stderr.strip().splitlines()[0]

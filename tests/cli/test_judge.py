@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import pytest
+
 from fake_openai import FakeOpenAI
 
 Q = "What is 17 + 25 - 8?"
@@ -11,7 +12,9 @@ BAD = "17 + 25 = 42. 42 - 8 = 36. Answer: 36"
 
 
 def orchrm(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "orchrm", *args], capture_output=True, text=True, input=stdin, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "orchrm", *args], capture_output=True, text=True, input=stdin, timeout=120
+    )
 
 
 def write_rows(path, rows):
@@ -21,7 +24,9 @@ def write_rows(path, rows):
 
 @pytest.fixture
 def fake():
-    server = FakeOpenAI(default_text=json.dumps({"action": "final_answer", "reason": "A is right", "verdict": "A", "confidence": 0.9}))
+    server = FakeOpenAI(
+        default_text=json.dumps({"action": "final_answer", "reason": "A is right", "verdict": "A", "confidence": 0.9})
+    )
     server.start()
     yield server
     server.stop()
@@ -54,7 +59,19 @@ def test_pointwise_and_listwise_from_stdin():
 
 def test_reference_free_pairwise_through_a_served_model(fake, tmp_path):
     rows = write_rows(tmp_path / "in.jsonl", [{"question": Q, "responses": [GOOD, BAD], "kind": "math"}])
-    out = orchrm("judge", str(rows), "--backend", "openai", "--base-url", fake.url, "--model", "m", "--no-cache", "--protocol", "json")
+    out = orchrm(
+        "judge",
+        str(rows),
+        "--backend",
+        "openai",
+        "--base-url",
+        fake.url,
+        "--model",
+        "m",
+        "--no-cache",
+        "--protocol",
+        "json",
+    )
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout)
     assert len(fake.requests) == 2  # both orders
@@ -83,7 +100,19 @@ def test_malformed_skill_folder_is_reported(tmp_path):
 
 def test_served_model_gets_native_tools_by_default(fake, tmp_path):
     rows = write_rows(tmp_path / "in.jsonl", [{"question": Q, "response": GOOD, "kind": "math"}])
-    out = orchrm("judge", str(rows), "--mode", "pointwise", "--backend", "openai", "--base-url", fake.url, "--model", "m", "--no-cache")
+    out = orchrm(
+        "judge",
+        str(rows),
+        "--mode",
+        "pointwise",
+        "--backend",
+        "openai",
+        "--base-url",
+        fake.url,
+        "--model",
+        "m",
+        "--no-cache",
+    )
     assert out.returncode == 0, out.stderr
     assert "tools" in fake.requests[0]
     j = json.loads(out.stdout)

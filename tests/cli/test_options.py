@@ -137,7 +137,8 @@ def test_a_verb_hands_the_validated_settings_over(monkeypatch, tmp_path):
     [config] = seen
     assert (config.agent_timeout_s, config.top_p, config.degree, config.prompt_examples) == (12.0, 0.5, "single", False)
     assert {k: getattr(config, k) for k in ("temperature", "agent_max_tokens")} == {
-        "temperature": RUN.temperature, "agent_max_tokens": RUN.agent_max_tokens
+        "temperature": RUN.temperature,
+        "agent_max_tokens": RUN.agent_max_tokens,
     }
 
 

@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from synthetic_traces import trace, write_run
 
 from orchrm.cli import main
 from orchrm.mas.traces import TraceWriter
+from synthetic_traces import trace, write_run
 
 
 def _run(tmp_path, capsys, run):
@@ -46,7 +46,9 @@ def test_hostile_trace_lines_are_one_line_errors(tmp_path, capsys, line, says):
 def test_hostile_plan_texts_in_traces_are_rendered_not_raised(tmp_path, capsys):
     run = write_run(tmp_path / "run", questions=3)
     with TraceWriter(run / "traces.jsonl") as w:
-        for i, text in enumerate(['{"agents": ' + "[" * 50_000, '{"answer": ' + "9" * 5000 + "}", '{"agents": "\\ud800"}']):
+        for i, text in enumerate(
+            ['{"agents": ' + "[" * 50_000, '{"answer": ' + "9" * 5000 + "}", '{"agents": "\\ud800"}']
+        ):
             w.write(trace("q0", 10 + i, text, invalid=True))
     with pytest.raises(SystemExit) as exc:
         main(["pairs", str(run), "--out", str(tmp_path / "pairs")])

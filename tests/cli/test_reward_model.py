@@ -12,18 +12,16 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from synthetic_pairs import plan_json, question
-from synthetic_traces import write_run
 
 from orchrm.cli import main
 from orchrm.cli.reward_model import read_score_requests
 from orchrm.errors import ConfigError
+from synthetic_pairs import plan_json, question
+from synthetic_traces import write_run
 
 
 def orchrm(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "orchrm", *args], capture_output=True, text=True, timeout=600, env=env
-    )
+    return subprocess.run([sys.executable, "-m", "orchrm", *args], capture_output=True, text=True, timeout=600, env=env)
 
 
 def _error_line(result):
@@ -42,14 +40,26 @@ def test_pairs_then_train_then_score(tmp_path):
     train_rows = (tmp_path / "pairs" / "train.jsonl").read_text().splitlines()
     assert {"prompt", "chosen", "rejected", "source", "question_id"} <= set(json.loads(train_rows[0]))
 
-    out = orchrm("train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm"), "--epochs", "1", "--max-length", "64")
+    out = orchrm(
+        "train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm"), "--epochs", "1", "--max-length", "64"
+    )
     assert out.returncode == 0, out.stderr
     assert "held-out pairwise accuracy" in out.stdout
     card = json.loads((tmp_path / "rm" / "orchrm.json").read_text())
     assert card["metrics"]["train_pairs"] == len(train_rows)
     assert "\r" not in out.stderr  # no tqdm bar in a log: progress comes as lines
 
-    out = orchrm("train-rm", str(tmp_path / "pairs"), "--out", str(tmp_path / "rm2"), "--epochs", "1", "--max-length", "64", "--json")
+    out = orchrm(
+        "train-rm",
+        str(tmp_path / "pairs"),
+        "--out",
+        str(tmp_path / "rm2"),
+        "--epochs",
+        "1",
+        "--max-length",
+        "64",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["out"] == str(tmp_path / "rm2") and [e["epoch"] for e in result["epochs"]] == [1]
@@ -57,7 +67,9 @@ def test_pairs_then_train_then_score(tmp_path):
     assert steps and steps[-1]["finished"] and steps[-1]["done"] == steps[-1]["total"] > 0
 
     requests = tmp_path / "plans.jsonl"
-    requests.write_text(json.dumps({"question": "q1?", "plans": [json.loads(plan_json("good", 1)), "raw text plan"]}) + "\n")
+    requests.write_text(
+        json.dumps({"question": "q1?", "plans": [json.loads(plan_json("good", 1)), "raw text plan"]}) + "\n"
+    )
     out = orchrm("score", str(requests), "--rm", str(tmp_path / "rm"))
     assert out.returncode == 0, out.stderr
     row = json.loads(out.stdout)
@@ -87,7 +99,10 @@ def test_serve_answers_real_requests(rm_dir):
     env = {**os.environ, "RM_TOKEN": "tok"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "orchrm", "serve", "--rm", str(rm_dir), "--port", str(port), "--token-env", "RM_TOKEN"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         url = f"http://127.0.0.1:{port}"
@@ -98,7 +113,12 @@ def test_serve_answers_real_requests(rm_dir):
                     break
             except httpx.HTTPError:
                 time.sleep(0.3)
-        body = {"items": [{"question": question(3), "plan": plan_json("good", 3)}, {"question": question(3), "plan": plan_json("bad", 3)}]}
+        body = {
+            "items": [
+                {"question": question(3), "plan": plan_json("good", 3)},
+                {"question": question(3), "plan": plan_json("bad", 3)},
+            ]
+        }
         r = httpx.post(f"{url}/score", json=body, headers={"Authorization": "Bearer tok"}, timeout=30)
         assert r.status_code == 200, r.text
         good, bad = r.json()["scores"]
@@ -136,7 +156,19 @@ def _in_process_error(capsys, *argv):
         (b'{"question": "q", "plans": ["p", true]}', "plans.1"),
         (b'{"question": "", "plans": ["p"]}', "question"),
     ],
-    ids=["empty", "blank", "deep", "digits", "surrogate", "not-utf8", "nan", "int-plan", "null-plan", "bool-plan", "no-question"],
+    ids=[
+        "empty",
+        "blank",
+        "deep",
+        "digits",
+        "surrogate",
+        "not-utf8",
+        "nan",
+        "int-plan",
+        "null-plan",
+        "bool-plan",
+        "no-question",
+    ],
 )
 def test_score_refuses_hostile_files_in_one_line(tmp_path, capsys, content, says):
     # main: tracebacks for all but the empty file, which exited 0 and emptied --out.
@@ -149,8 +181,27 @@ def test_score_refuses_hostile_files_in_one_line(tmp_path, capsys, content, says
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([b'{"question": "q", "plans": [', b"]}", b"{", b"[", b"\n", b"\\ud800", b"\xff", b"9" * 120,
-                                 b'"', b"NaN", b"null"]) | st.binary(max_size=4), max_size=30).map(b"".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                b'{"question": "q", "plans": [',
+                b"]}",
+                b"{",
+                b"[",
+                b"\n",
+                b"\\ud800",
+                b"\xff",
+                b"9" * 120,
+                b'"',
+                b"NaN",
+                b"null",
+            ]
+        )
+        | st.binary(max_size=4),
+        max_size=30,
+    ).map(b"".join)
+)
 def test_any_request_file_reads_or_names_its_fault(tmp_path_factory, content):
     src = tmp_path_factory.mktemp("score") / "in.jsonl"
     src.write_bytes(content)

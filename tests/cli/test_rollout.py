@@ -2,15 +2,13 @@
 
 import asyncio
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from mas_fakes import make_task, replies, run_config, scripted_llm  # noqa: E402
 from orchrm.cli.app import app  # noqa: E402
 from orchrm.mas.rollout import arollout  # noqa: E402
-from mas_fakes import make_task, replies, run_config, scripted_llm  # noqa: E402
 
 runner = CliRunner()
 
@@ -29,7 +27,9 @@ def test_show_lists_a_run(run_dir):
 
 
 def test_show_renders_one_trace(run_dir):
-    result = runner.invoke(app, ["show", str(run_dir / "traces.jsonl"), "--question", "q1", "--plan", "0"], env={"COLUMNS": "200"})
+    result = runner.invoke(
+        app, ["show", str(run_dir / "traces.jsonl"), "--question", "q1", "--plan", "0"], env={"COLUMNS": "200"}
+    )
     assert result.exit_code == 0, result.output
     out = result.output
     assert "final answer: 2" in out and "correct" in out
@@ -48,7 +48,10 @@ def test_show_renders_an_invalid_plan(run_dir):
 def test_show_bad_index_and_missing_question(run_dir, capsys):
     from orchrm.cli.app import main
 
-    for argv, message in ([["show", str(run_dir), "-i", "99"], "out of range"], [["show", str(run_dir), "--question", "zz"], "no trace"]):
+    for argv, message in (
+        [["show", str(run_dir), "-i", "99"], "out of range"],
+        [["show", str(run_dir), "--question", "zz"], "no trace"],
+    ):
         with pytest.raises(SystemExit):
             main(argv)
         assert message in capsys.readouterr().err
@@ -151,7 +154,9 @@ def test_agent_model_on_the_orchestrators_server(fake, tmp_path):
     from orchrm.cli.app import main
 
     fake.default_text = SINGLE + "\nAnswer: 4"
-    argv = _rollout_args(tmp_path, "--backend", "openai", "--base-url", fake.url, "--model", "big", "--agent-model", "small")
+    argv = _rollout_args(
+        tmp_path, "--backend", "openai", "--base-url", fake.url, "--model", "big", "--agent-model", "small"
+    )
     with pytest.raises(SystemExit):
         main(argv)
     models = {("orchestrator" in r["messages"][0]["content"], r["model"]) for r in fake.requests}

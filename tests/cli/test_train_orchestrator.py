@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from mas_fakes import make_task
-from tiny_policy import tiny_policy, tiny_rm
 from typer.testing import CliRunner
 
+from mas_fakes import make_task
 from orchrm.cli.app import app
 from orchrm.errors import ConfigError
+from tiny_policy import tiny_policy, tiny_rm
 
 runner = CliRunner()
 
@@ -43,7 +43,9 @@ def test_rm_reward_trains_warns_about_the_rm_task_and_writes_the_run(setup):
     assert "per step (trl sampler, 1 steps): generation" in result.output and (out / "steps.jsonl").is_file()
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert len(samples) == 2  # a random policy writes no valid plan: each gets the penalty, recorded with its rule
-    assert all((s["valid"] and 0 < s["reward"] < 1) or (not s["valid"] and s["reward"] == -3 and s["rule"]) for s in samples)
+    assert all(
+        (s["valid"] and 0 < s["reward"] < 1) or (not s["valid"] and s["reward"] == -3 and s["rule"]) for s in samples
+    )
     tokens = json.loads((out / "tokens.json").read_text())["categories"]
     assert tokens["plan"]["calls"] == 2 and tokens["train"]["calls"] == 2
     assert "plan" in result.output and "adapter:" in result.output

@@ -22,7 +22,12 @@ def run(replies, task=None, max_steps=6):
     backend = ScriptedBackend(replies)
     llm = LLM(backend)
     agent = EvaluatorAgent(llm, load_skills(), AgentConfig(max_steps=max_steps))
-    task = task or JudgeTask("pointwise", "3 boxes of 12 pens, 5 given away. How many left?", ["3 * 12 = 36. 36 - 5 = 30. Answer: 30"], kind="math")
+    task = task or JudgeTask(
+        "pointwise",
+        "3 boxes of 12 pens, 5 given away. How many left?",
+        ["3 * 12 = 36. 36 - 5 = 30. Answer: 30"],
+        kind="math",
+    )
     import asyncio
 
     return asyncio.run(agent.run(task)), backend, llm
@@ -66,7 +71,9 @@ def test_invalid_json_and_unknown_tool_are_recorded_and_the_loop_goes_on():
 
 
 def test_resource_of_an_unloaded_skill_is_refused():
-    outcome, backend, _ = run([act("use_skill", skill="math-answer"), act("view_resource", resource="short-answer-qa/qa-faithfulness"), FINAL])
+    outcome, backend, _ = run(
+        [act("use_skill", skill="math-answer"), act("view_resource", resource="short-answer-qa/qa-faithfulness"), FINAL]
+    )
     assert any("invalid_action" in f for f in outcome.flags)  # not in the schema's enum: rejected before any tool runs
 
 

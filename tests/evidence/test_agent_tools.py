@@ -3,14 +3,17 @@
 import asyncio
 import json
 
-import pytest
 from fake_openai import Reply
-
 from orchrm.evidence.agent import AgentConfig, EvaluatorAgent, JudgeTask
 from orchrm.evidence.skills import load_skills
 from orchrm.llm import LLM, OpenAIBackend
 
-TASK = JudgeTask("pointwise", "3 boxes of 12 pens, 5 given away. How many left?", ["3 * 12 = 36. 36 - 5 = 30. Answer: 30"], kind="math")
+TASK = JudgeTask(
+    "pointwise",
+    "3 boxes of 12 pens, 5 given away. How many left?",
+    ["3 * 12 = 36. 36 - 5 = 30. Answer: 30"],
+    kind="math",
+)
 
 
 def call(name, **arguments):
@@ -59,7 +62,10 @@ def test_a_server_answering_in_text_switches_to_json_actions(fake):
 
 
 def test_a_server_rejecting_tools_falls_back_to_constrained_json(fake):
-    fake.queue(Reply(status=400, text="tools are not supported"), Reply(text=json.dumps({"action": "final_answer", "reason": "r", "score": 0.2, "confidence": 0.4})))
+    fake.queue(
+        Reply(status=400, text="tools are not supported"),
+        Reply(text=json.dumps({"action": "final_answer", "reason": "r", "score": 0.2, "confidence": 0.4})),
+    )
     outcome = run(fake)
     assert any(f.startswith("tools_unsupported") for f in outcome.flags)
     assert fake.requests[1]["response_format"]["type"] == "json_schema" and "tools" not in fake.requests[1]

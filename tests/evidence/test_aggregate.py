@@ -15,7 +15,13 @@ from orchrm.evidence.aggregate import (
 
 
 def ev(impact, score, verdict=None, **kw):
-    return Evidence(source=f"{impact}-{score}", impact=impact, score=score, verdict=verdict or ("pass" if score and score >= 0.5 else "fail"), **kw)
+    return Evidence(
+        source=f"{impact}-{score}",
+        impact=impact,
+        score=score,
+        verdict=verdict or ("pass" if score and score >= 0.5 else "fail"),
+        **kw,
+    )
 
 
 def test_failed_veto_caps_the_score_whatever_else_says():
@@ -28,7 +34,9 @@ def test_passed_veto_does_not_raise_the_score():
     assert a.score == 0.3 and not a.vetoed
 
 
-@pytest.mark.parametrize("strong,others", list(itertools.product([0.0, 1.0], [[0.0], [1.0], [1.0, 1.0, 1.0], [0.0, 0.0]])))
+@pytest.mark.parametrize(
+    "strong,others", list(itertools.product([0.0, 1.0], [[0.0], [1.0], [1.0, 1.0, 1.0], [0.0, 0.0]]))
+)
 def test_strong_evidence_dominates(strong, others):
     a = aggregate([ev("strong", strong), *(ev("evidence", s, weight=5.0) for s in others)])
     assert (a.score >= 0.5) == (strong >= 0.5)

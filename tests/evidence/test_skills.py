@@ -84,7 +84,9 @@ def test_script_verifier_runs_in_the_sandbox_and_a_crash_is_an_error(tmp_path):
     res = skill.resource("arithmetic-consistency")
     ok = run_resource(skill, res, "2 + 2 = 4. 4 * 3 = 13. Answer: 13")
     assert ok.verdict == "partial" and ok.score == 0.5
-    (root / res.entry).write_text("import os\ndef verify(response, reference, question, **k):\n    return open('/etc/shadow').read()\n")
+    (root / res.entry).write_text(
+        "import os\ndef verify(response, reference, question, **k):\n    return open('/etc/shadow').read()\n"
+    )
     crashed = run_resource(load_skill(root), res, "2 + 2 = 4")
     assert crashed.verdict == "error" and crashed.score is None
 
@@ -126,5 +128,11 @@ def test_an_executed_trajectory_is_judged_by_the_trajectory_skill():
     skill = {s.name: s for s in load_skills()}["mas-trajectory"]
     r = run_resource(skill, skill.resource("trajectory-consistency"), trajectory_response(trace))
     assert r.verdict == "partial" and 0 < r.score < 1 and "agreement 0.50" in r.reason
-    agreeing = {**trace, "agents": [trace["agents"][0], {**trace["agents"][1], "output": "Answer: 34"}], "final_answer": "34"}
-    assert run_resource(skill, skill.resource("trajectory-consistency"), trajectory_response(agreeing)).verdict == "pass"
+    agreeing = {
+        **trace,
+        "agents": [trace["agents"][0], {**trace["agents"][1], "output": "Answer: 34"}],
+        "final_answer": "34",
+    }
+    assert (
+        run_resource(skill, skill.resource("trajectory-consistency"), trajectory_response(agreeing)).verdict == "pass"
+    )

@@ -8,17 +8,16 @@ import shutil
 
 import pytest
 import torch
-from tiny_policy import write_gguf
 
 from orchrm.errors import ChecksumMismatch, ConfigError
 from orchrm.grpo import GRPORunConfig, policy_weights
 from orchrm.grpo import adapter as adapter_mod
+from orchrm.grpo.adapter import adapter_folder, save_adapter, served_adapter
 from orchrm.grpo.checkpoints import seal
-from orchrm.grpo.adapter import adapter_folder, served_adapter
-from orchrm.grpo.adapter import save_adapter
 from orchrm.llm import LocalBackend
 from orchrm.llm.server import ServerConfig
 from orchrm.llm.types import GenerateConfig, Message
+from tiny_policy import write_gguf
 
 
 @pytest.fixture
@@ -130,9 +129,9 @@ def test_one_server_serves_the_adapted_orchestrator_and_the_base_model(tiny, tmp
 
 @pytest.mark.real_model
 def test_rollout_with_an_adapter_labels_its_traces_with_the_checkpoint(tiny, tmp_path):
-    from mas_fakes import make_task
     from typer.testing import CliRunner
 
+    from mas_fakes import make_task
     from orchrm.cli.app import app
     from orchrm.mas.traces import read_traces
 
@@ -143,8 +142,13 @@ def test_rollout_with_an_adapter_labels_its_traces_with_the_checkpoint(tiny, tmp
     adapted = CliRunner().invoke(app, [*args, "--orchestrator-adapter", str(run), "--out", str(tmp_path / "spec")])
     base = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "base")])
     assert adapted.exit_code == 0 and base.exit_code == 0, adapted.output + base.output
-    spec_traces, base_traces = read_traces(tmp_path / "spec" / "traces.jsonl"), read_traces(tmp_path / "base" / "traces.jsonl")
+    spec_traces, base_traces = (
+        read_traces(tmp_path / "spec" / "traces.jsonl"),
+        read_traces(tmp_path / "base" / "traces.jsonl"),
+    )
     assert {t.orchestrator.checkpoint for t in spec_traces} == {"grpo:step-3"}
     assert {t.orchestrator.checkpoint for t in base_traces} == {"base"}
-    assert all(t.orchestrator.model_id.endswith("+lora:" + served_adapter(run, str(tiny.gguf)).sha256) for t in spec_traces)
+    assert all(
+        t.orchestrator.model_id.endswith("+lora:" + served_adapter(run, str(tiny.gguf)).sha256) for t in spec_traces
+    )
     assert json.loads(adapted.stdout.strip().splitlines()[-1])["traces"] == 2

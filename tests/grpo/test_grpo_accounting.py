@@ -9,7 +9,9 @@ from orchrm.grpo.accounting import Accounted, LedgerLog, totals_json
 
 def _call(tmp_path, shared_sampling):
     ledger = LedgerLog(tmp_path / "tokens.jsonl")
-    acc = Accounted(lambda **kw: [1.0] * len(kw["completion_ids"]), ledger, "policy", 2, shared_sampling=shared_sampling)
+    acc = Accounted(
+        lambda **kw: [1.0] * len(kw["completion_ids"]), ledger, "policy", 2, shared_sampling=shared_sampling
+    )
     prompts = ["A?"] * 3 + ["B?"] * 2  # two groups
     out = asyncio.run(acc(prompts, ["x"] * 5, [[1, 2]] * 5, prompt_tokens=[100, 100, 100, 60, 60]))
     ledger.close()

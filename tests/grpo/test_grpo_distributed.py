@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from mas_fakes import make_task
-from tiny_policy import tiny_policy, tiny_rm, write_gguf
 
+from mas_fakes import make_task
 from orchrm.grpo.checkpoints import SEAL_FILE, last_checkpoint
+from tiny_policy import tiny_policy, tiny_rm, write_gguf
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ACCELERATE = shutil.which("accelerate", path=str(Path(sys.executable).parent)) or shutil.which("accelerate")
@@ -54,16 +54,24 @@ def _check_tokens(run: Path, steps: int) -> None:
         ckpt = run / "checkpoints" / f"checkpoint-{step}"
         seal = json.loads((ckpt / SEAL_FILE).read_text())
         assert {"rng_state_0.pth", "rng_state_1.pth"} <= set(seal["files"])  # sealed after both processes saved
-        trl_count = [h["num_tokens"] for h in json.loads((ckpt / "trainer_state.json").read_text())["log_history"] if "num_tokens" in h]
+        trl_count = [
+            h["num_tokens"]
+            for h in json.loads((ckpt / "trainer_state.json").read_text())["log_history"]
+            if "num_tokens" in h
+        ]
         plan, train = seal["tokens"]["categories"]["plan"], seal["tokens"]["categories"]["train"]
         assert plan["total_tokens"] == trl_count[-1] and plan["calls"] == 4 * step
         # the update reads each process's share of a group's prompt once: per sample it would equal plan
-        assert train["per_sample_tokens"] == plan["per_sample_tokens"] and train["prompt_tokens"] < plan["prompt_tokens"]
+        assert (
+            train["per_sample_tokens"] == plan["per_sample_tokens"] and train["prompt_tokens"] < plan["prompt_tokens"]
+        )
     tokens = json.loads((run / "tokens.json").read_text())
     assert tokens == seal["tokens"]
     samples = _lines(run / "samples.jsonl")
     assert len(samples) == tokens["categories"]["plan"]["calls"] == 4 * steps
-    assert sorted(s["step"] for s in samples) == [s for s in range(steps) for _ in range(4)]  # 4 plans a step, once each
+    assert sorted(s["step"] for s in samples) == [
+        s for s in range(steps) for _ in range(4)
+    ]  # 4 plans a step, once each
     assert sum(s["completion_tokens"] for s in samples) == tokens["categories"]["plan"]["completion_tokens"]
     # each process appended only its own shard, to its own ledger
     assert len(_lines(run / "tokens.jsonl")) == len(_lines(run / "tokens.rank1.jsonl")) == 2 * 2 * steps
@@ -76,7 +84,9 @@ def test_two_processes_count_every_token_once_and_resume(setup):
     run = setup[0] / "run"
     first = _train(setup, steps=2)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-6000:]
-    assert first.stdout.count("orchestrator training: 2 steps") == 1 and first.stdout.count("warning:") == 1, first.stdout
+    assert first.stdout.count("orchestrator training: 2 steps") == 1 and first.stdout.count("warning:") == 1, (
+        first.stdout
+    )
     assert json.loads((run / "run.json").read_text())["sampler"] == "trl"  # auto: no llama-server per process
     card = json.loads((run / "adapter" / "orchrm-adapter.json").read_text())
     assert card["steps"] == 2 and (run / "adapter" / "adapter_model.safetensors").is_file()
@@ -86,6 +96,8 @@ def test_two_processes_count_every_token_once_and_resume(setup):
 
     again = _train(setup, steps=3)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-6000:]
-    assert " ".join(again.stdout.split()).count("orchestrator training: 3 steps (resumed from checkpoint-2)") == 1, again.stdout
+    assert " ".join(again.stdout.split()).count("orchestrator training: 3 steps (resumed from checkpoint-2)") == 1, (
+        again.stdout
+    )
     assert json.loads((run / "adapter" / "orchrm-adapter.json").read_text())["steps"] == 3
     _check_tokens(run, steps=3)

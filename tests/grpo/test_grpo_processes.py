@@ -43,7 +43,11 @@ def test_an_expected_error_on_the_main_process_is_the_same_one_line_everywhere(s
         on_main(MAIN, settle)
     with pytest.raises(ConfigError) as other_error:
         on_main(OTHER, never)
-    assert str(other_error.value) == str(main_error.value) == "runs/grpo holds a training run made with other settings (use a new --out folder)"
+    assert (
+        str(other_error.value)
+        == str(main_error.value)
+        == "runs/grpo holds a training run made with other settings (use a new --out folder)"
+    )
 
 
 def test_one_process_just_works():

@@ -8,10 +8,10 @@ import tarfile
 
 import pytest
 import torch
-from mas_fakes import make_task
 from safetensors.torch import load_file
 from test_grpo_train import config, count_b
 
+from mas_fakes import make_task
 from orchrm.errors import ConfigError
 from orchrm.grpo import GRPORunConfig, open_run, policy_weights, resolve_sampler, train_orchestrator
 from orchrm.grpo.checkpoints import last_checkpoint
@@ -51,7 +51,9 @@ def run(tmp_path, policy_dir, out, engine, **kw):
     cfg = config(sampler="server", **kw)
     ledger = open_run(out, cfg)
     try:
-        return train_orchestrator(cfg, make_task(tmp_path), policy_weights(policy_dir), out, ledger=ledger, reward=count_b, engine=engine)
+        return train_orchestrator(
+            cfg, make_task(tmp_path), policy_weights(policy_dir), out, ledger=ledger, reward=count_b, engine=engine
+        )
     finally:
         ledger.close()
 
@@ -146,7 +148,9 @@ def test_several_processes_sample_with_trl_on_a_cpu_and_split_each_step(tmp_path
     monkeypatch.setattr("orchrm.grpo.sampler.on_gpu", lambda: False)
     gguf = PolicyWeights(name="tiny", path=tmp_path, sha256="0" * 64, gguf=tmp_path / "tiny.gguf")
     assert resolve_sampler("auto", gguf, processes=2) == "trl"  # a llama-server per process would share the cores
-    with pytest.raises(ConfigError, match=r"--sampler server samples in one process; this run has 2 \(use --sampler trl"):
+    with pytest.raises(
+        ConfigError, match=r"--sampler server samples in one process; this run has 2 \(use --sampler trl"
+    ):
         resolve_sampler("server", gguf, processes=2)
     assert resolve_sampler("trl", gguf, processes=2) == "trl"
     assert plans_per_process(config(group_size=4, questions_per_step=3), 2) == 6  # the step stays 12 plans
@@ -165,14 +169,22 @@ def test_the_lora_converter_comes_from_the_pinned_sdist(tmp_path, monkeypatch):
     for name, text in files.items():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_text(text)
-    sdist = server_build.server_home() / "convert-work" / "sdist" / f"llama_cpp_python-{server_build.LLAMA_CPP_PYTHON_VERSION}.tar.gz"
+    sdist = (
+        server_build.server_home()
+        / "convert-work"
+        / "sdist"
+        / f"llama_cpp_python-{server_build.LLAMA_CPP_PYTHON_VERSION}.tar.gz"
+    )
     sdist.parent.mkdir(parents=True)
     with tarfile.open(sdist, "w:gz") as tar:
         for name in files:
             tar.add(src / name, arcname=prefix + name)
     assert server_build.lora_converter() is None
     script = server_build.ensure_lora_converter(log=lambda m: None)
-    assert script == server_build.converter_home() / "convert_lora_to_gguf.py" and script.read_text() == "print('convert')\n"
+    assert (
+        script == server_build.converter_home() / "convert_lora_to_gguf.py"
+        and script.read_text() == "print('convert')\n"
+    )
     home = server_build.converter_home()
     assert (home / "conversion" / "__init__.py").is_file() and (home / "gguf-py" / "gguf" / "__init__.py").is_file()
     assert not (home / "src").exists() and not sdist.exists()  # only the converter is kept; the download is gone
@@ -212,7 +224,11 @@ def test_a_group_of_plans_is_one_request_with_explicit_adapter_scale(tmp_path):
 
     engine = object.__new__(LlamaServerEngine)
     engine.server, engine.parallel, engine._client = Server(), 4, httpx.Client(transport=httpx.MockTransport(handler))
-    out = engine.complete([[7, 1], [7, 1], [7, 1], [9, 2], [9, 2]], Sampling(max_tokens=5, temperature=0.8, top_p=0.95), [10, 11, 12, 13, 14])
+    out = engine.complete(
+        [[7, 1], [7, 1], [7, 1], [9, 2], [9, 2]],
+        Sampling(max_tokens=5, temperature=0.8, top_p=0.95),
+        [10, 11, 12, 13, 14],
+    )
     assert out == [[7, 10], [7, 11], [7, 12], [9, 13], [9, 14]]
     assert sorted((b["prompt"][0], b["n_cmpl"], b["seed"]) for b in seen) == [(7, 3, 10), (9, 2, 13)]
     for b in seen:

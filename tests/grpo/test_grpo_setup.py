@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
+
 from live_server import free_port
 from mas_fakes import make_task
-
 from orchrm.errors import BackendUnreachable, ConfigError
 from orchrm.grpo import AgentOptions, ExecuteScorer, GRPORunConfig, setup_run
 
@@ -26,7 +26,9 @@ def test_the_execute_reward_gets_reachable_agents_that_count_into_the_run_ledger
 def test_agents_that_cannot_answer_stop_the_run_before_any_training(tmp_path, policy_dir):
     make_task(tmp_path)
     settings = GRPORunConfig(task=f"jsonl:{tmp_path / 'qs.jsonl'}", policy=str(policy_dir), reward="execute")
-    agents = AgentOptions(backend="openai", model="small", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key_env="HOME")
+    agents = AgentOptions(
+        backend="openai", model="small", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key_env="HOME"
+    )
     with pytest.raises(BackendUnreachable, match="agent model at"):
         setup_run(settings, tmp_path / "run", sampler="trl", agents=agents)
 

@@ -10,13 +10,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from mas_fakes import make_task
 from safetensors.torch import load_file
 
+from mas_fakes import make_task
 from orchrm.errors import ConfigError
 from orchrm.grpo import GRPORunConfig, open_run, policy_weights, train_orchestrator
-from orchrm.grpo.checkpoints import SEAL_FILE, last_checkpoint
 from orchrm.grpo.adapter import ADAPTER_CARD, ADAPTER_DIR
+from orchrm.grpo.checkpoints import SEAL_FILE, last_checkpoint
 from orchrm.grpo.train import CHECKPOINTS_DIR
 
 
@@ -35,7 +35,9 @@ def run(tmp_path, policy_dir, out, **kw):
     cfg = config(**kw)
     ledger = open_run(out, cfg)
     try:
-        return train_orchestrator(cfg, make_task(tmp_path), policy_weights(policy_dir), out, ledger=ledger, reward=count_b)
+        return train_orchestrator(
+            cfg, make_task(tmp_path), policy_weights(policy_dir), out, ledger=ledger, reward=count_b
+        )
     finally:
         ledger.close()
 
@@ -46,7 +48,11 @@ def test_grpo_trains_the_adapter_and_counts_every_token(tmp_path, policy_dir):
     assert result.steps == 2 and result.resumed_from is None
     adapter = out / ADAPTER_DIR
     names = sorted(p.name for p in adapter.iterdir())
-    assert "adapter_model.safetensors" in names and ADAPTER_CARD in names and not any(n.endswith((".bin", ".pt")) for n in names)
+    assert (
+        "adapter_model.safetensors" in names
+        and ADAPTER_CARD in names
+        and not any(n.endswith((".bin", ".pt")) for n in names)
+    )
     lora_b = [v for k, v in load_file(adapter / "adapter_model.safetensors").items() if "lora_B" in k]
     assert lora_b and any(float(v.abs().max()) > 0 for v in lora_b)  # LoRA B starts at zero: nonzero means it learned
     card = json.loads((adapter / ADAPTER_CARD).read_text())
@@ -76,7 +82,11 @@ def test_resume_continues_from_the_last_sealed_checkpoint(tmp_path, policy_dir):
     torn.mkdir()
     (torn / "adapter_model.safetensors").write_bytes(b"half")
     result = run(tmp_path, policy_dir, out, max_steps=2)
-    assert result.resumed_from == ckpt and result.steps == 2 and not (torn / "adapter_model.safetensors").read_bytes() == b"half"
+    assert (
+        result.resumed_from == ckpt
+        and result.steps == 2
+        and not (torn / "adapter_model.safetensors").read_bytes() == b"half"
+    )
     tokens = json.loads((out / "tokens.json").read_text())["categories"]
     assert tokens["plan"]["calls"] == 8  # the first run's 4 samples stay counted, the resumed run adds 4
     with pytest.raises(ConfigError, match="other settings"):
@@ -120,7 +130,9 @@ KILLED_RUN = textwrap.dedent(
 def test_a_run_killed_with_sigkill_resumes(tmp_path, policy_dir):
     out = tmp_path / "run"
     here = Path(__file__).parent
-    script = KILLED_RUN.format(support=str(here.parent / "support"), out=str(out), tmp=str(tmp_path), policy=str(policy_dir))
+    script = KILLED_RUN.format(
+        support=str(here.parent / "support"), out=str(out), tmp=str(tmp_path), policy=str(policy_dir)
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]

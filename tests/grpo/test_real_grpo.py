@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from mas_fakes import make_task
 
+from mas_fakes import make_task
 from orchrm.grpo import GRPORunConfig, open_run, policy_weights, train_orchestrator
 from orchrm.mas.orchestrator import check_plan
-from orchrm.mas.rollout import agent_types_for
 from orchrm.mas.plans import PlanError
+from orchrm.mas.rollout import agent_types_for
 
 pytestmark = pytest.mark.real_model
 

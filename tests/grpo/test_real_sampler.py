@@ -6,12 +6,12 @@ import json
 import httpx
 import pytest
 import torch
-from mas_fakes import make_task
 from test_grpo_train import config, count_b
-from tiny_policy import write_gguf
 
+from mas_fakes import make_task
 from orchrm.grpo import open_run, policy_weights, train_orchestrator
 from orchrm.grpo.sampler import LlamaServerEngine
+from tiny_policy import write_gguf
 
 pytestmark = pytest.mark.real_model
 
@@ -75,6 +75,8 @@ def test_grpo_trains_with_plans_from_llama_server(tiny_gguf, tmp_path):
     assert result.steps == 2 and (out / "sampler" / "adapter.gguf").is_file()  # converted after step 1
     tokens = json.loads((out / "tokens.json").read_text())["categories"]
     # TRL counts every sample's prompt; llama-server read each group's once (n_cmpl): per sample the counts agree
-    assert tokens["plan"]["calls"] == 8 and tokens["plan"]["per_sample_tokens"] == int([h for h in result.log_history if "num_tokens" in h][-1]["num_tokens"])
+    assert tokens["plan"]["calls"] == 8 and tokens["plan"]["per_sample_tokens"] == int(
+        [h for h in result.log_history if "num_tokens" in h][-1]["num_tokens"]
+    )
     assert {json.loads(x)["backend"] for x in (out / "tokens.jsonl").read_text().splitlines()} == {"llama-server"}
     assert [t.step for t in result.timings] == [1, 2] and result.timings[1].sync_s > 0

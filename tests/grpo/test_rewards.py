@@ -5,14 +5,14 @@ import json
 import math
 
 import pytest
-from mas_fakes import PLAN, make_task, replies, scripted_llm
-from tiny_policy import tiny_rm
 
+from mas_fakes import PLAN, make_task, replies, scripted_llm
 from orchrm.grpo.rewards import ExecuteScorer, PlanReward, RMScorer
-from orchrm.samples import SampleRecord
 from orchrm.llm.accounting import TokenLedger
 from orchrm.mas.rollout import agent_types_for
 from orchrm.rm import RewardModel
+from orchrm.samples import SampleRecord
+from tiny_policy import tiny_rm
 
 DIRECT = json.dumps({"answer": "4"})
 
@@ -46,7 +46,9 @@ def test_invalid_plans_get_the_penalty_and_a_record_never_a_crash(tmp_path):
     scorer = Constant()
     reward = PlanReward(scorer, qs, degree="dag", agent_types=agent_types_for(task), penalty=-2.5,
                         samples_path=tmp_path / "samples.jsonl")  # fmt: skip
-    cyclic = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "${b}"}, {"id": "b", "type": "cot", "input": "${a}"}]})
+    cyclic = json.dumps(
+        {"agents": [{"id": "a", "type": "cot", "input": "${b}"}, {"id": "b", "type": "cot", "input": "${a}"}]}
+    )
     out = _call(reward, [PLAN, "{ not json", cyclic, "", PLAN], [q1, q1, q1, q2, q2])
     assert out == [0.5, -2.5, -2.5, -2.5, 0.5]
     assert [(q, len(p)) for q, p in scorer.seen] == [(q1, 1), (q2, 1)]  # one batch per question, valid plans only
@@ -71,7 +73,9 @@ def test_the_rm_reward_follows_the_rm_and_runs_no_agent(tmp_path):
     [q] = qs
     rm = RewardModel.load(tiny_rm(tmp_path / "rm", tasks=["jsonl"]))
     other = json.dumps({"agents": [{"id": "x", "type": "python", "input": "Compute it."}]})
-    reward = PlanReward(RMScorer(rm), qs, degree="dag", agent_types=agent_types_for(task), samples_path=tmp_path / "s.jsonl")
+    reward = PlanReward(
+        RMScorer(rm), qs, degree="dag", agent_types=agent_types_for(task), samples_path=tmp_path / "s.jsonl"
+    )
     out = _call(reward, [PLAN, other, "nope"], [q, q, q])
     raw = rm.score(qs[q].question, [PLAN, other])
     assert out[:2] == pytest.approx([1 / (1 + math.exp(-r)) for r in raw]) and out[2] == -1.0
@@ -88,7 +92,9 @@ def test_the_execute_reward_runs_the_agents_and_grades_the_answer(tmp_path):
     llm = scripted_llm(replies())
     llm.ledger = ledger
     reward = PlanReward(ExecuteScorer(task, llm), qs, degree="dag", agent_types=agent_types_for(task))
-    single = json.dumps({"agents": [{"id": "g", "type": "cot", "input": "Guess."}]})  # the final agent sees the question
+    single = json.dumps(
+        {"agents": [{"id": "g", "type": "cot", "input": "Guess."}]}
+    )  # the final agent sees the question
     out = _call(reward, [PLAN, "garbage", single], [q, q, q])
     assert out == [1.0, -1.0, 1.0]
     assert ledger.totals()["execute"].calls == len(llm.backend.calls) > 0  # every sub-agent call counted
@@ -127,7 +133,9 @@ def test_the_prior_reward_is_the_shape_priors_rate_whatever_the_plan_says(tmp_pa
         prior.add(plan("cot", "think"), ok)
     task = make_task(tmp_path)
     [q] = task.questions(1)
-    python_a, python_b, cot = asyncio.run(PriorScorer(prior).score(q, [plan("python", "x"), plan("python", "other words"), plan("cot", "y")]))
+    python_a, python_b, cot = asyncio.run(
+        PriorScorer(prior).score(q, [plan("python", "x"), plan("python", "other words"), plan("cot", "y")])
+    )
     assert python_a.reward == python_b.reward == prior.lookup(plan("python", "x")).value  # the text plays no part
     assert python_a.reward > cot.reward and python_a.detail == {"grain": "plan"}
 
@@ -138,7 +146,9 @@ def test_a_decoder_rms_reads_are_counted_under_verify_and_an_encoders_are_not(tm
     [q] = qs
     encoder = RewardModel.load(tiny_rm(tmp_path / "rm", tasks=["jsonl"]))
     # the same network carded as a decoder: what `RMScorer` reads to decide whether it is an LLM call
-    decoder = RewardModel(encoder.model, encoder.tokenizer, encoder.card.model_copy(update={"backbone_kind": "decoder"}))
+    decoder = RewardModel(
+        encoder.model, encoder.tokenizer, encoder.card.model_copy(update={"backbone_kind": "decoder"})
+    )
     other = json.dumps({"agents": [{"id": "x", "type": "python", "input": "Compute it."}]})
     for rm, calls in ((encoder, 0), (decoder, 2)):
         ledger = TokenLedger()

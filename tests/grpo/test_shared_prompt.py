@@ -1,6 +1,5 @@
 """Reading a group's shared prompt once gives TRL's own per-token log-probs, entropies and gradients."""
 
-import pytest
 import torch
 from datasets import Dataset
 from test_grpo_train import config, count_b
@@ -61,7 +60,9 @@ def test_one_prompt_per_batch_is_one_prefix_pass(tmp_path, policy_dir, monkeypat
     ids, mask, cmask = batch(tok)
     seen = []
     real = type(trainer)._group_logps
-    monkeypatch.setattr(type(trainer), "_group_logps", lambda self, m, i, *a: seen.append(i.size(0)) or real(self, m, i, *a))
+    monkeypatch.setattr(
+        type(trainer), "_group_logps", lambda self, m, i, *a: seen.append(i.size(0)) or real(self, m, i, *a)
+    )
     with torch.no_grad():
         trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, cmask.size(1))
     assert seen == [2, 2]  # two distinct prompts, each read once for its two plans

@@ -67,7 +67,11 @@ def test_schema_output_is_checked_and_valid_output_cached(tmp_path):
 
 @pytest.mark.parametrize(
     "reply, match",
-    [('{"answer": "four"}', "violates the schema at answer"), ("four", "not valid JSON"), ('{"answer": 4, "x": 1}', "Additional")],
+    [
+        ('{"answer": "four"}', "violates the schema at answer"),
+        ("four", "not valid JSON"),
+        ('{"answer": 4, "x": 1}', "Additional"),
+    ],
 )
 def test_schema_violation_raises_records_usage_and_is_not_cached(tmp_path, reply, match):
     cache = ResponseCache(tmp_path / "c.sqlite")

@@ -38,7 +38,9 @@ def test_agent_options_naming_the_orchestrators_model_reuse_it(orch, agent, tmp_
 
 
 def test_agent_model_on_the_same_server(tmp_path):
-    orch, agent = open_llms("openai", base_url="http://h:1/v1", model="big", agent_model="small", cache=tmp_path / "c.sqlite")
+    orch, agent = open_llms(
+        "openai", base_url="http://h:1/v1", model="big", agent_model="small", cache=tmp_path / "c.sqlite"
+    )
     assert agent is not orch
     assert (agent.backend.base_url, agent.backend.model) == ("http://h:1/v1", "small")
     assert agent.ledger is orch.ledger and agent.cache is orch.cache
@@ -133,7 +135,9 @@ def test_local_server_that_cannot_start_is_one_line_naming_the_role(tmp_path, mo
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF fake")
     orch, agent = open_llms("local", model=str(model), cache=False)
-    with pytest.raises(BackendUnreachable, match=f"^agent model at {model} \\(embedded, on its own llama-server\\) is not reachable") as info:
+    with pytest.raises(
+        BackendUnreachable, match=f"^agent model at {model} \\(embedded, on its own llama-server\\) is not reachable"
+    ) as info:
         asyncio.run(ensure_reachable(agent, "agent"))
     assert "cannot load model" in info.value.detail  # the server's log tail, shown below the one line
     close_llms(orch, agent)
@@ -150,7 +154,9 @@ def test_an_adapted_orchestrators_agents_are_the_base_model_on_its_server(tmp_pa
         assert orch.backend.model_id == f"{agent.backend.model_id}+lora:{'ab' * 32}"
         assert agent.ledger is orch.ledger and agent.cache is orch.cache
         close_llms(orch, agent)
-    orch, agent = open_llms("local", orchestrator_adapter=adapter, agent_model="smollm2-135m", cache=tmp_path / "c.sqlite")
+    orch, agent = open_llms(
+        "local", orchestrator_adapter=adapter, agent_model="smollm2-135m", cache=tmp_path / "c.sqlite"
+    )
     assert agent.backend._host is None and agent.backend.model_name == "smollm2-135m"  # another model: its own server
     close_llms(orch, agent)
 

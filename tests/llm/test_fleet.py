@@ -4,8 +4,8 @@ import asyncio
 import socket
 
 import pytest
-from fake_openai import FakeOpenAI, Reply
 
+from fake_openai import FakeOpenAI, Reply
 from orchrm.errors import BackendUnreachable, ConfigError, ContextOverflow
 from orchrm.llm import LLM, FleetBackend, OpenAIBackend, ResponseCache, create_backend, ensure_reachable
 from orchrm.llm.types import cache_key
@@ -147,7 +147,9 @@ def test_cache_key_same_across_routing():
     from orchrm.llm import GenerateConfig, Message
 
     msgs = [Message(role="user", content="x")]
-    assert cache_key(a.kind, a.model_id, msgs, GenerateConfig(), 0) == cache_key(b.kind, b.model_id, msgs, GenerateConfig(), 0)
+    assert cache_key(a.kind, a.model_id, msgs, GenerateConfig(), 0) == cache_key(
+        b.kind, b.model_id, msgs, GenerateConfig(), 0
+    )
 
 
 def _orchrm(*args):

@@ -3,8 +3,8 @@
 import asyncio
 
 import pytest
-from fake_openai import FakeOpenAI, Reply
 
+from fake_openai import FakeOpenAI, Reply
 from orchrm.llm import LLM, OpenAIBackend, ResponseCache
 from orchrm.llm.grouped import split_tokens
 from orchrm.llm.permits import Permits

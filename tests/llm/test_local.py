@@ -26,7 +26,9 @@ def _script(path: Path, body: str) -> Path:
 @pytest.fixture
 def fake_env(tmp_path, monkeypatch):
     monkeypatch.setenv("ORCHRM_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("ORCHRM_LLAMA_SERVER", str(_script(tmp_path / "llama-server", f'exec {sys.executable} {FAKE} "$@"')))
+    monkeypatch.setenv(
+        "ORCHRM_LLAMA_SERVER", str(_script(tmp_path / "llama-server", f'exec {sys.executable} {FAKE} "$@"'))
+    )
     model = tmp_path / "tiny.gguf"
     model.write_bytes(b"GGUF fake weights")
     return model

@@ -101,7 +101,9 @@ def test_a_killed_assembly_leaves_no_model_and_its_leftovers_are_removed_next_ti
     model = fake_parts()
     target = models.model_path(model)
     target.parent.mkdir(parents=True)
-    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout)
+    dead = int(
+        subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout
+    )
     leftovers = [target.parent / f".{target.name}.orchrm-tmp-{dead}-abcd", target.with_suffix(f".part-{dead}")]
     for p in leftovers:
         p.write_bytes(b"half a model")

@@ -1,8 +1,8 @@
 import socket
 
 import pytest
-from fake_openai import Reply
 
+from fake_openai import Reply
 from orchrm.errors import (
     BackendHTTPError,
     BackendTimeout,
@@ -25,7 +25,9 @@ def test_request_and_usage(fake, monkeypatch):
     monkeypatch.setenv("MY_KEY", "sk-test")
     fake.queue(Reply(text="pong", usage={"prompt_tokens": 7, "completion_tokens": 1}))
     llm = _llm(fake.url, api_key_env="MY_KEY")
-    out = llm.generate("ping", category="execute", system="s", temperature=0.3, top_p=0.9, max_tokens=9, stop=["\n"], seed=5)
+    out = llm.generate(
+        "ping", category="execute", system="s", temperature=0.3, top_p=0.9, max_tokens=9, stop=["\n"], seed=5
+    )
     assert out[0].text == "pong" and out[0].usage.prompt_tokens == 7 and out[0].usage.completion_tokens == 1
     req = fake.requests[0]
     assert req["messages"] == [{"role": "system", "content": "s"}, {"role": "user", "content": "ping"}]

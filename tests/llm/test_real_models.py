@@ -72,8 +72,13 @@ def test_dead_server_is_restarted(smol):
 
 def test_default_model_json_answer_and_parallel_samples(qwen):
     out = qwen.generate(
-        "What is 17 + 25? Answer in JSON.", category="verify", json_schema=ANSWER, max_tokens=24, n=4,
-        temperature=0.7, seed=11,
+        "What is 17 + 25? Answer in JSON.",
+        category="verify",
+        json_schema=ANSWER,
+        max_tokens=24,
+        n=4,
+        temperature=0.7,
+        seed=11,
     )
     assert len(out) == 4
     assert all(isinstance(c.json_value()["answer"], int) for c in out)

@@ -3,12 +3,17 @@
 import json
 
 import pytest
-from fake_openai import Reply
 
+from fake_openai import Reply
 from orchrm.errors import MalformedResponse
 from orchrm.llm import LLM, GenerateConfig, OpenAIBackend
 
-TOOLS = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": "add", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+    }
+]
 
 
 def tool_body(name, arguments, content=None):
@@ -63,6 +68,12 @@ def test_requests_without_tools_keep_their_pre_tools_cache_key():
     msgs = [Message(role="user", content="x")]
     cfg = GenerateConfig(seed=3)
     legacy = {k: v for k, v in cfg.model_dump(mode="json").items() if k not in ("tools", "tool_choice")}
-    payload = {"backend": "local", "model": "m", "messages": [m.model_dump() for m in msgs], "config": legacy, "index": 0}
+    payload = {
+        "backend": "local",
+        "model": "m",
+        "messages": [m.model_dump() for m in msgs],
+        "config": legacy,
+        "index": 0,
+    }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert cache_key("local", "m", msgs, cfg, 0) == hashlib.sha256(blob.encode()).hexdigest()

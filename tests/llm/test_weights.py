@@ -4,10 +4,10 @@ import json
 
 import pytest
 import torch
-from tiny_policy import write_gguf
 
 from orchrm.errors import ChecksumMismatch, ModelError
 from orchrm.llm.weights import CARD_FILE, converted_dir, policy_weights, read_card
+from tiny_policy import write_gguf
 
 
 @pytest.fixture
@@ -32,9 +32,11 @@ def test_a_gguf_converts_to_the_same_trainable_model(policy_dir, gguf_file):
     assert all(p.requires_grad for p in converted.parameters())
     tok = AutoTokenizer.from_pretrained(weights.path)
     messages = [{"role": "user", "content": "Question: 2+2?\nPlan:"}]
-    assert tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True) == AutoTokenizer.from_pretrained(
-        policy_dir
-    ).apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert tok.apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=True
+    ) == AutoTokenizer.from_pretrained(policy_dir).apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=True
+    )
 
 
 def test_the_conversion_is_cached_and_checked(gguf_file, monkeypatch):
@@ -69,7 +71,9 @@ def test_a_local_folder_is_used_as_it_is_and_pickles_are_refused(policy_dir, tmp
 
 def test_a_conversion_that_wrote_no_weights_is_not_cached(gguf_file, monkeypatch):
     # transformers saves on rank 0 only once a process group has started: a later rank writes nothing.
-    monkeypatch.setattr("transformers.modeling_utils.PreTrainedModel.should_save_on_this_rank", lambda self, main: False)
+    monkeypatch.setattr(
+        "transformers.modeling_utils.PreTrainedModel.should_save_on_this_rank", lambda self, main: False
+    )
     with pytest.raises(ModelError, match="wrote no weights converting tiny.gguf"):
         policy_weights(str(gguf_file))
     assert not any(p.is_dir() for p in (gguf_file.parent / "cache" / "policies").iterdir())  # nothing half-made cached

@@ -2,15 +2,17 @@ import asyncio
 
 import pytest
 
+from mas_fakes import FakeCorpus, by_prompt, scripted_llm
 from orchrm.errors import BackendTimeout
 from orchrm.mas.agents import AGENTS, AgentRun, AgentSettings, NoCorpus, accepted, majority
 from orchrm.mas.plans import AgentSpec
-from mas_fakes import FakeCorpus, by_prompt, scripted_llm
 
 
 def run_agent(type_, llm, options=None, retriever=None, task="Solve it.", settings=None):
     spec = AgentSpec(id="x", type=type_, input=task, options=options or {})
-    run = AgentRun(llm=llm, question="What is 2+3?", task_input=task, settings=settings or AgentSettings(), retriever=retriever)
+    run = AgentRun(
+        llm=llm, question="What is 2+3?", task_input=task, settings=settings or AgentSettings(), retriever=retriever
+    )
     result = asyncio.run(AGENTS[type_](spec).run(run))
     return result, run
 
@@ -53,7 +55,9 @@ def test_self_consistency_votes_over_k_samples():
 
 
 def test_budgets_clip_what_a_plan_asks_for():
-    _, run = run_agent("self_consistency", scripted_llm("Answer: 5"), {"samples": 7}, settings=AgentSettings(max_samples=2))
+    _, run = run_agent(
+        "self_consistency", scripted_llm("Answer: 5"), {"samples": 7}, settings=AgentSettings(max_samples=2)
+    )
     assert len(run.calls) == 2
     wrong = by_prompt({"strict reviewer": "VERDICT: WRONG"}, default="Answer: 4")
     _, run = run_agent("reflexion", scripted_llm(wrong), {"rounds": 4}, settings=AgentSettings(max_rounds=1))
@@ -68,7 +72,11 @@ def test_reflexion_stops_when_the_critic_accepts():
 
 
 def test_reflexion_revises_up_to_r_rounds():
-    llm = scripted_llm(by_prompt({"strict reviewer": "Step 2 is off.\nVERDICT: WRONG", "reviewer found": "Answer: 6"}, default="Answer: 4"))
+    llm = scripted_llm(
+        by_prompt(
+            {"strict reviewer": "Step 2 is off.\nVERDICT: WRONG", "reviewer found": "Answer: 6"}, default="Answer: 4"
+        )
+    )
     result, run = run_agent("reflexion", llm, {"rounds": 3})
     assert result.answer == "6"
     assert len(run.calls) == 1 + 2 * 3
@@ -83,7 +91,9 @@ def test_critic_verdict_parsing():
 
 
 def test_debate_runs_roles_rounds_and_a_judge():
-    llm = scripted_llm(by_prompt({"As the judge": "B is right.\nAnswer: 5", "Other debaters": "Answer: 5"}, default="Answer: 4"))
+    llm = scripted_llm(
+        by_prompt({"As the judge": "B is right.\nAnswer: 5", "Other debaters": "Answer: 5"}, default="Answer: 4")
+    )
     result, run = run_agent("debate", llm, {"roles": ["solver", "skeptic", "checker"], "rounds": 2})
     assert result.answer == "5"
     assert len(run.calls) == 3 * 2 + 1
@@ -144,11 +154,21 @@ def test_search_falls_back_to_the_sub_task_when_it_writes_no_keywords():
 
 
 def test_only_the_final_agent_sees_the_question_by_default():
-    for mode, is_final, shown in [("final", True, True), ("final", False, False), ("all", False, True), ("none", True, False)]:
+    for mode, is_final, shown in [
+        ("final", True, True),
+        ("final", False, False),
+        ("all", False, True),
+        ("none", True, False),
+    ]:
         llm = scripted_llm("Answer: 5")
         spec = AgentSpec(id="x", type="cot", input="Add the numbers.")
-        run = AgentRun(llm=llm, question="What is 2+3?", task_input="Add the numbers.",
-                       settings=AgentSettings(question_context=mode), is_final=is_final)
+        run = AgentRun(
+            llm=llm,
+            question="What is 2+3?",
+            task_input="Add the numbers.",
+            settings=AgentSettings(question_context=mode),
+            is_final=is_final,
+        )
         asyncio.run(AGENTS["cot"](spec).run(run))
         assert ("What is 2+3?" in run.calls[0].messages[-1].content) is shown, (mode, is_final)
 

@@ -2,10 +2,10 @@ import asyncio
 import json
 import time
 
+from mas_fakes import by_prompt, scripted_llm
 from orchrm.errors import BackendTimeout
 from orchrm.mas.executor import ExecutorConfig, busy_time, execute_plan, resolve_input
 from orchrm.mas.plans import Plan, parse_and_validate
-from mas_fakes import by_prompt, scripted_llm
 
 
 def plan(agents, edges):

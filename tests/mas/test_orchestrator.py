@@ -3,10 +3,10 @@ import json
 
 import pytest
 
+from mas_fakes import scripted_llm
 from orchrm.errors import ConfigError
 from orchrm.mas.orchestrator import Orchestrator, OrchestratorConfig, system_prompt
 from orchrm.mas.plans import AGENT_TYPES
-from mas_fakes import scripted_llm
 
 GOOD = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Solve."}], "edges": []})
 CYCLE = json.dumps(
@@ -62,15 +62,23 @@ def test_degree_single_rejects_multi_agent_plans():
 
 
 def test_degree_direct_accepts_json_or_an_answer_line():
-    orch = Orchestrator(scripted_llm('{"answer": "5"}', "It is five.\nAnswer: 5", "hmm"), OrchestratorConfig(degree="direct"))
+    orch = Orchestrator(
+        scripted_llm('{"answer": "5"}', "It is five.\nAnswer: 5", "hmm"), OrchestratorConfig(degree="direct")
+    )
     samples = asyncio.run(orch.sample("Q", 3))
     assert [s.plan.answer if s.plan else None for s in samples][:2] == ["5", "5"]
     assert samples[2].plan is None and samples[2].error.rule == "parse"
 
 
 def test_constrained_decoding_sends_the_schema_and_records_violations():
-    chain = json.dumps({"agents": [{"id": "a1", "type": "python", "input": "Compute 2 + 3."},
-                                   {"id": "a2", "type": "cot", "input": "Check ${a1}."}]})
+    chain = json.dumps(
+        {
+            "agents": [
+                {"id": "a1", "type": "python", "input": "Compute 2 + 3."},
+                {"id": "a2", "type": "cot", "input": "Check ${a1}."},
+            ]
+        }
+    )
     orch = Orchestrator(scripted_llm(chain, '{"agents": [broken'), OrchestratorConfig(constrained=True))
     samples = asyncio.run(orch.sample("Q", 2))
     assert orch.llm.backend.calls[0][1].json_schema is not None
@@ -107,6 +115,8 @@ def test_the_ith_plans_of_two_questions_are_independent_draws_and_reproducible()
     assert a != [OrchestratorConfig(seed=4).plan_seed("What is 2+3?", i) for i in range(8)]
     # runs made before that drew plan i with seed + i for every question, and resume that way
     legacy = OrchestratorConfig(seed=3, seeds="index")
-    assert [legacy.plan_seed(q, 2) for q in ("x", "y")] == [5, 5] and OrchestratorConfig(seed=None).plan_seed("x", 0) is None
+    assert [legacy.plan_seed(q, 2) for q in ("x", "y")] == [5, 5] and OrchestratorConfig(seed=None).plan_seed(
+        "x", 0
+    ) is None
     with pytest.raises(ConfigError, match="seed scheme"):
         OrchestratorConfig(seeds="random")

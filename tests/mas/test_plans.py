@@ -15,11 +15,32 @@ from orchrm.mas.plans import (
     validate_plan,
 )
 
-
 HOSTILE = [
-    "{", "}", "[", "]", '"', "\\", ":", ",", "\ud800", "\\ud800", "\\udfff", "NaN", "-Infinity", "1e999", "9" * 120,
-    '{"agents": [', '{"answer": ', '{"id": "a", "type": "cot", "input": "', '"}]}', "${a}", "${\u0430}", "\x00",
-    "```json\n", "```", "Answer: 7",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "\\",
+    ":",
+    ",",
+    "\ud800",
+    "\\ud800",
+    "\\udfff",
+    "NaN",
+    "-Infinity",
+    "1e999",
+    "9" * 120,
+    '{"agents": [',
+    '{"answer": ',
+    '{"id": "a", "type": "cot", "input": "',
+    '"}]}',
+    "${a}",
+    "${\u0430}",
+    "\x00",
+    "```json\n",
+    "```",
+    "Answer: 7",
 ]
 
 
@@ -79,7 +100,14 @@ def test_parser_round_trips_edges_by_alias():
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "no json here at all", '{"agents": [{"id": "a", "type": "cot", "input": "x"', "}{][", "\x00\xff garbage {{{"],
+    [
+        "",
+        "   ",
+        "no json here at all",
+        '{"agents": [{"id": "a", "type": "cot", "input": "x"',
+        "}{][",
+        "\x00\xff garbage {{{",
+    ],
 )
 def test_garbage_and_truncated_json_is_a_parse_error(text):
     with pytest.raises(PlanError) as info:
@@ -140,12 +168,19 @@ def test_option_bounds_come_from_the_catalog_and_every_agent_class_carries_its_t
 
 
 def test_topological_order_is_total_on_unvalidated_plans():
-    value = {"agents": [agent("b"), agent("a"), agent("a"), agent("c")], "edges": [edge("b", "a"), edge("c", "b"), edge("b", "zz")]}
+    value = {
+        "agents": [agent("b"), agent("a"), agent("a"), agent("c")],
+        "edges": [edge("b", "a"), edge("c", "b"), edge("b", "zz")],
+    }
     plan = Plan.model_validate(value)
     assert topological_order(plan, cycles="append") == ["c", "b", "a"]
-    sources = Plan.model_validate({"agents": [agent("a"), agent("b", input="${a}"), agent("a")], "edges": [edge("a", "b")]})
+    sources = Plan.model_validate(
+        {"agents": [agent("a"), agent("b", input="${a}"), agent("a")], "edges": [edge("a", "b")]}
+    )
     assert topological_order(sources) == ["a", "a", "b"]
-    cyclic = Plan.model_validate({"agents": [agent("a"), agent("b"), agent("c")], "edges": [edge("a", "b"), edge("b", "a")]})
+    cyclic = Plan.model_validate(
+        {"agents": [agent("a"), agent("b"), agent("c")], "edges": [edge("a", "b"), edge("b", "a")]}
+    )
     assert topological_order(cyclic, cycles="append") == ["c", "a", "b"]
     with pytest.raises(PlanError) as info:
         topological_order(cyclic)
@@ -160,15 +195,25 @@ def test_topological_order_is_total_on_unvalidated_plans():
         ({"agents": [agent("a"), agent("a", input="${a}")], "edges": []}, "duplicate_id", "a"),
         ({"agents": [agent("a b")], "edges": []}, "bad_id", "a b"),
         (
-            {"agents": [agent("a", input="use ${b}"), agent("b", input="use ${a}")], "edges": [edge("b", "a"), edge("a", "b")]},
+            {
+                "agents": [agent("a", input="use ${b}"), agent("b", input="use ${a}")],
+                "edges": [edge("b", "a"), edge("a", "b")],
+            },
             "cycle",
             None,
         ),
         ({"agents": [agent("a", input="improve ${a}")], "edges": []}, "self_reference", "a"),
-        ({"agents": [agent("a"), agent("b", input="${a}")], "edges": [edge("a", "b"), edge("b", "b")]}, "self_reference", "b"),
+        (
+            {"agents": [agent("a"), agent("b", input="${a}")], "edges": [edge("a", "b"), edge("b", "b")]},
+            "self_reference",
+            "b",
+        ),
         ({"agents": [agent("a"), agent("b"), agent("c", input="${a}")], "edges": [edge("a", "c")]}, "isolated", "b"),
         (
-            {"agents": [agent("a"), agent("b", input="${a}"), agent("c", input="${a}")], "edges": [edge("a", "b"), edge("a", "c")]},
+            {
+                "agents": [agent("a"), agent("b", input="${a}"), agent("c", input="${a}")],
+                "edges": [edge("a", "b"), edge("a", "c")],
+            },
             "sink_count",
             "c",
         ),
@@ -179,8 +224,16 @@ def test_topological_order_is_total_on_unvalidated_plans():
         ({"agents": [agent("a"), agent("b", input="${a\u200b}")], "edges": []}, "bad_reference", "b"),
         ({"agents": [agent("a", input="${b}"), agent("b", input="${a}"), agent("c", input="${b}")]}, "cycle", None),
         ({"agents": [agent("a", input="${ghost}")], "edges": []}, "unknown_reference", "a"),
-        ({"agents": [agent("a"), agent("b", input="${a}")], "edges": [edge("a", "b"), edge("a", "zz")]}, "unknown_edge_end", "zz"),
-        ({"agents": [agent("a"), agent("b", input="${a}")], "edges": [edge("a", "b"), edge("a", "b")]}, "duplicate_edge", "b"),
+        (
+            {"agents": [agent("a"), agent("b", input="${a}")], "edges": [edge("a", "b"), edge("a", "zz")]},
+            "unknown_edge_end",
+            "zz",
+        ),
+        (
+            {"agents": [agent("a"), agent("b", input="${a}")], "edges": [edge("a", "b"), edge("a", "b")]},
+            "duplicate_edge",
+            "b",
+        ),
         ({"agents": [agent(f"x{i}") for i in range(9)], "edges": []}, "too_many_agents", None),
         ({"agents": [agent("a", input="x" * 2001)], "edges": []}, "input_too_long", "a"),
         ({"agents": [agent("a", input="   ")], "edges": []}, "empty_input", "a"),
@@ -247,8 +300,13 @@ def test_json_schema_makes_ids_types_options_and_references_well_formed():
     import jsonschema
 
     schema = plan_json_schema(AGENT_TYPES)
-    fan = {"agents": [agent("a1", "search", "Velmor Labs staff?"), agent("a2", "search", "Quist Works staff?", steps=2),
-                      agent("a3", "python", "Add ${a1} and ${a2}, costs $3.", attempts=2)]}
+    fan = {
+        "agents": [
+            agent("a1", "search", "Velmor Labs staff?"),
+            agent("a2", "search", "Quist Works staff?", steps=2),
+            agent("a3", "python", "Add ${a1} and ${a2}, costs $3.", attempts=2),
+        ]
+    }
     jsonschema.validate(fan, schema)
     check(fan)  # what the grammar allows validates
     bad = [
@@ -335,7 +393,7 @@ def test_hostile_text_in_an_agent_input_never_escapes_as_a_crash(body, piece):
 def test_a_megabyte_of_braces_or_prose_parses_in_linear_time():
     import time
 
-    for text in ("{" * 1_000_000, "Let {x} be the set {1, 2}, ${a1} the input; {\"y\" z} " * 18_000):
+    for text in ("{" * 1_000_000, 'Let {x} be the set {1, 2}, ${a1} the input; {"y" z} ' * 18_000):
         start = time.perf_counter()
         with pytest.raises(PlanError):
             parse_plan(text)
@@ -343,5 +401,5 @@ def test_a_megabyte_of_braces_or_prose_parses_in_linear_time():
 
 
 def test_a_plan_among_prose_braces_is_still_found():
-    text = "Let {x} be {1, 2}; I use ${a}. {not json} " + A_PLAN % "Solve." + " {\"tail\": 1}"
+    text = "Let {x} be {1, 2}; I use ${a}. {not json} " + A_PLAN % "Solve." + ' {"tail": 1}'
     assert parse_plan(text).agents[0].input == "Solve."

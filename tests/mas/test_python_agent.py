@@ -2,11 +2,11 @@ import asyncio
 
 import pytest
 
+from mas_fakes import scripted_llm
 from orchrm.mas.agents import AGENTS, AgentRun, AgentSettings, ProgramFailed
 from orchrm.mas.agents.python import extract_code
 from orchrm.mas.executor import execute_plan
 from orchrm.mas.plans import AgentSpec, parse_and_validate
-from mas_fakes import scripted_llm
 
 
 def run_python_agent(*replies, attempts=2, task="Compute 1663 - 5242 - 9376."):
@@ -65,8 +65,10 @@ def test_extract_code_prefers_a_fence_and_accepts_bare_print():
 
 
 def test_a_looping_program_fails_its_agent_and_the_plan_records_it():
-    plan = parse_and_validate('{"agents": [{"id": "p", "type": "python", "input": "Loop.", "options": {"attempts": 1}},'
-                              ' {"id": "c", "type": "cot", "input": "Use ${p}."}]}')
+    plan = parse_and_validate(
+        '{"agents": [{"id": "p", "type": "python", "input": "Loop.", "options": {"attempts": 1}},'
+        ' {"id": "c", "type": "cot", "input": "Use ${p}."}]}'
+    )
     ex = asyncio.run(execute_plan(plan, "Q?", scripted_llm(fenced("while True:\n    pass"))))
     p, c = ex.agents
     assert p.status == "failed" and "ProgramFailed" in p.error and p.steps[0]["outcome"] in {"timeout", "cpu_limit"}

@@ -1,10 +1,10 @@
 import asyncio
 import json
 
+from mas_fakes import by_prompt, make_task, replies, run_config, scripted_llm
 from orchrm.mas.rollout import arollout, replay
 from orchrm.mas.traces import Trace, read_traces
 from orchrm.tasks.user import JsonlTask
-from mas_fakes import by_prompt, make_task, replies, run_config, scripted_llm
 
 
 class KindedTask(JsonlTask):

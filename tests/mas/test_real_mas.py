@@ -20,7 +20,9 @@ pytestmark = pytest.mark.real_model
 def test_smollm_rollout_records_every_plan(tmp_path):
     # SmolLM2-135M is too weak to plan well: what matters is that every sample becomes a trace.
     task = load_task("search_qa")
-    config = RunConfig(task="search_qa", n_questions=1, n_plans=2, plan_max_tokens=96, agent_max_tokens=48, temperature=1.0)
+    config = RunConfig(
+        task="search_qa", n_questions=1, n_plans=2, plan_max_tokens=96, agent_max_tokens=48, temperature=1.0
+    )
     llm = LLM(LocalBackend("smollm2-135m", server=ServerConfig(parallel=2, ctx_per_slot=2048)))
     try:
         progress = asyncio.run(arollout(task, llm, tmp_path / "run", config)).progress
@@ -74,7 +76,15 @@ def test_qwen_search_agent_reads_the_corpus():
     plan = Plan(agents=[AgentSpec(id="find", type="search", input=q.question, options={"steps": 2, "top_k": 2})])
     llm = LLM(LocalBackend("qwen2.5-coder-0.5b", server=ServerConfig(parallel=2, ctx_per_slot=2048)))
     try:
-        ex = asyncio.run(execute_plan(plan, q.question, llm, retriever=task.corpus, config=ExecutorConfig(settings=AgentSettings(max_tokens=64))))
+        ex = asyncio.run(
+            execute_plan(
+                plan,
+                q.question,
+                llm,
+                retriever=task.corpus,
+                config=ExecutorConfig(settings=AgentSettings(max_tokens=64)),
+            )
+        )
     finally:
         llm.close()
     [ev] = ex.agents

@@ -11,19 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from mas_fakes import by_prompt, make_task, replies, run_config, scripted_llm
 from orchrm.errors import ConfigError
 from orchrm.mas.orchestrator import OrchestratorConfig
-from orchrm.mas.rollout import RunConfig, arollout, replay
+from orchrm.mas.rollout import arollout, replay
 from orchrm.mas.traces import RunFileError, read_traces
-from orchrm.tasks.user import JsonlTask
-from mas_fakes import by_prompt, make_task, replies, run_config, scripted_llm
+
 
 def test_rollout_writes_one_trace_per_question_and_plan(tmp_path):
     task = make_task(tmp_path)
     llm = scripted_llm(replies())
     out = tmp_path / "run"
     seen = []
-    progress = asyncio.run(arollout(task, llm, out, run_config(), on_progress=lambda p: seen.append(p.plans_done))).progress
+    progress = asyncio.run(
+        arollout(task, llm, out, run_config(), on_progress=lambda p: seen.append(p.plans_done))
+    ).progress
     traces = read_traces(out / "traces.jsonl")
     assert Counter(t.key for t in traces) == Counter({(q.id, i): 1 for q in task.questions(3) for i in range(2)})
     assert progress.plans_done == 6 and progress.plans_valid == 3 and progress.questions_done == 3
@@ -101,7 +103,9 @@ def test_resume_refuses_other_settings(tmp_path):
     task = make_task(tmp_path)
     asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(execute="none")))
     with pytest.raises(ConfigError, match="temperature"):
-        asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(execute="none", temperature=1.0)))
+        asyncio.run(
+            arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(execute="none", temperature=1.0))
+        )
 
 
 def test_a_run_made_before_per_question_seeds_resumes_with_seed_plus_index(tmp_path):
@@ -253,7 +257,9 @@ def test_plans_go_to_the_orchestrator_and_agents_to_the_agent_model(tmp_path):
     asyncio.run(arollout(make_task(tmp_path), big, tmp_path / "r", cfg, agent_llm=small))
     assert len(big.backend.calls) == 6 and len(small.backend.calls) == 12  # 6 plans; 3 valid x 4 agent calls
     traces = read_traces(tmp_path / "r" / "traces.jsonl")
-    assert {(t.orchestrator.model_id, t.agent_backend, t.agent_model_id) for t in traces} == {("big", "scripted", "small")}
+    assert {(t.orchestrator.model_id, t.agent_backend, t.agent_model_id) for t in traces} == {
+        ("big", "scripted", "small")
+    }
     assert all(t.score.correct for t in traces if t.valid)
     by_model = {(r.category, r.model_id) for r in big.ledger.records}
     assert by_model == {("plan", "big"), ("execute", "small")}
@@ -291,7 +297,9 @@ def test_resume_refuses_another_agent_model(tmp_path):
     task = make_task(tmp_path)
     asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "r", run_config(execute="none")))
     with pytest.raises(ConfigError, match="agent_model_id: '' -> 'small'"):
-        asyncio.run(arollout(task, *_two_llms()[:1], tmp_path / "r", run_config(execute="none", agent_model_id="small")))
+        asyncio.run(
+            arollout(task, *_two_llms()[:1], tmp_path / "r", run_config(execute="none", agent_model_id="small"))
+        )
 
 
 def test_rerun_with_two_models_replays_every_call_from_the_cache(tmp_path):

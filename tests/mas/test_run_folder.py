@@ -1,14 +1,19 @@
 import json
 
 import pytest
-from synthetic_traces import plan_text, trace
 
 from orchrm.errors import ConfigError, RunFileError
 from orchrm.mas.rollout import RunConfig, _resumed
 from orchrm.mas.run_folder import (
-    first_plans, open_run_file, read_run_config, rollout_differences, run_traces, settle_run_file,
+    first_plans,
+    open_run_file,
+    read_run_config,
+    rollout_differences,
+    run_traces,
+    settle_run_file,
 )  # fmt: skip
 from orchrm.tasks.base import Question
+from synthetic_traces import plan_text, trace
 
 PLAN = plan_text("cot")
 
@@ -22,7 +27,11 @@ def _file():
 
 def test_run_traces_keeps_file_order_and_the_first_of_each_plan():
     got = run_traces(_file(), ["q1", "q2"], 4)
-    assert [(t.question_id, t.plan_index, t.final_answer) for t in got] == [("q1", 1, "a"), ("q1", 0, "first"), ("q2", 0, None)]
+    assert [(t.question_id, t.plan_index, t.final_answer) for t in got] == [
+        ("q1", 1, "a"),
+        ("q1", 0, "first"),
+        ("q2", 0, None),
+    ]
 
 
 def test_first_plans_groups_in_index_order_with_every_wanted_question():
@@ -70,10 +79,16 @@ def test_a_resume_with_the_same_settings_leaves_the_file_as_it_was(tmp_path):
     assert json.loads(path.read_text())["created"] == "2000-01-01T00:00:00+00:00"
 
 
-@pytest.mark.parametrize("content", [
-    b"{not json", b"\xff\xfe", b'{"task": 3}', b'{"task": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
-    b'{"task": "t", "seed": ' + b"9" * 5000 + b"}",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"\xff\xfe",
+        b'{"task": 3}',
+        b'{"task": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"task": "t", "seed": ' + b"9" * 5000 + b"}",
+    ],
+)
 def test_an_unreadable_run_file_is_one_error(tmp_path, content):
     (tmp_path / "run.json").write_bytes(content)
     with pytest.raises(RunFileError, match="not a valid run config"):

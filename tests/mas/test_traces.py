@@ -20,18 +20,42 @@ from orchrm.mas.traces import (
 
 def call(p=10, c=5, cached=False):
     return LLMCall(
-        messages=[Message(role="user", content="hi")], text="Answer: 1", finish_reason="stop",
-        usage=Usage(prompt_tokens=p, completion_tokens=c), latency_s=0.1, cached=cached,
+        messages=[Message(role="user", content="hi")],
+        text="Answer: 1",
+        finish_reason="stop",
+        usage=Usage(prompt_tokens=p, completion_tokens=c),
+        latency_s=0.1,
+        cached=cached,
     )
 
 
 def trace(i=0):
     plan = parse_plan('{"agents": [{"id": "a", "type": "cot", "input": "x"}], "edges": []}')
-    ev = AgentEvent(id="a", type="cot", status="ok", input="x", resolved_input="x", output="Answer: 1", answer="1", calls=[call(), call(cached=True)])
+    ev = AgentEvent(
+        id="a",
+        type="cot",
+        status="ok",
+        input="x",
+        resolved_input="x",
+        output="Answer: 1",
+        answer="1",
+        calls=[call(), call(cached=True)],
+    )
     return Trace(
-        task="t", question_id=f"q{i}", question="Q?", gold="1", plan_index=i, plan_text=plan.to_json(), plan=plan,
-        orchestrator=OrchestratorInfo(backend="scripted", model_id="m"), plan_call=call(100, 50), executed=True,
-        agents=[ev], final_agent="a", final_answer="1", tokens=token_totals(call(100, 50), [ev]),
+        task="t",
+        question_id=f"q{i}",
+        question="Q?",
+        gold="1",
+        plan_index=i,
+        plan_text=plan.to_json(),
+        plan=plan,
+        orchestrator=OrchestratorInfo(backend="scripted", model_id="m"),
+        plan_call=call(100, 50),
+        executed=True,
+        agents=[ev],
+        final_agent="a",
+        final_answer="1",
+        tokens=token_totals(call(100, 50), [ev]),
     )
 
 

@@ -1,11 +1,11 @@
 import json
 
 import pytest
-from synthetic_traces import plan_text, trace
 
 from orchrm.errors import ConfigError
 from orchrm.pairs import PairConfig, as_dataset, build_pairs, read_pairs_dir, render_plan, write_pairs_dir
 from orchrm.pairs.rows import PairFileError, read_rows
+from synthetic_traces import plan_text, trace
 
 
 def test_correct_over_incorrect_and_dedup():
@@ -51,15 +51,16 @@ def test_specialized_over_base_needs_both_labels():
 
 def test_consensus_only_without_gold_and_with_margin():
     def group(answers, gold=None):
-        return [
-            trace("q1", i, plan_text(*(["cot"] * (i + 1))), answer=a, gold=gold) for i, a in enumerate(answers)
-        ]
+        return [trace("q1", i, plan_text(*(["cot"] * (i + 1))), answer=a, gold=gold) for i, a in enumerate(answers)]
 
     rows = build_pairs(group(["7", "7.0", "7", "9"]), PairConfig(val_fraction=0.0)).train
     assert len(rows) == 3 and all(r.source == "consensus" for r in rows)
     assert rows[0].metadata["majority"] == "#7"
     assert build_pairs(group(["7", "7", "9", "9"]), PairConfig(val_fraction=0.0)).train == []  # no majority
-    assert build_pairs(group(["7", "7", "7", "9"], gold="7"), PairConfig(val_fraction=0.0, sources=("consensus",))).train == []
+    assert (
+        build_pairs(group(["7", "7", "7", "9"], gold="7"), PairConfig(val_fraction=0.0, sources=("consensus",))).train
+        == []
+    )
 
 
 def test_conflicting_sources_cancel():
@@ -98,7 +99,9 @@ def test_balance_caps_a_flooding_source():
             trace(f"q{q}", 2, "junk", invalid=True),
             trace(f"q{q}", 3, "more junk", invalid=True),
         ]
-    out = build_pairs(traces, PairConfig(val_fraction=0.0, sources=("artifact", "correct-over-incorrect"), max_source_share=0.5))
+    out = build_pairs(
+        traces, PairConfig(val_fraction=0.0, sources=("artifact", "correct-over-incorrect"), max_source_share=0.5)
+    )
     counts = {s: c.train for s, c in out.stats.per_source.items()}
     assert counts["correct-over-incorrect"] == 10 and counts["artifact"] == 10
     assert out.stats.pairs_dropped_to_balance == {"artifact": 30}

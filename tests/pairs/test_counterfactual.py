@@ -4,6 +4,7 @@ import asyncio
 import json
 
 import pytest
+
 from mas_fakes import (
     _sum_reply,
     make_task,
@@ -12,8 +13,6 @@ from mas_fakes import (
     run_config,
     scripted_llm,
 )
-from synthetic_traces import plan_text, trace
-
 from orchrm.errors import ConfigError
 from orchrm.llm import LLM
 from orchrm.llm.scripted import ScriptedBackend
@@ -27,6 +26,7 @@ from orchrm.pairs.counterfactual import (
     entity_names,
     read_edits,
 )
+from synthetic_traces import plan_text, trace
 
 PLAN = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Add the numbers."},
                               {"id": "b", "type": "cot", "input": "Check ${a}"}]})  # fmt: skip
@@ -94,7 +94,9 @@ def test_a_killed_collection_resumes_without_re_executing(run, tmp_path):
     task, folder = run
     cfg = CounterfactualConfig(edits_per_plan=3)
     with pytest.raises(Killed):
-        asyncio.run(acollect_counterfactuals(folder, out, scripted_llm(flaky_check()), cfg, task=task, on_progress=die_after(4)))
+        asyncio.run(
+            acollect_counterfactuals(folder, out, scripted_llm(flaky_check()), cfg, task=task, on_progress=die_after(4))
+        )
     with open(out / "traces.jsonl", "ab") as f:
         f.write(b'{"version": 1, "task": "js')  # a kill mid-write
     with open(out / "edits.jsonl", "ab") as f:
@@ -178,7 +180,10 @@ def test_an_invalid_edit_gives_at_most_a_validity_pair(run, tmp_path):
 def test_edits_whose_source_is_not_read_are_counted(run, tmp_path):
     collect(run, tmp_path / "cf", edits_per_plan=1)
     edits = load_counterfactual(tmp_path / "cf")
-    elsewhere = [trace("q0", 0, plan_text("cot", "debate"), correct=True), trace("q9", 0, plan_text("cot"), correct=True)]
+    elsewhere = [
+        trace("q0", 0, plan_text("cot", "debate"), correct=True),
+        trace("q9", 0, plan_text("cot"), correct=True),
+    ]
     out = build_pairs([t.model_copy(update={"task": "jsonl"}) for t in elsewhere], PairConfig(val_fraction=0.0), edits)
     assert out.stats.edits_without_source == len(edits) and out.train == []
     off = build_pairs(read_traces(run[1] / "traces.jsonl"), PairConfig(sources=("correct-over-incorrect",)), edits)

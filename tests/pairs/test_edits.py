@@ -154,7 +154,9 @@ def valid_plans(draw):
     n = draw(st.integers(1, 5))
     agents = []
     for i in range(n):
-        parts = draw(st.lists(st.sampled_from(WORDS + ENTITIES) | st.integers(0, 99999).map(str), min_size=1, max_size=6))
+        parts = draw(
+            st.lists(st.sampled_from(WORDS + ENTITIES) | st.integers(0, 99999).map(str), min_size=1, max_size=6)
+        )
         refs = draw(st.lists(st.integers(0, i - 1), max_size=2, unique=True)) if i else []
         parts += [f"${{a{r}}}" for r in refs]
         draw(st.randoms()).shuffle(parts)
@@ -175,7 +177,9 @@ COMMON = settings(max_examples=150, deadline=None, suppress_health_check=[Health
 
 
 @COMMON
-@given(valid_plans(), st.sampled_from(EDIT_KINDS), st.integers(0, 2**16), st.lists(st.sampled_from(ENTITIES), max_size=2))
+@given(
+    valid_plans(), st.sampled_from(EDIT_KINDS), st.integers(0, 2**16), st.lists(st.sampled_from(ENTITIES), max_size=2)
+)
 def test_edits_never_crash_and_say_whether_the_plan_runs(p, kind, seed, entities):
     edit = edit_plan(p, question(*entities), kind, random.Random(seed), [ENTITIES[:2], ENTITIES[2:]])
     if edit is None:

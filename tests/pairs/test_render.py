@@ -39,7 +39,9 @@ def _old_render(plan):
     lines = []
     for agent_id in order + [i for i in ids if i not in order]:
         agent = plan.agent(agent_id)
-        opts = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}" for k, v in sorted(agent.options.items()))
+        opts = " ".join(
+            f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}" for k, v in sorted(agent.options.items())
+        )
         head = f"- {agent.id} [{agent.type}{' ' + opts if opts else ''}]"
         upstream = plan.upstream(agent.id)
         if upstream:
@@ -54,8 +56,14 @@ plans = st.builds(
     lambda agents, edges: {"agents": agents, "edges": edges},
     st.lists(
         st.fixed_dictionaries(
-            {"id": IDS, "type": st.sampled_from(["cot", "debate", "search"]), "input": st.text(max_size=12),
-             "options": st.dictionaries(st.sampled_from(["rounds", "roles"]), st.integers(0, 3) | st.lists(st.text(max_size=3)), max_size=2)}
+            {
+                "id": IDS,
+                "type": st.sampled_from(["cot", "debate", "search"]),
+                "input": st.text(max_size=12),
+                "options": st.dictionaries(
+                    st.sampled_from(["rounds", "roles"]), st.integers(0, 3) | st.lists(st.text(max_size=3)), max_size=2
+                ),
+            }
         ),
         max_size=6,
     ),
@@ -72,7 +80,11 @@ def test_rendering_is_unchanged_on_any_plan(value):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(['{"agents": [', "{", "]", "}", '"', "\\ud800", "9" * 150, "NaN", ","]) | st.text(max_size=4)).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(['{"agents": [', "{", "]", "}", '"', "\\ud800", "9" * 150, "NaN", ","]) | st.text(max_size=4)
+    ).map("".join)
+)
 def test_any_text_renders(text):
     assert render_plan(text).startswith("plan")
 

@@ -5,12 +5,12 @@ import os
 import shutil
 
 import pytest
-from synthetic_traces import plan_text, trace, write_run
 
 from orchrm import atomic
 from orchrm.cli.pairs import pairs as pairs_command
 from orchrm.mas.traces import read_traces
 from orchrm.pairs import PairConfig, PairFileError, build_pairs, read_pairs_dir, write_pairs_dir
+from synthetic_traces import plan_text, trace, write_run
 
 
 class Killed(BaseException):
@@ -68,7 +68,11 @@ def test_pairs_killed_at_any_step_leaves_the_old_folder_or_the_new(tmp_path, mon
 
 def _folder(tmp_path):
     out = build_pairs(
-        [trace(q, i, plan_text(kind), correct=i == 0) for q in ("q1", "q2", "q3") for i, kind in enumerate(("cot", "debate"))],
+        [
+            trace(q, i, plan_text(kind), correct=i == 0)
+            for q in ("q1", "q2", "q3")
+            for i, kind in enumerate(("cot", "debate"))
+        ],
         PairConfig(val_fraction=0.5),
     )
     write_pairs_dir(tmp_path / "pairs", out.train, out.val, out.stats)

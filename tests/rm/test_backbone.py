@@ -29,7 +29,9 @@ def _empty(tmp_path):
 def test_packaged_backbone_with_other_weights_is_refused(tmp_path, monkeypatch):
     (tmp_path / "model" / "model.safetensors").parent.mkdir()
     (tmp_path / "model" / "model.safetensors").write_bytes(b"swapped")
-    monkeypatch.setattr(backbone.metadata, "distribution", lambda name: SimpleNamespace(locate_file=lambda p: tmp_path / "model"))
+    monkeypatch.setattr(
+        backbone.metadata, "distribution", lambda name: SimpleNamespace(locate_file=lambda p: tmp_path / "model")
+    )
     with pytest.raises(ChecksumMismatch, match="model.safetensors has sha256 .* refusing to load it") as err:
         resolve_backbone(DEFAULT_BACKBONE)
     assert "--force-reinstall" in (err.value.hint or "")

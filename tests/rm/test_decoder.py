@@ -8,8 +8,6 @@ import shutil
 
 import pytest
 from safetensors.torch import load_file, save_file
-from synthetic_pairs import make_rows, plan_json
-from tiny_policy import tiny_policy, tiny_tokenizer
 from typer.testing import CliRunner
 
 from orchrm.cli.app import app
@@ -20,6 +18,8 @@ from orchrm.rm import RewardModel, RMConfig, pairwise_accuracy, train_reward_mod
 from orchrm.rm.backbone import DEFAULT_BACKBONE, backbone_kind
 from orchrm.rm.config import DECODER_DEFAULTS
 from orchrm.rm.encoding import encode
+from synthetic_pairs import make_rows, plan_json
+from tiny_policy import tiny_policy, tiny_tokenizer
 
 QUESTION = "What is 5 + 15?"
 PLANS = [plan_json("good", 5), plan_json("bad", 5), "not json"]
@@ -87,7 +87,9 @@ def test_training_learns_through_an_adapter_and_leaves_the_base_alone(trained, b
     assert trainable and all("lora_" in n or "score" in n for n in trainable)  # the base stays frozen
     state = net.base_model.model.state_dict()
     original = load_file(base / "model.safetensors")
-    assert state["model.layers.0.self_attn.q_proj.base_layer.weight"].equal(original["model.layers.0.self_attn.q_proj.weight"])
+    assert state["model.layers.0.self_attn.q_proj.base_layer.weight"].equal(
+        original["model.layers.0.self_attn.q_proj.weight"]
+    )
     assert any("lora_B" in k and v.abs().sum() > 0 for k, v in state.items())
 
 
@@ -95,7 +97,9 @@ def test_the_best_epochs_adapter_is_the_one_kept(base):
     val = make_rows(12, offset=100)
     for i in (0, 3, 4, 6, 8, 9):  # flipped pairs: held-out accuracy rises and falls between epochs
         val[i].chosen, val[i].rejected = val[i].rejected, val[i].chosen
-    config = RMConfig(backbone=str(base), epochs=4, learning_rate=3e-2, max_length=96, early_stopping_patience=4, threads=1)
+    config = RMConfig(
+        backbone=str(base), epochs=4, learning_rate=3e-2, max_length=96, early_stopping_patience=4, threads=1
+    )
     result = train_reward_model(make_rows(16), val, config, progress=False)
     best = max(h.accuracy for h in result.history)
     assert pairwise_accuracy(result.model, val)[0] == result.model.card.metrics["val_accuracy"] == best
@@ -104,7 +108,7 @@ def test_the_best_epochs_adapter_is_the_one_kept(base):
 def test_the_folder_holds_the_adapter_head_tokenizer_and_card_only(saved, base):
     files = {p.name for p in saved.iterdir()}
     assert files == {"adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "tokenizer_config.json",
-                     "chat_template.jinja", "orchrm.json"}  # fmt: skip
+                     "chat_template.jinja", "orchrm.json", "folder.json"}  # fmt: skip
     card = json.loads((saved / "orchrm.json").read_text())
     assert card["backbone_kind"] == "decoder" and card["backbone"] == str(base.resolve())
     assert card["backbone_sha256"] == hashlib.sha256((base / "model.safetensors").read_bytes()).hexdigest()
@@ -166,7 +170,18 @@ def test_a_decoder_trains_lora_or_nothing(base):
 def test_train_rm_cli_takes_a_decoder_backbone(base, tmp_path):
     pairs = tmp_path / "pairs"
     write_pairs_dir(pairs, make_rows(8), make_rows(4, offset=50), PairStats())
-    argv = ["train-rm", str(pairs), "--out", str(tmp_path / "rm"), "--backbone", str(base), "--epochs", "1", "--max-length", "64"]
+    argv = [
+        "train-rm",
+        str(pairs),
+        "--out",
+        str(tmp_path / "rm"),
+        "--backbone",
+        str(base),
+        "--epochs",
+        "1",
+        "--max-length",
+        "64",
+    ]
     result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output + repr(result.exception)
     assert "decoder backbone" in result.output

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from synthetic_pairs import make_rows
-from tiny_policy import tiny_policy
 
 from orchrm.pairs.builder import PairStats
 from orchrm.pairs.rows import write_pairs_dir
 from orchrm.rm import RewardModel
+from synthetic_pairs import make_rows
+from tiny_policy import tiny_policy
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ACCELERATE = shutil.which("accelerate", path=str(Path(sys.executable).parent)) or shutil.which("accelerate")
@@ -22,7 +22,9 @@ ACCELERATE = shutil.which("accelerate", path=str(Path(sys.executable).parent)) o
 pytestmark = pytest.mark.skipif(ACCELERATE is None, reason="accelerate's launcher is not installed")
 
 
-def _train(pairs: Path, backbone: Path, out: Path, processes: int, batch_size: int, tmp: Path) -> subprocess.CompletedProcess:
+def _train(
+    pairs: Path, backbone: Path, out: Path, processes: int, batch_size: int, tmp: Path
+) -> subprocess.CompletedProcess:
     verb = ["-m", "orchrm", "train-rm", str(pairs), "--out", str(out), "--backbone", str(backbone),
             "--epochs", "3", "--batch-size", str(batch_size), "--lr", "1e-3", "--max-length", "96", "--center", "0"]  # fmt: skip
     if processes == 1:

@@ -65,7 +65,9 @@ def test_a_hostile_card_is_one_line(folder, value):
 def test_a_v1_card_is_refused_with_a_retrain_hint(folder):
     card = json.loads((folder / "orchrm.json").read_text())
     files = card.pop("files")
-    (folder / "orchrm.json").write_text(json.dumps({**card, "card_version": 1, "weights_sha256": files["model.safetensors"]}))
+    (folder / "orchrm.json").write_text(
+        json.dumps({**card, "card_version": 1, "weights_sha256": files["model.safetensors"]})
+    )
     with pytest.raises(OutdatedModel, match="v1 model card") as err:
         RewardModel.load(folder)
     assert "retrain it with `orchrm train-rm`" in str(err.value)

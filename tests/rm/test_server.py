@@ -4,15 +4,15 @@ import json
 
 import httpx
 import pytest
-from fake_rm import FakeRM
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from live_server import live_server
-from synthetic_pairs import plan_json, question
 
+from fake_rm import FakeRM
+from live_server import live_server
 from orchrm.rm import RewardModel
 from orchrm.rm.server import create_app
+from synthetic_pairs import plan_json, question
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +101,21 @@ def _items(plan, question="What is 2 + 3?"):
         (json.dumps(_items("{" * 60_000)), 413),
         (json.dumps(_items({"agents": [{"id": f"a{i}", "type": "cot", "input": "x"} for i in range(2000)]})), 413),
     ],
-    ids=["deep-plan-string", "deep-body", "deep-plan-object", "digits", "surrogate-question", "surrogate-plan", "nan",
-         "not-utf8", "empty", "not-json", "not-an-object", "big-item", "many-agents"],
+    ids=[
+        "deep-plan-string",
+        "deep-body",
+        "deep-plan-object",
+        "digits",
+        "surrogate-question",
+        "surrogate-plan",
+        "nan",
+        "not-utf8",
+        "empty",
+        "not-json",
+        "not-an-object",
+        "big-item",
+        "many-agents",
+    ],
 )
 def test_hostile_bodies_get_4xx_never_500(client, body, status):
     # main: 500 for digits and surrogates, 400 for deep bodies, 17.5 s for a plan string of braces.
@@ -122,11 +135,34 @@ def test_a_chunked_body_is_limited_as_it_streams(client):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from(['{"items": [', '{"question": "q", "plan": ', '"', "{", "}", "[", "]", ",", ":",
-                                 "\\ud800", "NaN", "9" * 120, '{"agents": []}', "null"]) | st.text(max_size=5),
-                max_size=40).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                '{"items": [',
+                '{"question": "q", "plan": ',
+                '"',
+                "{",
+                "}",
+                "[",
+                "]",
+                ",",
+                ":",
+                "\\ud800",
+                "NaN",
+                "9" * 120,
+                '{"agents": []}',
+                "null",
+            ]
+        )
+        | st.text(max_size=5),
+        max_size=40,
+    ).map("".join)
+)
 def test_no_body_gets_a_500(client, body):
-    r = client.post("/score", content=body.encode("utf-8", "surrogatepass"), headers={"content-type": "application/json"})
+    r = client.post(
+        "/score", content=body.encode("utf-8", "surrogatepass"), headers={"content-type": "application/json"}
+    )
     assert r.status_code in (200, 413, 422), r.text[:300]
 
 

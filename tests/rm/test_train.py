@@ -4,11 +4,11 @@ import json
 import shutil
 
 import pytest
-from synthetic_pairs import make_rows
-from synthetic_pairs import plan_json as _plan
 
 from orchrm.errors import ChecksumMismatch, ModelError
 from orchrm.rm import RewardModel, RMConfig, pairwise_accuracy, train_reward_model
+from synthetic_pairs import make_rows
+from synthetic_pairs import plan_json as _plan
 
 
 @pytest.fixture
@@ -40,7 +40,9 @@ def test_save_load_score_and_refusals(trained, rm_dir, tmp_path):
     question = "What is 5 + 15?"
     scores = loaded.score(question, [_plan("good", 5), _plan("bad", 5), "not json"])
     assert len(scores) == 3 and scores[0] > scores[1]
-    assert scores == pytest.approx(trained.model.score(question, [_plan("good", 5), _plan("bad", 5), "not json"]), abs=1e-5)
+    assert scores == pytest.approx(
+        trained.model.score(question, [_plan("good", 5), _plan("bad", 5), "not json"]), abs=1e-5
+    )
     assert loaded.score(question, [_plan("good", 5)], batch_size=1) == pytest.approx(scores[:1], abs=1e-5)
 
     with pytest.raises(ModelError, match="backbone"):

@@ -31,9 +31,16 @@ def test_epoch_history_reads_the_evaluation_and_averages_the_epochs_loss():
         history.on_log(args, state, None, logs={"loss": loss})
     history.on_log(args, state, None, logs={"eval_loss": 9.0})
     history.on_epoch_end(args, state, None)  # the evaluation records this epoch
-    history.on_evaluate(args, state, None, metrics={f"eval_{ACCURACY}": 0.75, f"eval_{ACCURACY}/x": 0.5, "eval_accuracy": 1.0})
+    history.on_evaluate(
+        args, state, None, metrics={f"eval_{ACCURACY}": 0.75, f"eval_{ACCURACY}/x": 0.5, "eval_accuracy": 1.0}
+    )
     [epoch] = history.history
-    assert (epoch.epoch, epoch.accuracy, epoch.per_source, epoch.train_loss) == (1, 0.75, {"x": 0.5}, pytest.approx(0.7))
+    assert (epoch.epoch, epoch.accuracy, epoch.per_source, epoch.train_loss) == (
+        1,
+        0.75,
+        {"x": 0.5},
+        pytest.approx(0.7),
+    )
     no_eval = EpochHistory(progress=False)
     no_eval.on_epoch_end(SimpleNamespace(eval_strategy="no"), SimpleNamespace(epoch=2.0), None)
     assert [(h.epoch, h.accuracy, h.train_loss) for h in no_eval.history] == [(2, None, None)]

@@ -16,7 +16,11 @@ def test_a_short_plan_is_read_whole_and_a_long_one_loses_its_tail(tokenizer):
     prompt = "question: What is the population of the city where Norvex Foundry is headquartered?"
     short = "plan: 1 agents, final: a1\n- a1 [search]: Which city is Norvex Foundry headquartered in?"
     assert kept_plan_chars(tokenizer, prompt, short, 256) == len(short)
-    long = short + "\n" + "\n".join(f"- a{i} [cot] <- a1: Step {i} reads ${{a1}} and checks it again." for i in range(2, 40))
+    long = (
+        short
+        + "\n"
+        + "\n".join(f"- a{i} [cot] <- a1: Step {i} reads ${{a1}} and checks it again." for i in range(2, 40))
+    )
     kept = kept_plan_chars(tokenizer, prompt, long, 128)
     assert 0 < kept < len(long) and long[:kept].startswith("plan: 1 agents")
     # What survives is exactly what `encode` keeps: re-encoding the kept prefix gives the same ids.

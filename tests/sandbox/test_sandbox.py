@@ -20,7 +20,11 @@ def _live_sandbox_processes() -> list[str]:
 
 def test_plain_script_runs_in_scratch_with_clean_env(monkeypatch):
     monkeypatch.setenv("ORCHRM_TEST_SECRET", "hunter2")
-    r = run_python("import os, sys; print(sorted(os.environ)); print(open('data.txt').read())", limits=FAST, files={"data.txt": "hello"})
+    r = run_python(
+        "import os, sys; print(sorted(os.environ)); print(open('data.txt').read())",
+        limits=FAST,
+        files={"data.txt": "hello"},
+    )
     assert r.ok, r
     assert "hello" in r.stdout
     assert "ORCHRM_TEST_SECRET" not in r.stdout and "hunter2" not in r.stdout

@@ -8,7 +8,12 @@ from orchrm.pairs import PairRow, render_plan, render_question
 def plan_json(kind: str, i: int) -> str:
     agents = {
         "good": [
-            {"id": "solve", "type": "self_consistency", "input": f"Solve part {i} carefully", "options": {"samples": 5}},
+            {
+                "id": "solve",
+                "type": "self_consistency",
+                "input": f"Solve part {i} carefully",
+                "options": {"samples": 5},
+            },
             {"id": "check", "type": "reflexion", "input": "Check ${solve}"},
         ],
         "bad": [

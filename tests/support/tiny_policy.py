@@ -19,7 +19,9 @@ def tiny_tokenizer():
     vocab = {c: i for i, c in enumerate(bytes_to_unicode().values())}
     for a, b in MERGES:
         vocab[a + b] = len(vocab)
-    tok = Qwen2Tokenizer(vocab=vocab, merges=MERGES, unk_token=None, bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tok = Qwen2Tokenizer(
+        vocab=vocab, merges=MERGES, unk_token=None, bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
     tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
     tok.chat_template = CHAT_TEMPLATE
     return tok

@@ -89,8 +89,12 @@ def test_several_corpora_join_and_conflicts_are_refused():
 
 @pytest.mark.parametrize(
     ("spec", "message"),
-    [("mix:chain_sum", "at least two"), ("mix:chain_sum,chain_sum", "twice"), ("mix:chain_sum,mix:a,b", "cannot contain"),
-     ("mix:chain_sum,no_such_task", "unknown task")],
+    [
+        ("mix:chain_sum", "at least two"),
+        ("mix:chain_sum,chain_sum", "twice"),
+        ("mix:chain_sum,mix:a,b", "cannot contain"),
+        ("mix:chain_sum,no_such_task", "unknown task"),
+    ],
 )
 def test_bad_mixes(spec, message):
     with pytest.raises(ConfigError, match=message):

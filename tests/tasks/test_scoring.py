@@ -74,7 +74,9 @@ def test_math_equivalence_off_the_main_thread():
     assert results == [True, True, True]
 
 
-ANSWERS = st.sampled_from(["5", "5.0", "$5", "5%", "1,000", "1000", "0.1", "1/10", "The Cat", "cat!", "the", "nan", "1e-10"])
+ANSWERS = st.sampled_from(
+    ["5", "5.0", "$5", "5%", "1,000", "1000", "0.1", "1/10", "The Cat", "cat!", "the", "nan", "1e-10"]
+)
 
 
 @settings(max_examples=300)

@@ -8,7 +8,9 @@ from orchrm.tasks.external import answer_leaves, loose_accuracy
 from orchrm.tasks.search_qa import SearchQATask, answer_forms, build_world, world_documents
 
 
-@pytest.mark.parametrize("name", ["gsm_symbolic", "basic_arithmetic", "chain_sum", "family_relationships", "search_qa", "champ", "fanoutqa"])
+@pytest.mark.parametrize(
+    "name", ["gsm_symbolic", "basic_arithmetic", "chain_sum", "family_relationships", "search_qa", "champ", "fanoutqa"]
+)
 def test_sources_are_deterministic_split_and_their_scorer_accepts_gold(name):
     task = load_task(name)
     train = task.questions(4, seed=1)
@@ -97,7 +99,10 @@ def test_jsonl_task(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [('{"id": 1, "question": "q"}\n', "mine.jsonl:1"), ('{"id": 1, "question": "q", "answer": 1}\nnot json\n', "mine.jsonl:2")],
+    [
+        ('{"id": 1, "question": "q"}\n', "mine.jsonl:1"),
+        ('{"id": 1, "question": "q", "answer": 1}\nnot json\n', "mine.jsonl:2"),
+    ],
 )
 def test_jsonl_bad_lines_are_named(tmp_path, content, message):
     path = tmp_path / "mine.jsonl"
@@ -122,7 +127,9 @@ def test_datasets_from_local_files(tmp_path):
     import datasets
 
     saved = tmp_path / "saved"
-    datasets.Dataset.from_list([{"id": f"x{i}", "question": f"Q{i} words here", "answer": "yes"} for i in range(20)]).save_to_disk(str(saved))
+    datasets.Dataset.from_list(
+        [{"id": f"x{i}", "question": f"Q{i} words here", "answer": "yes"} for i in range(20)]
+    ).save_to_disk(str(saved))
     assert load_task(f"hf:{saved}").questions(2)[0].id.startswith("x")
     bad = tmp_path / "bad.csv"
     bad.write_text("prompt,target\na,b\n")

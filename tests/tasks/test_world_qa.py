@@ -10,7 +10,9 @@ from orchrm.tasks.world_qa import ALL_KINDS, KINDS, WorldQATask, compare_options
 
 # An independent reader of the corpus: facts parsed from the documents' text, never from the world's dicts.
 CITY = re.compile(r"^(.+) is a city in (\w+)\. \1 has a population of ([\d,]+)\.$")
-COMPANY = re.compile(r"^(.+) is a company headquartered in (\w+)\. It was founded in (\d+) and employs ([\d,]+) people\.$")
+COMPANY = re.compile(
+    r"^(.+) is a company headquartered in (\w+)\. It was founded in (\d+) and employs ([\d,]+) people\.$"
+)
 PERSON = re.compile(r"^(.+) is an? (\w+) who works for (.+)\. \1 was born in (\w+)\.$")
 
 
@@ -50,20 +52,30 @@ def solve(question, facts):
 
     # Most specific first: "the company that X works for" would also read as a company's name.
     rules = [
-        (r"What is the population of the city where the company that (.+) works for is headquartered\?",
-         lambda a: num(get(get(get(a)[1])[0])[1])),
+        (
+            r"What is the population of the city where the company that (.+) works for is headquartered\?",
+            lambda a: num(get(get(get(a)[1])[0])[1]),
+        ),
         (r"In which country is the company that (.+) works for headquartered\?", lambda a: get(get(get(a)[1])[0])[0]),
         (r"In which country was (.+) born\?", lambda a: get(get(a)[2])[0]),
         (r"In what year was the company that (.+) works for founded\?", lambda a: get(get(a)[1])[1]),
         (r"In which city is the headquarters of the company (.+) works for\?", lambda a: get(get(a)[1])[0]),
         (r"What is the population of the city where (.+) is headquartered\?", lambda a: num(get(get(a)[0])[1])),
-        (r"What is the total population of the cities where (.+) were born\?",
-         lambda a: sum(num(get(get(p)[2])[1]) for p in names(a))),
+        (
+            r"What is the total population of the cities where (.+) were born\?",
+            lambda a: sum(num(get(get(p)[2])[1]) for p in names(a)),
+        ),
         (r"How many people do (.+) employ together\?", lambda a: sum(num(get(c)[2]) for c in names(a))),
         (r"What is the total population of (.+)\?", lambda a: sum(num(get(c)[1]) for c in names(a))),
         (r"Which was founded first, (.+) or (.+)\?", lambda a, b: a if int(get(a)[1]) < int(get(b)[1]) else b),
-        (r"Which company employs more people, (.+) or (.+)\?", lambda a, b: a if num(get(a)[2]) > num(get(b)[2]) else b),
-        (r"Which city has the larger population, (.+) or (.+)\?", lambda a, b: a if num(get(a)[1]) > num(get(b)[1]) else b),
+        (
+            r"Which company employs more people, (.+) or (.+)\?",
+            lambda a, b: a if num(get(a)[2]) > num(get(b)[2]) else b,
+        ),
+        (
+            r"Which city has the larger population, (.+) or (.+)\?",
+            lambda a, b: a if num(get(a)[1]) > num(get(b)[1]) else b,
+        ),
         (r"How many years after (.+) was (.+) founded\?", lambda a, b: int(get(b)[1]) - int(get(a)[1])),
         (r"How many more people does (.+) employ than (.+)\?", lambda a, b: num(get(a)[2]) - num(get(b)[2])),
         (r"How many more people live in (.+) than in (.+)\?", lambda a, b: num(get(a)[1]) - num(get(b)[1])),
@@ -199,7 +211,9 @@ def test_chosen_kinds_and_the_default_pool_is_unchanged(task):
     test = mixed.questions(40, split="test")
     assert Counter(q.metadata["kind"] for q in test) == {k: 10 for k in ("bridge", "chain", "fanout", "arithmetic")}
     # `chain` has its own generator: the five default kinds' questions are what they were without it.
-    assert [q.id for q in load_task("world_qa").questions(50, split="test")] == [q.id for q in task.questions(50, split="test")]
+    assert [q.id for q in load_task("world_qa").questions(50, split="test")] == [
+        q.id for q in task.questions(50, split="test")
+    ]
     assert set(ALL_KINDS) - set(KINDS) == {"chain"}
 
 

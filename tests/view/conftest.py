@@ -1,9 +1,9 @@
 """Fixtures for the viewer's tests; the run folders are built in support/view_runs.py."""
 
 import pytest
-from view_runs import Running, write_bon, write_grpo
 
 from orchrm.view import load_runs
+from view_runs import Running, write_bon, write_grpo
 
 
 @pytest.fixture

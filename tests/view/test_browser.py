@@ -10,28 +10,38 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from view_runs import BENCH_BON, PAYLOAD, Running
-from synthetic_traces import write_run
 
 from orchrm.view import load_runs
+from synthetic_traces import write_run
+from view_runs import BENCH_BON, PAYLOAD, Running
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium) for the browser tests"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium) for the browser tests"
+    ),
 ]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package (the dev extra) is not installed")
 
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
 def browser():
     profile = tempfile.mkdtemp(prefix="orchrm-view-chromium-")
     with sync_api.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS,
-                                                       viewport={"width": 1400, "height": 900})
+        context = p.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS, viewport={"width": 1400, "height": 900}
+        )
         yield context
         context.close()
     shutil.rmtree(profile, ignore_errors=True)

@@ -9,14 +9,20 @@ from view_runs import BENCH_BON
 
 
 def test_not_a_run_is_one_red_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "orchrm", "view", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchrm", "view", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.splitlines()[0].startswith("error:") and "not a run folder" in out.stderr
 
 
 def test_serves_the_runs_it_was_given(bon_dir):
-    proc = subprocess.Popen([sys.executable, "-m", "orchrm", "view", str(bon_dir), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchrm", "view", str(bon_dir), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert "1 run loaded" in line and "serving http://127.0.0.1:" in line, proc.stderr.read() if not line else line

@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from view_runs import BENCH_BON, DIAMOND, PAYLOAD, SINGLE, make_trace
-from synthetic_traces import write_run
 
 from orchrm.errors import RunFileError
 from orchrm.mas.plans import parse_plan
 from orchrm.view import load_runs, plan_graph, run_index, run_questions, trace_detail
+from synthetic_traces import write_run
+from view_runs import BENCH_BON, DIAMOND, PAYLOAD, SINGLE, make_trace
 
 
 def test_bon_folder_reads_picks_rewards_judge_and_summary(bon_dir):
@@ -46,8 +46,11 @@ def test_plan_graph_levels_rows_and_sink():
 
 
 def test_plan_graph_draws_a_cycle_without_failing():
-    plan = parse_plan(json.dumps({"agents": [
-        {"id": "a", "type": "cot", "input": "x ${b}"}, {"id": "b", "type": "cot", "input": "y ${a}"}]}))
+    plan = parse_plan(
+        json.dumps(
+            {"agents": [{"id": "a", "type": "cot", "input": "x ${b}"}, {"id": "b", "type": "cot", "input": "y ${a}"}]}
+        )
+    )
     g = plan_graph(plan)
     assert {n["id"] for n in g["nodes"]} == {"a", "b"}
 
@@ -58,7 +61,11 @@ def test_rollout_folder_and_its_traces_file(tmp_path):
         (run,) = load_runs([path])
         assert run.kind == "rollout" and len(run.question_ids) == 3 and len(run.traces) == 9
         data = run_questions(run)
-        assert data["methods"] == [] and [p["outcome"] for p in data["questions"][0]["plans"]] == ["correct", "wrong", "invalid"]
+        assert data["methods"] == [] and [p["outcome"] for p in data["questions"][0]["plans"]] == [
+            "correct",
+            "wrong",
+            "invalid",
+        ]
 
 
 def test_loop_folder_expands_to_its_training_rollout_and_bon(tmp_path, bon_dir):
@@ -98,7 +105,9 @@ def test_a_mixed_runs_task_is_the_member_named_by_the_question_id(tmp_path):
 
     with TraceWriter(tmp_path / "traces.jsonl") as w:
         for qid in ("chain_sum/c-1", "world_qa/w-1"):
-            w.write(make_trace(qid, 0, SINGLE, correct=True, kind="k").model_copy(update={"task": "mix:world_qa,chain_sum"}))
+            w.write(
+                make_trace(qid, 0, SINGLE, correct=True, kind="k").model_copy(update={"task": "mix:world_qa,chain_sum"})
+            )
     (run,) = load_runs([tmp_path])
     assert run_questions(run)["tasks"] == ["chain_sum", "world_qa"]
     assert run_index([run])[0]["tasks"] == ["chain_sum", "world_qa"]

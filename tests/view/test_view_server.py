@@ -5,9 +5,9 @@ import json
 from urllib.parse import quote
 
 import pytest
-from view_runs import PAYLOAD
 
 from orchrm.view import CSP
+from view_runs import PAYLOAD
 
 
 def request(viewer, path, method="GET", host=None):
@@ -42,7 +42,7 @@ def test_csp_allows_no_inline_script_or_style():
 
 def test_page_has_no_inline_script_and_js_no_html_sinks(viewer):
     _, html = request(viewer, "/")
-    assert b"<script src=\"/app.js\"" in html and html.count(b"<script") == 1 and b"style=" not in html
+    assert b'<script src="/app.js"' in html and html.count(b"<script") == 1 and b"style=" not in html
     _, js = request(viewer, "/app.js")
     for sink in (b"innerHTML =", b"innerHTML=", b"outerHTML", b"insertAdjacentHTML", b"document.write", b"eval("):
         assert sink not in js
@@ -58,14 +58,31 @@ def test_json_endpoints(viewer):
     assert res.status == 200 and json.loads(body)["trace"]["question"] == f"What is {PAYLOAD}?"
 
 
-@pytest.mark.parametrize("path", [
-    "/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/static/app.js", "/index.html", "/view/static/app.js",
-    "/api/runs/1/questions", "/api/runs/-1/questions", "/api/runs/%C2%B2/questions", "/api/runs/0/../../run.json",
-    "/api/runs/0/trace?q=q1&plan=x", "/api/runs/0/trace?q=q1&plan=%C2%B2", "/api/runs/0/trace?q=../../etc/passwd&plan=0",
-    "/api/runs/0/trace", "/api/runs/0/traces.jsonl", "/results.json", "/heldout/traces.jsonl",
-    "/api/runs/" + "9" * 5000 + "/questions", "/api/runs/0/trace?q=q1&plan=" + "9" * 5000,
-    "/api/runs/" + "0" * 5000 + "1/questions", "/api/runs/0/trace?q=q1&plan=99999999999",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../../../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/static/app.js",
+        "/index.html",
+        "/view/static/app.js",
+        "/api/runs/1/questions",
+        "/api/runs/-1/questions",
+        "/api/runs/%C2%B2/questions",
+        "/api/runs/0/../../run.json",
+        "/api/runs/0/trace?q=q1&plan=x",
+        "/api/runs/0/trace?q=q1&plan=%C2%B2",
+        "/api/runs/0/trace?q=../../etc/passwd&plan=0",
+        "/api/runs/0/trace",
+        "/api/runs/0/traces.jsonl",
+        "/results.json",
+        "/heldout/traces.jsonl",
+        "/api/runs/" + "9" * 5000 + "/questions",
+        "/api/runs/0/trace?q=q1&plan=" + "9" * 5000,
+        "/api/runs/" + "0" * 5000 + "1/questions",
+        "/api/runs/0/trace?q=q1&plan=99999999999",
+    ],
+)
 def test_nothing_but_its_own_routes(viewer, path):
     res, body = request(viewer, path)
     assert res.status == 404 and json.loads(body) == {"error": json.loads(body)["error"]}

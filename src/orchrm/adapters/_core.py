@@ -27,7 +27,16 @@ log = logging.getLogger("orchrm.adapters")
 
 #: End-of-turn and end-of-text tokens of the common chat templates; a completion decoded with its special
 #: tokens (OpenRLHF's query, verl with `skip_special_tokens=False`) ends with one.
-END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "<end_of_turn>", "</s>", "<eos>")
+END_TOKENS = (
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|end_of_text|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "</s>",
+    "<eos>",
+)
 #: The header that opens an assistant turn (ChatML, Llama 3, Gemma): a completion that still holds the chat
 #: template starts its plan after the last one.
 _ASSISTANT = re.compile(
@@ -180,10 +189,14 @@ class RemoteScorer:
         return [float(s) for s in scores]
 
 
-def open_scorer(rm: RewardModel | str | Path | None = None, url: str | None = None, token: str | None = None) -> LocalScorer | RemoteScorer:
+def open_scorer(
+    rm: RewardModel | str | Path | None = None, url: str | None = None, token: str | None = None
+) -> LocalScorer | RemoteScorer:
     """The in-process model (`rm`: a `RewardModel` or its folder) or the server at `url`: exactly one."""
     if (rm is None) == (url is None):
-        raise ConfigError("give the reward model either in process (rm=folder) or as a server (url=...), not both or neither")
+        raise ConfigError(
+            "give the reward model either in process (rm=folder) or as a server (url=...), not both or neither"
+        )
     return LocalScorer(rm) if rm is not None else RemoteScorer(url, token=token)  # type: ignore[arg-type]
 
 
@@ -193,7 +206,9 @@ def cached_scorer(rm: str | None, url: str | None, token: str | None) -> LocalSc
     return open_scorer(rm=rm, url=url, token=token)
 
 
-def _pending(questions: Sequence[Any], texts: Sequence[str], missing: str) -> tuple[list[Verdict | None], list[int], list[tuple[str, str]]]:
+def _pending(
+    questions: Sequence[Any], texts: Sequence[str], missing: str
+) -> tuple[list[Verdict | None], list[int], list[tuple[str, str]]]:
     verdicts: list[Verdict | None] = []
     index, items = [], []
     for i, (q, text) in enumerate(zip(questions, texts, strict=True)):
@@ -215,7 +230,9 @@ def _fill(verdicts: list[Verdict | None], index: list[int], scores: list[float] 
     return verdicts  # type: ignore[return-value]
 
 
-def judge(scorer: Scorer, questions: Sequence[Any], texts: Sequence[str], *, missing: str = "no question") -> list[Verdict]:
+def judge(
+    scorer: Scorer, questions: Sequence[Any], texts: Sequence[str], *, missing: str = "no question"
+) -> list[Verdict]:
     """A verdict per (question, completion text): the RM's score of the plan in it, or the reason it has none
     (no question, an empty completion, a server that failed: its one-line error)."""
     verdicts, index, items = _pending(questions, texts, missing)

@@ -50,7 +50,12 @@ def _question(label: Any) -> Any:
 
 
 def openrlhf_rewards(
-    scorer: Scorer, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], *, penalty: float = DEFAULT_PENALTY
+    scorer: Scorer,
+    queries: Sequence[str],
+    prompts: Sequence[str],
+    labels: Sequence[Any],
+    *,
+    penalty: float = DEFAULT_PENALTY,
 ) -> dict[str, Any]:
     """OpenRLHF's reward answer for one request; `labels` may be shorter (OpenRLHF sends "" without a label key)."""
     labels = list(labels) + [None] * (len(queries) - len(labels))
@@ -60,7 +65,11 @@ def openrlhf_rewards(
     verdicts = [Verdict(None, NOT_AFTER_PROMPT) if plan is None else next(judged) for plan in plans]
     report(verdicts, "openrlhf reward")
     rewards = [float(penalty) if v.score is None else v.score for v in verdicts]
-    return {"rewards": rewards, "scores": list(rewards), "extra_logs": {"orchrm_unscored": [float(v.score is None) for v in verdicts]}}
+    return {
+        "rewards": rewards,
+        "scores": list(rewards),
+        "extra_logs": {"orchrm_unscored": [float(v.score is None) for v in verdicts]},
+    }
 
 
 def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "APIRouter":
@@ -84,7 +93,8 @@ def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "AP
         n = len(body.query)
         if len(body.prompts) != n or len(body.labels) > n:
             raise HTTPException(
-                422, f"{n} queries need as many prompts ({len(body.prompts)}) and at most as many labels ({len(body.labels)})"
+                422,
+                f"{n} queries need as many prompts ({len(body.prompts)}) and at most as many labels ({len(body.labels)})",
             )
         if n > context.max_items:
             raise HTTPException(413, f"{n} queries exceed the limit of {context.max_items} per request")
@@ -92,8 +102,12 @@ def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "AP
             question = _question(label)
             size = len(q) + (len(question) if isinstance(question, str) else 0)
             if size > context.max_item_chars:
-                raise HTTPException(413, f"sample {i} has {size} characters of query and question, at most {context.max_item_chars}")
-        return await run_in_threadpool(lambda: openrlhf_rewards(context, body.query, body.prompts, body.labels, penalty=penalty))
+                raise HTTPException(
+                    413, f"sample {i} has {size} characters of query and question, at most {context.max_item_chars}"
+                )
+        return await run_in_threadpool(
+            lambda: openrlhf_rewards(context, body.query, body.prompts, body.labels, penalty=penalty)
+        )
 
     return routes
 

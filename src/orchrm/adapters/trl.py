@@ -49,7 +49,9 @@ class TRLReward:
 
     def _inputs(self, completions: Sequence[Any], columns: dict[str, Any]) -> tuple[list[Any], list[str]]:
         if self.question_column not in columns:
-            given = sorted(k for k in columns if k not in ("trainer_state", "log_extra", "log_metric", "completion_ids"))
+            given = sorted(
+                k for k in columns if k not in ("trainer_state", "log_extra", "log_metric", "completion_ids")
+            )
             raise ConfigError(
                 f"the dataset has no {self.question_column!r} column for the orchrm reward (its columns: {', '.join(given) or 'none'})",
                 hint="add the question as a column, or name yours with question_column=",
@@ -59,7 +61,9 @@ class TRLReward:
     def _finish(self, verdicts: list[Verdict], columns: dict[str, Any]) -> list[float | None]:
         report(verdicts, f"reward {self.__name__}")
         if callable(columns.get("log_metric")):
-            columns["log_metric"](f"{self.__name__}/unscored", sum(v.score is None for v in verdicts) / max(len(verdicts), 1))
+            columns["log_metric"](
+                f"{self.__name__}/unscored", sum(v.score is None for v in verdicts) / max(len(verdicts), 1)
+            )
         if callable(columns.get("log_extra")):
             columns["log_extra"](f"{self.__name__}_error", [v.error or "" for v in verdicts])
         return [v.score for v in verdicts]

@@ -54,7 +54,11 @@ def compute_score_batch(
     verdicts = judge(scorer, questions, list(solution_strs), missing=f"extra_info has no {question_key!r}")
     report(verdicts, "verl compute_score")
     return [
-        {"score": float(penalty) if v.score is None else v.score, "orchrm_unscored": float(v.score is None), "orchrm_error": v.error or ""}
+        {
+            "score": float(penalty) if v.score is None else v.score,
+            "orchrm_unscored": float(v.score is None),
+            "orchrm_error": v.error or "",
+        }
         for v in verdicts
     ]
 

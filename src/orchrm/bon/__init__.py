@@ -9,9 +9,9 @@ from .compute import compute_results, per_question_rows
 from .config import BonConfig
 from .judge import JudgeRecord, read_judgments
 from .prior import KindPrior, ShapePrior, plan_shape, plan_signature
-from .router import Router
 from .report import write_reports
 from .results import BonResults, MethodSummary, RunInfo, read_results, write_results
+from .router import Router
 from .run import BonProgress, BonResult, abon
 from .selection import METHODS, Method
 from .stats import Bootstrap, Interval

@@ -31,7 +31,9 @@ class ContentBlind:
     router: Router | None = None
 
     @classmethod
-    def fit(cls, traces: Iterable[Trace], *, strength: float = 2.0, exclude: Iterable[str] = (), source: str = "") -> ContentBlind:
+    def fit(
+        cls, traces: Iterable[Trace], *, strength: float = 2.0, exclude: Iterable[str] = (), source: str = ""
+    ) -> ContentBlind:
         """Every baseline from the same training rows; held-out ids in `exclude` never count."""
         rows, skip = list(traces), set(exclude)
         prior = ShapePrior.fit(rows, strength=strength, exclude=skip, source=source)

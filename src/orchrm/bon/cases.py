@@ -9,9 +9,9 @@ from dataclasses import replace
 from ..mas.traces import Trace
 from ..tasks.scoring import answer_key
 from .blind import ContentBlind
+from .candidates import Candidate, Case
 from .content import copies_examples
 from .prior import plan_signature
-from .candidates import Candidate, Case
 
 
 def _tokens(t: Trace, category: str) -> int:
@@ -33,7 +33,9 @@ def _alone(plans: list[Trace]) -> list[int]:
     """What each plan would cost sampled on its own request: the question's prompt (billed once, on the first
     plan of a group request) plus the plan's completion."""
     prompt = max((t.plan_call.usage.prompt_tokens for t in plans if t.plan_call is not None), default=0)
-    return [prompt + t.plan_call.usage.completion_tokens if t.plan_call is not None else _tokens(t, "plan") for t in plans]
+    return [
+        prompt + t.plan_call.usage.completion_tokens if t.plan_call is not None else _tokens(t, "plan") for t in plans
+    ]
 
 
 def _with_blind(c: Candidate, t: Trace, blind: ContentBlind | None) -> Candidate:
@@ -64,12 +66,23 @@ def build_cases(
     cases = []
     for q, plans in grouped.items():
         cands = [
-            _with_blind(Candidate(
-                index=t.plan_index, valid=t.valid and t.executed, reward=r, answer_key=answer_key(t.final_answer),
-                correct=bool(t.score and t.score.correct), plan_tokens=_tokens(t, "plan"),
-                exec_tokens=_tokens(t, "execute"), plan_s=t.plan_call.latency_s if t.plan_call else 0.0, exec_s=t.wall_s,
-                length=length, plan_alone=alone,
-            ), t, blind)
+            _with_blind(
+                Candidate(
+                    index=t.plan_index,
+                    valid=t.valid and t.executed,
+                    reward=r,
+                    answer_key=answer_key(t.final_answer),
+                    correct=bool(t.score and t.score.correct),
+                    plan_tokens=_tokens(t, "plan"),
+                    exec_tokens=_tokens(t, "execute"),
+                    plan_s=t.plan_call.latency_s if t.plan_call else 0.0,
+                    exec_s=t.wall_s,
+                    length=length,
+                    plan_alone=alone,
+                ),
+                t,
+                blind,
+            )
             for t, r, length, alone in zip(plans, rewards[q], plan_lengths(plans), _alone(plans), strict=True)
         ]
         cases.append(Case(q, cands, rm_s=rm_s.get(q, 0.0), rm_tokens=(rm_tokens or {}).get(q, 0),

@@ -10,11 +10,11 @@ from typing import Any
 
 from ..errors import ConfigError
 from .auc import within_question_auc
-from .content import content_stats
+from .candidates import CATEGORIES, Case, Outcome
 from .config import BonConfig
+from .content import content_stats
 from .judge import JudgeRecord
 from .results import Auc, BonResults, CurvePoint, MethodSummary, RunInfo, SweepPoint
-from .candidates import CATEGORIES, Case, Outcome
 from .selection import CONTENT_BLIND, METHODS, TRIVIAL, Context
 from .selectors import select_adaptive
 from .stats import Bootstrap, Interval
@@ -32,7 +32,9 @@ def _with_judge(case: Case, n: int, judgments: Judgments) -> Case:
     return sub
 
 
-def outcomes_at(cases: list[Case], n: int, config: BonConfig, scale: float, judgments: Judgments) -> dict[str, list[Outcome]]:
+def outcomes_at(
+    cases: list[Case], n: int, config: BonConfig, scale: float, judgments: Judgments
+) -> dict[str, list[Outcome]]:
     """Every applicable method's outcome per question when only the first n plans exist."""
     subs = [_with_judge(c, n, judgments) for c in cases]
     ctx = Context(tau=config.tau * scale, judge=config.judge and n in config.judged_ns())
@@ -50,7 +52,9 @@ def per_kind(cases: list[Case], acc: dict[str, list[float]]) -> dict[str, dict[s
     }
 
 
-def best_of_marks(boot: Bootstrap, acc: dict[str, list[float]], group: tuple[str, ...], label: str) -> dict[str, Interval | str]:
+def best_of_marks(
+    boot: Bootstrap, acc: dict[str, list[float]], group: tuple[str, ...], label: str
+) -> dict[str, Interval | str]:
     """`rm` against each selector of `group` it has results for, and against the best of them by mean accuracy
     (`best_<label>` names it). The best is chosen on the very questions it is reported on, which flatters the
     baseline: rm − best is a conservative estimate of rm's edge."""
@@ -79,7 +83,11 @@ def marks(boot: Bootstrap, full: dict[str, list[Outcome]]) -> dict[str, Interval
         out["rm_minus_judge"] = boot.diff(acc["rm"], acc["judge"])
     if "shape-mean" in acc:
         out["rm_minus_shape-mean"] = boot.diff(acc["rm"], acc["shape-mean"])
-    return {**out, **best_of_marks(boot, acc, TRIVIAL, "trivial"), **best_of_marks(boot, acc, CONTENT_BLIND, "content_blind")}
+    return {
+        **out,
+        **best_of_marks(boot, acc, TRIVIAL, "trivial"),
+        **best_of_marks(boot, acc, CONTENT_BLIND, "content_blind"),
+    }
 
 
 def summarize(outcomes: list[Outcome], boot: Bootstrap) -> MethodSummary:
@@ -98,14 +106,18 @@ def reward_scale(cases: list[Case]) -> float:
     return (statistics.pstdev(rewards) if len(rewards) > 1 else 1.0) or 1.0
 
 
-def full_outcomes(cases: list[Case], config: BonConfig, judgments: list[JudgeRecord]) -> tuple[Judgments, float, dict[str, list[Outcome]]]:
+def full_outcomes(
+    cases: list[Case], config: BonConfig, judgments: list[JudgeRecord]
+) -> tuple[Judgments, float, dict[str, list[Outcome]]]:
     """Every method's outcome per question at N, with the judgment map and the reward scale they used."""
     jmap = {(j.question_id, j.n): j for j in judgments}
     scale = reward_scale(cases)
     return jmap, scale, outcomes_at(cases, config.n, config, scale, jmap)
 
 
-def adaptive_sweep(cases: list[Case], config: BonConfig, scale: float, jmap: Judgments, boot: Bootstrap) -> list[SweepPoint]:
+def adaptive_sweep(
+    cases: list[Case], config: BonConfig, scale: float, jmap: Judgments, boot: Bootstrap
+) -> list[SweepPoint]:
     """rm-adaptive at every margin of `config.taus`, then with no margin at all (execute every valid plan)."""
     sweep = []
     for tau in [*config.taus, math.inf]:
@@ -115,7 +127,9 @@ def adaptive_sweep(cases: list[Case], config: BonConfig, scale: float, jmap: Jud
     return sweep
 
 
-def curves(cases: list[Case], config: BonConfig, scale: float, jmap: Judgments, boot: Bootstrap) -> dict[str, dict[str, CurvePoint]]:
+def curves(
+    cases: list[Case], config: BonConfig, scale: float, jmap: Judgments, boot: Bootstrap
+) -> dict[str, dict[str, CurvePoint]]:
     """Every method's accuracy and tokens at each N of `CURVE_NS` below N, and at N."""
     out: dict[str, dict[str, CurvePoint]] = {}
     for n in sorted({k for k in CURVE_NS if k < config.n} | {config.n}):
@@ -128,7 +142,9 @@ def curves(cases: list[Case], config: BonConfig, scale: float, jmap: Judgments, 
 def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeRecord], *, meta: RunInfo) -> BonResults:
     """Accuracy with bootstrap intervals, tokens per category, curves over N, the adaptive sweep, the marks."""
     if not cases:
-        raise ConfigError("no held-out question has traces yet", hint="let the rollout stage finish at least one question")
+        raise ConfigError(
+            "no held-out question has traces yet", hint="let the rollout stage finish at least one question"
+        )
     jmap, scale, full = full_outcomes(cases, config, judgments)
     boot = Bootstrap(len(cases), config.resamples, config.seed)
     auc = {
@@ -136,7 +152,11 @@ def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeR
             [METHODS[m].seen(c) for c in cases], METHODS[m].score, resamples=config.resamples, seed=config.seed))
         for m in full if METHODS[m].score is not None
     }  # fmt: skip
-    notes = [] if "prior" in full else ["prior, kind-prior, router: absent (no training traces given to fit them: --prior-traces)"]
+    notes = (
+        []
+        if "prior" in full
+        else ["prior, kind-prior, router: absent (no training traces given to fit them: --prior-traces)"]
+    )
     fallbacks = sum(c.router_fallback for case in cases for c in case.valid) if "router" in full else None
     if fallbacks is not None:
         notes.append(f"router: {fallbacks} of {sum(len(c.valid) for c in cases)} valid plans have a shape training "
@@ -159,8 +179,10 @@ def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeR
         router_fallbacks=fallbacks,
         auc=auc,
         content=content_stats(
-            cases, {m: (METHODS[m].seen, METHODS[m].score) for m in full if METHODS[m].score is not None},
-            resamples=config.resamples, seed=config.seed,
+            cases,
+            {m: (METHODS[m].seen, METHODS[m].score) for m in full if METHODS[m].score is not None},
+            resamples=config.resamples,
+            seed=config.seed,
         ),
         per_kind=per_kind(cases, {m: [o.correct for o in full[m]] for m in full}),
         notes=notes,
@@ -177,7 +199,12 @@ def per_question_rows(cases: list[Case], config: BonConfig, judgments: list[Judg
         row: dict[str, Any] = {"question_id": case.question_id, "valid": len(case.valid)}
         for m, outs in full.items():
             o = outs[i]
-            row[m] = {"correct": o.correct, "chosen": o.chosen, "tokens": round(o.total_tokens, 1), "executed": o.executed}
+            row[m] = {
+                "correct": o.correct,
+                "chosen": o.chosen,
+                "tokens": round(o.total_tokens, 1),
+                "executed": o.executed,
+            }
         row["rewards"] = {str(c.index): round(c.reward, 4) for c in case.candidates}
         row["lengths"] = {str(c.index): c.length for c in case.candidates}
         for key, field in (("priors", "prior"), ("kind_priors", "kind_prior"), ("router_scores", "router")):

@@ -22,7 +22,9 @@ class BonConfig(BaseModel):
     taus: list[float] = Field(default_factory=lambda: [0.0, 0.25, 0.5, 1.0, 2.0], description="rm-adaptive sweep.")
     resamples: int = Field(2000, ge=100)
     seed: int = 0
-    prior_strength: float = Field(2.0, gt=0, description="prior: Beta smoothing weight, in pseudo-trials at the global rate")
+    prior_strength: float = Field(
+        2.0, gt=0, description="prior: Beta smoothing weight, in pseudo-trials at the global rate"
+    )
 
     def judge_key(self) -> str:
         """Judgments made with other settings are not reused."""

@@ -99,7 +99,9 @@ def same_shape_auc(
         pairs = same_shape_pairs(case, clean=True)
         if pairs:
             n_pairs += len(pairs)
-            values.append(sum(1.0 if score(r) > score(w) else 0.5 if score(r) == score(w) else 0.0 for r, w in pairs) / len(pairs))
+            values.append(
+                sum(1.0 if score(r) > score(w) else 0.5 if score(r) == score(w) else 0.0 for r, w in pairs) / len(pairs)
+            )
     iv = Bootstrap(len(values), resamples, seed).mean(values)
     return SameShapeAuc(**iv.model_dump(), n_questions=len(values), n_pairs=n_pairs)
 
@@ -107,7 +109,9 @@ def same_shape_auc(
 Scorer = tuple[Callable[[Case], Case], Callable[[Candidate], float]]  # a method's view of a case, its score
 
 
-def content_stats(cases: list[Case], scorers: dict[str, Scorer], *, resamples: int = 2000, seed: int = 0) -> ContentStats:
+def content_stats(
+    cases: list[Case], scorers: dict[str, Scorer], *, resamples: int = 2000, seed: int = 0
+) -> ContentStats:
     """The content measures over `cases`, and the same-shape AUC of each method in `scorers`."""
     clean = [len(same_shape_pairs(c, clean=True)) for c in cases]
     return ContentStats(

@@ -63,7 +63,9 @@ def judgeable(plans: list[Trace]) -> list[Trace]:
 
 
 def judge_evaluator(llm: LLM, config: BonConfig) -> SkillEvaluator:
-    return SkillEvaluator(llm, config=EvaluatorConfig(max_steps=config.judge_max_steps, max_tokens=config.judge_max_tokens))
+    return SkillEvaluator(
+        llm, config=EvaluatorConfig(max_steps=config.judge_max_steps, max_tokens=config.judge_max_tokens)
+    )
 
 
 async def judge_missing(

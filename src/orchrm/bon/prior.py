@@ -150,7 +150,9 @@ class KindPrior(BaseModel):
     kinds: dict[str, ShapePrior] = Field(default_factory=dict)
 
     @classmethod
-    def fit(cls, traces: Iterable[Trace], *, strength: float = 2.0, exclude: Iterable[str] = (), source: str = "") -> KindPrior:
+    def fit(
+        cls, traces: Iterable[Trace], *, strength: float = 2.0, exclude: Iterable[str] = (), source: str = ""
+    ) -> KindPrior:
         rows = list(training_rows(traces, exclude))
         kinds = sorted({t.question_kind for t in rows if t.question_kind})
         return cls(

@@ -67,7 +67,14 @@ def _plot_accuracy_vs_tokens(ax: Any, results: BonResults) -> None:
     if sweep:
         xs = [max(s.tokens.total, 1.0) for s in sweep]
         ys = [100 * (s.accuracy.value or 0) for s in sweep]
-        ax.plot(xs, ys, linestyle="--", marker=".", color=_style("rm-adaptive")[0], label=f"rm-adaptive sweep (N={results.n})")
+        ax.plot(
+            xs,
+            ys,
+            linestyle="--",
+            marker=".",
+            color=_style("rm-adaptive")[0],
+            label=f"rm-adaptive sweep (N={results.n})",
+        )
     ax.set_xscale("log")
 
 
@@ -152,7 +159,10 @@ def content_lines(results: BonResults) -> list[str]:
         f"{c.headroom.fmt()} points",
         f"same-shape pairs with different outcomes: {c.same_shape_pairs}; {c.clean_pairs} where neither plan copies "
         f"the prompt's examples, on {c.questions_with_clean_pairs} questions",
-        *(f"same-shape AUC of {m}: {a.fmt(1.0, 3)} ({a.n_pairs} pairs, {a.n_questions} questions)" for m, a in c.auc.items()),
+        *(
+            f"same-shape AUC of {m}: {a.fmt(1.0, 3)} ({a.n_pairs} pairs, {a.n_questions} questions)"
+            for m, a in c.auc.items()
+        ),
     ]
 
 
@@ -172,7 +182,12 @@ def legend(results: BonResults) -> list[str]:
 
 def sweep_rows(results: BonResults) -> list[list[str]]:
     return [
-        ["all" if s.tau is None else f"{s.tau:g}", s.accuracy.fmt(), f"{s.tokens.total:,.0f}", f"{s.executed_plans:.2f}"]
+        [
+            "all" if s.tau is None else f"{s.tau:g}",
+            s.accuracy.fmt(),
+            f"{s.tokens.total:,.0f}",
+            f"{s.executed_plans:.2f}",
+        ]
         for s in results.adaptive_sweep
     ]
 
@@ -195,7 +210,11 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
 def _models_line(r: BonResults) -> str:
     model = r.model or ""
     agent = r.agent_model or model
-    return f"orchestrator and sub-agents: `{model}`" if agent == model else f"orchestrator: `{model}`; sub-agents: `{agent}`"
+    return (
+        f"orchestrator and sub-agents: `{model}`"
+        if agent == model
+        else f"orchestrator: `{model}`; sub-agents: `{agent}`"
+    )
 
 
 def _rm_line(r: BonResults) -> str:

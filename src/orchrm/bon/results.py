@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 from ..atomic import write_text_atomic
 from ..folders import stamp_folder
 from .blind import BaselinesInfo
-from .content import ContentStats
 from .config import BonConfig
+from .content import ContentStats
 from .stats import Interval
 
 RESULTS_FILE = "results.json"

@@ -75,9 +75,7 @@ class Router:
         self.c = c
 
     @classmethod
-    def fit(
-        cls, traces: Iterable[Trace], *, prior: ShapePrior, exclude: Iterable[str] = (), c: float = 1.0
-    ) -> Router:
+    def fit(cls, traces: Iterable[Trace], *, prior: ShapePrior, exclude: Iterable[str] = (), c: float = 1.0) -> Router:
         """Fit on the training rows (valid, executed, scored, not held out); `prior` is the fallback."""
         from sklearn.linear_model import LogisticRegression  # imported here: the CLI starts without sklearn
 

@@ -22,13 +22,13 @@ from ..mas.run_folder import run_questions
 from ..mas.traces import Trace
 from ..rm.model import RewardModel, rm_warnings
 from ..tasks.base import Task
+from .blind import ContentBlind
+from .candidates import Case
 from .cases import build_cases
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
 from .judge import JUDGMENTS_FILE, JudgeRecord, judge_evaluator, judge_missing
-from .blind import ContentBlind
 from .results import BonResults, RMInfo, RunInfo, write_results
-from .candidates import Case
 
 HELDOUT_DIR = "heldout"
 
@@ -77,7 +77,9 @@ def shown(path: Path | None) -> str:
         return str(path)
 
 
-def run_info(task: Task, rm: RewardModel, run_config: RunConfig, warnings: list[str], blind: ContentBlind | None) -> RunInfo:
+def run_info(
+    task: Task, rm: RewardModel, run_config: RunConfig, warnings: list[str], blind: ContentBlind | None
+) -> RunInfo:
     card = rm.card
     return RunInfo(
         task=task.name, model=run_config.model_id, agent_model=run_config.agent_model_id or run_config.model_id,
@@ -142,7 +144,9 @@ async def abon(
             state.judged, state.to_judge = done, total
             report(state)
 
-        judgments = await judge_missing(judge_evaluator(llm, config), grouped, config, out / JUDGMENTS_FILE, judge_progress)
+        judgments = await judge_missing(
+            judge_evaluator(llm, config), grouped, config, out / JUDGMENTS_FILE, judge_progress
+        )
 
     cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
     results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, blind))

@@ -66,8 +66,11 @@ def select_rm(case: Case) -> Outcome:
         return _nothing(case)
     best = _best_by_reward(valid)
     return Outcome(
-        float(best.correct), _cost(case.candidates, [best], case.rm_tokens), executed=1,
-        wall_s=_parallel_plan_s(case) + case.rm_s + best.exec_s, chosen=best.index,
+        float(best.correct),
+        _cost(case.candidates, [best], case.rm_tokens),
+        executed=1,
+        wall_s=_parallel_plan_s(case) + case.rm_s + best.exec_s,
+        chosen=best.index,
     )
 
 

@@ -21,7 +21,11 @@ class Interval(BaseModel):
             return "n/a"
         if self.low is None or self.high is None:
             return f"{self.value * scale:.{digits}f}"
-        return f"{self.value * scale:.{digits}f} [{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]".replace("-0.0", "0.0")
+        return (
+            f"{self.value * scale:.{digits}f} [{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]".replace(
+                "-0.0", "0.0"
+            )
+        )
 
 
 class Bootstrap:

@@ -31,23 +31,82 @@ class Verb:
 
 
 VERBS = (
-    Verb("generate", "generate", "generate", "Send one prompt through a backend and print the completions with their token usage."),
-    Verb("demo", "demo", "demo", "Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."),
-    Verb("judge", "judge", "judge", "Judge responses with the skill evaluator; one judgment per input row, token usage under `verify`."),
-    Verb("bon", "bon", "bon", "Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."),
-    Verb("rollout", "rollout", "rollout", "Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."),
-    Verb("show", "show", "show", "Show a run's traces as a table, or one trace in full (--index, or --question [--plan])."),
-    Verb("import", "imports", "import_",
-         "Import executions run on another MAS (question, plan, answer or grade) as traces that `orchrm pairs` reads."),
-    Verb("counterfactual", "counterfactual", "counterfactual",
-         "Edit a run's executed plans, execute the edited plans, and record each edit beside its trace in OUT."),
+    Verb(
+        "generate",
+        "generate",
+        "generate",
+        "Send one prompt through a backend and print the completions with their token usage.",
+    ),
+    Verb(
+        "demo",
+        "demo",
+        "demo",
+        "Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report.",
+    ),
+    Verb(
+        "judge",
+        "judge",
+        "judge",
+        "Judge responses with the skill evaluator; one judgment per input row, token usage under `verify`.",
+    ),
+    Verb(
+        "bon",
+        "bon",
+        "bon",
+        "Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans.",
+    ),
+    Verb(
+        "rollout",
+        "rollout",
+        "rollout",
+        "Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT.",
+    ),
+    Verb(
+        "show",
+        "show",
+        "show",
+        "Show a run's traces as a table, or one trace in full (--index, or --question [--plan]).",
+    ),
+    Verb(
+        "import",
+        "imports",
+        "import_",
+        "Import executions run on another MAS (question, plan, answer or grade) as traces that `orchrm pairs` reads.",
+    ),
+    Verb(
+        "counterfactual",
+        "counterfactual",
+        "counterfactual",
+        "Edit a run's executed plans, execute the edited plans, and record each edit beside its trace in OUT.",
+    ),
     Verb("pairs", "pairs", "pairs", "Build label-free win-lose plan pairs from executed rollouts."),
-    Verb("train-rm", "reward_model", "train_rm", "Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."),
-    Verb("score", "reward_model", "score", 'Score plans with a reward model; each output line adds "scores" (one per plan, higher is better).'),
-    Verb("serve", "reward_model", "serve", "Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info."),
-    Verb("train-orchestrator", "train_orchestrator", "train_orchestrator",
-         "Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter."),
-    Verb("view", "view", "view", "Browse runs in a local web viewer on 127.0.0.1: plans as DAGs, agent calls, tokens, rewards and picks."),
+    Verb(
+        "train-rm", "reward_model", "train_rm", "Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."
+    ),
+    Verb(
+        "score",
+        "reward_model",
+        "score",
+        'Score plans with a reward model; each output line adds "scores" (one per plan, higher is better).',
+    ),
+    Verb(
+        "serve",
+        "reward_model",
+        "serve",
+        "Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info.",
+    ),
+    Verb(
+        "train-orchestrator",
+        "train_orchestrator",
+        "train_orchestrator",
+        "Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter.",
+    ),
+    Verb(
+        "view",
+        "view",
+        "view",
+        "Browse runs in a local web viewer on 127.0.0.1: plans as DAGs, agent calls, tokens, rewards and picks.",
+    ),
     Verb("models", "models", "app", "List, prepare and verify the embedded models."),
 )
 
@@ -72,7 +131,9 @@ class LazyVerbs(TyperGroup):
         super().__init__(**kw)
         self.commands.update({v.name: click.Command(v.name, help=v.summary) for v in VERBS})
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         name, _, rest = super().resolve_command(ctx, args)
         verb = next(v for v in VERBS if v.name == name)
         return name, load_verb(verb), rest

@@ -39,9 +39,16 @@ from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console,
 def results_tables(results: BonResults) -> list[Table]:
     """The comparison table and the marks, as the terminal shows them."""
     title = f"best-of-N on {results.questions} held-out {results.task} questions, N={results.n}"
-    table = Table(title=title, title_justify="left", caption="tokens per question; runs: plans executed; wall: critical path of the recorded latencies (~0 for cache replays)", caption_justify="left")
+    table = Table(
+        title=title,
+        title_justify="left",
+        caption="tokens per question; runs: plans executed; wall: critical path of the recorded latencies (~0 for cache replays)",
+        caption_justify="left",
+    )
     for col in METHOD_HEADER:
-        table.add_column(col, justify="left" if col == "method" else "right", no_wrap=col in ("method", METHOD_HEADER[1]))
+        table.add_column(
+            col, justify="left" if col == "method" else "right", no_wrap=col in ("method", METHOD_HEADER[1])
+        )
     for row in method_rows(results):
         table.add_row(*row, style="bold" if row[0] == "rm" else None)
     marks = Table(title="marks (95% bootstrap intervals)", title_justify="left")
@@ -54,7 +61,11 @@ def results_tables(results: BonResults) -> list[Table]:
         auc.add_column(col, justify="left" if col == AUC_HEADER[0] else "right")
     for row in auc_rows(results):
         auc.add_row(*row)
-    content = Table(title="plan content: does it decide, is it read (among plans of one shape)", title_justify="left", show_header=False)
+    content = Table(
+        title="plan content: does it decide, is it read (among plans of one shape)",
+        title_justify="left",
+        show_header=False,
+    )
     content.add_column("measure")
     for line in content_lines(results):
         content.add_row(line)
@@ -123,7 +134,15 @@ def bon(
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
     config = checked(BonConfig, dict(n=n, judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens,
                                      judge_ns=judge_ns or [], tau=tau, seed=settings.seed), {"judge_max_steps": "--judge-steps", "judge_ns": "--judge-n"})  # fmt: skip
-    run = dict(settings.model_dump(), task=task, split="test", n_questions=n_questions, n_plans=n, execute="all", backend=models.backend)
+    run = dict(
+        settings.model_dump(),
+        task=task,
+        split="test",
+        n_questions=n_questions,
+        n_plans=n,
+        execute="all",
+        backend=models.backend,
+    )
     checked(RunConfig, run, {"n_plans": "--n"})
     the_task, reward_model = load_task(task), RewardModel.load(rm)
     with open_models(models, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):

@@ -51,9 +51,16 @@ def agent_target(models: ModelOptions) -> tuple[str, str | None, str | None]:
 def counterfactual(
     run: Annotated[Path, typer.Option(help="Run folder from `orchrm rollout` whose executed plans are edited.")],
     out: Annotated[Path, typer.Option(help="Counterfactual folder (created, or resumed when it exists).")],
-    edits_per_plan: Annotated[int, typer.Option(help="Edits per source plan (each run on the agent model).")] = DEFAULTS.edits_per_plan,
-    kinds: Annotated[list[str] | None, typer.Option(help=f"Edit kinds, repeatable or comma-separated (default all): {', '.join(EDIT_KINDS)}.")] = None,
-    max_plans: Annotated[int | None, typer.Option(help="Source plans edited at most, in run order (default all).")] = None,
+    edits_per_plan: Annotated[
+        int, typer.Option(help="Edits per source plan (each run on the agent model).")
+    ] = DEFAULTS.edits_per_plan,
+    kinds: Annotated[
+        list[str] | None,
+        typer.Option(help=f"Edit kinds, repeatable or comma-separated (default all): {', '.join(EDIT_KINDS)}."),
+    ] = None,
+    max_plans: Annotated[
+        int | None, typer.Option(help="Source plans edited at most, in run order (default all).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the edits chosen.")] = DEFAULTS.seed,
     parallel: Annotated[int, typer.Option(help="Edited plans executing at once.")] = 4,
     *,
@@ -87,7 +94,9 @@ def counterfactual(
 
 def _report(progress: Reporter, p: CounterfactualProgress) -> None:
     info = f"{p.plans} plans · {p.invalid} invalid · {p.executed} executed · {p.flipped} outcome changed"
-    progress.update("counterfactual edits", done=p.resumed + p.edits_done, total=p.edits_total, tokens=p.tokens, info=info)
+    progress.update(
+        "counterfactual edits", done=p.resumed + p.edits_done, total=p.edits_total, tokens=p.tokens, info=info
+    )
 
 
 def _print_summary(out: Path, p: CounterfactualProgress, as_json: bool) -> None:

@@ -20,7 +20,18 @@ from ..mas.run_config import RolloutSettings
 from ..tasks import load_task
 from .bon import report_bon, results_tables
 from .llms import open_models
-from .options import MODELS, Json, LogEvery, ModelOptions, Quiet, TaskName, checked, field_option, options_from, with_models
+from .options import (
+    MODELS,
+    Json,
+    LogEvery,
+    ModelOptions,
+    Quiet,
+    TaskName,
+    checked,
+    field_option,
+    options_from,
+    with_models,
+)
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 from .render import usage_table
 
@@ -41,7 +52,9 @@ def demo(
     test_questions: int = field_option(LoopConfig, "test_questions"),
     n: int = field_option(LoopConfig, "n"),
     rollout: RolloutSettings,
-    epochs: Annotated[int, typer.Option(help="RM training epochs.")] = DEFAULTS.rm.epochs,  # RMConfig's help is a backbone's
+    epochs: Annotated[
+        int, typer.Option(help="RM training epochs.")
+    ] = DEFAULTS.rm.epochs,  # RMConfig's help is a backbone's
     judge: bool = field_option(BonConfig, "judge", default=DEFAULTS.bon.judge),
     parallel_questions: int = field_option(LoopConfig, "parallel_questions", panel=MODELS),
     models: ModelOptions,
@@ -83,7 +96,9 @@ def _reporting(progress: Reporter) -> Callable[[LoopEvent], None]:
     def on_event(e: LoopEvent) -> None:
         if e.stage == "rollout" and e.rollout is not None:
             r = e.rollout
-            progress.update("train rollouts", done=r.plans_done, total=r.plans_total, tokens=r.tokens, info=rollout_info(r))
+            progress.update(
+                "train rollouts", done=r.plans_done, total=r.plans_total, tokens=r.tokens, info=rollout_info(r)
+            )
         elif e.stage == "train":
             progress.note(f"training the reward model ({e.message})")
         elif e.stage == "bon" and e.bon is not None:
@@ -106,7 +121,9 @@ def _print_result(console: Console, result: LoopResult, ledger: TokenLedger, wal
     acc = m.get("val_accuracy")
     console.print(
         f"reward model: {m.get('train_pairs')} train / {m.get('val_pairs')} val pairs, held-out pairwise accuracy "
-        f"{acc:.3f}" if acc is not None else "reward model: no validation pairs",
+        f"{acc:.3f}"
+        if acc is not None
+        else "reward model: no validation pairs",
     )
     if not result.rm_trained:
         console.print("[dim](reused: trained earlier on the same pairs)[/]")

@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.panel import Panel
 
 from .. import safejson
-from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
 from ..errors import ConfigError
 from ..llm import GenerateConfig, open_llm
+from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
 from .render import completions_table, usage_table
 
 
@@ -47,10 +47,16 @@ def generate(
     seed: Annotated[int | None, typer.Option(help="Base seed; sample i uses seed + i.")] = None,
     schema: Annotated[Path | None, typer.Option(help="JSON schema file the output must satisfy.")] = None,
     category: Annotated[str, typer.Option(help="Token-accounting category.")] = "execute",
-    timeout: Annotated[float | None, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=MODELS)] = None,
-    retries: Annotated[int, typer.Option(help="Retries on 429/5xx/connection errors (openai).", rich_help_panel=MODELS)] = 3,
+    timeout: Annotated[
+        float | None, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=MODELS)
+    ] = None,
+    retries: Annotated[
+        int, typer.Option(help="Retries on 429/5xx/connection errors (openai).", rich_help_panel=MODELS)
+    ] = 3,
     concurrency: Concurrency = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print completions and usage as JSON.")] = False,
 ) -> None:
     """Send one prompt through a backend and print the completions with their token usage."""

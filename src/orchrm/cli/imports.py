@@ -27,20 +27,39 @@ class PlanFormat(str, Enum):
 
 
 def import_(
-    source: Annotated[Path, typer.Argument(help="A JSONL file, or a folder saved with datasets' save_to_disk (--format datasets).")],
-    out: Annotated[Path, typer.Option(help="Run folder to write (traces.jsonl, import.json); replaced whole if an earlier import made it.")],
+    source: Annotated[
+        Path, typer.Argument(help="A JSONL file, or a folder saved with datasets' save_to_disk (--format datasets).")
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Run folder to write (traces.jsonl, import.json); replaced whole if an earlier import made it."
+        ),
+    ],
     format: Annotated[InputFormat, typer.Option("--format", help="How the rows are stored.")] = InputFormat.jsonl,
-    plan_format: Annotated[PlanFormat, typer.Option(help="How the plans are written: orchrm JSON or MAS-Orchestra's <agent>/<edge> blocks.")] = PlanFormat.orchrm,
+    plan_format: Annotated[
+        PlanFormat,
+        typer.Option(help="How the plans are written: orchrm JSON or MAS-Orchestra's <agent>/<edge> blocks."),
+    ] = PlanFormat.orchrm,
     split: Annotated[str | None, typer.Option(help="The split of a datasets folder holding several.")] = None,
     task: Annotated[str, typer.Option(help="Task name for rows that give none.")] = DEFAULTS.task,
-    checkpoint: Annotated[str, typer.Option(help="Orchestrator checkpoint label for rows that give none.")] = DEFAULTS.checkpoint,
+    checkpoint: Annotated[
+        str, typer.Option(help="Orchestrator checkpoint label for rows that give none.")
+    ] = DEFAULTS.checkpoint,
     model_id: Annotated[str, typer.Option(help="Orchestrator model for rows that give none.")] = DEFAULTS.model_id,
-    correct_at: Annotated[float, typer.Option(help="A row with a score and no `correct` is correct when score >= this.")] = DEFAULTS.correct_at,
+    correct_at: Annotated[
+        float, typer.Option(help="A row with a score and no `correct` is correct when score >= this.")
+    ] = DEFAULTS.correct_at,
 ) -> None:
     """Import executions run on another MAS (question, plan, answer or grade) as traces that `orchrm pairs` reads."""
     defaults = ImportDefaults(task=task, checkpoint=checkpoint, model_id=model_id, correct_at=correct_at)
     report = import_executions(
-        source, out, fmt=format.value, plan_format=plan_format.value, split=split, defaults=defaults,  # type: ignore[arg-type]
+        source,
+        out,
+        fmt=format.value,
+        plan_format=plan_format.value,
+        split=split,
+        defaults=defaults,  # type: ignore[arg-type]
     )
     console = Console(highlight=False)
     console.print(

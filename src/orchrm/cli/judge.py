@@ -13,11 +13,11 @@ import typer
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.console import Console
 
-from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, LogEvery, Model, Quiet
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..evidence import EvaluatorConfig, Judgment, SkillEvaluator, load_skills
 from ..llm import open_llm
+from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, LogEvery, Model, Quiet
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode
 from .render import usage_table
 
@@ -103,21 +103,29 @@ async def judge_rows(ev: SkillEvaluator, rows: list[JudgeRow], mode: Mode, kind:
 def judge(
     input_path: Annotated[Path, typer.Argument(metavar="INPUT", help="JSONL rows; '-' reads stdin.")],
     mode: Annotated[str, typer.Option(help="pointwise | pairwise | listwise.")] = "pairwise",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write judgments here (JSONL); default stdout.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write judgments here (JSONL); default stdout.")
+    ] = None,
     kind: Annotated[str, typer.Option(help="Task kind for rows without one: math, qa, trajectory, any.")] = "any",
     backend: Backend = "local",
     model: Model = None,
     base_url: BaseUrl = None,
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    skills: Annotated[list[Path] | None, typer.Option("--skill", help="A skill folder (repeatable); default: the shipped skills.")] = None,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="Rule evidence only; undecided rows get status error.")] = False,
+    skills: Annotated[
+        list[Path] | None, typer.Option("--skill", help="A skill folder (repeatable); default: the shipped skills.")
+    ] = None,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="Rule evidence only; undecided rows get status error.")
+    ] = False,
     reference_free: Annotated[bool, typer.Option("--reference-free", help="Ignore reference answers.")] = False,
     always_llm: Annotated[bool, typer.Option("--always-llm", help="Run the agent even when rules decide.")] = False,
     single_order: Annotated[bool, typer.Option("--single-order", help="Pairwise: judge one order only.")] = False,
     max_steps: Annotated[int, typer.Option(help="Agent steps per run.")] = 6,
     protocol: Annotated[str, typer.Option(help="Agent actions: auto | json | tools (native tool calls).")] = "auto",
     concurrency: Annotated[int, typer.Option(help="Rows judged at once.")] = 4,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)
+    ] = False,
     quiet: Quiet = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
@@ -129,7 +137,11 @@ def judge(
     rows = read_rows(input_path, mode)  # type: ignore[arg-type]
     loaded = load_skills(list(skills) if skills else None)
     config = EvaluatorConfig(
-        max_steps=max_steps, protocol=protocol, use_references=not reference_free, skip_llm_when_decisive=not always_llm, both_orders=not single_order
+        max_steps=max_steps,
+        protocol=protocol,
+        use_references=not reference_free,
+        skip_llm_when_decisive=not always_llm,
+        both_orders=not single_order,
     )
     err = Console(stderr=True, highlight=False)
 
@@ -143,15 +155,21 @@ def judge(
     if no_llm:
         judgments, ledger = run(None), None
     else:
-        with open_llm(backend, cache=not no_cache, model=model, base_url=base_url, api_key_env=api_key_env, concurrency=None) as llm:
+        with open_llm(
+            backend, cache=not no_cache, model=model, base_url=base_url, api_key_env=api_key_env, concurrency=None
+        ) as llm:
             judgments, ledger = run(llm), llm.ledger
-    lines = [json.dumps({"id": r.id, **j.model_dump()}, ensure_ascii=False) for r, j in zip(rows, judgments, strict=True)]
+    lines = [
+        json.dumps({"id": r.id, **j.model_dump()}, ensure_ascii=False) for r, j in zip(rows, judgments, strict=True)
+    ]
     if output is None:
         print("\n".join(lines))
     else:
         write_text_atomic(output, "\n".join(lines) + "\n")
     ok = sum(j.status == "ok" for j in judgments)
     skipped = sum(j.llm_skipped for j in judgments)
-    err.print(f"{len(judgments)} judged ({ok} ok, {len(judgments) - ok} error), LLM skipped on {skipped} by rule evidence")
+    err.print(
+        f"{len(judgments)} judged ({ok} ok, {len(judgments) - ok} error), LLM skipped on {skipped} by rule evidence"
+    )
     if ledger is not None:
         err.print(usage_table(ledger))

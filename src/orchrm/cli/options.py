@@ -38,11 +38,32 @@ AGENTS = "Sub-agents"
 OUTPUT = "Progress output"
 
 Backend = Annotated[str, typer.Option(help=f"One of: {', '.join(BACKENDS)}.", rich_help_panel=MODELS)]
-Model = Annotated[str | None, typer.Option(help="Embedded model name or .gguf path (local); served model name (openai).", rich_help_panel=MODELS)]
-BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible server URL, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet serving one model (least-loaded routing, failover).", rich_help_panel=MODELS)]
+Model = Annotated[
+    str | None,
+    typer.Option(help="Embedded model name or .gguf path (local); served model name (openai).", rich_help_panel=MODELS),
+]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="OpenAI-compatible server URL, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet serving one model (least-loaded routing, failover).",
+        rich_help_panel=MODELS,
+    ),
+]
 
-OrchestratorAdapter = Annotated[Path | None, typer.Option(help="A trained orchestrator (a train-orchestrator run folder, its adapter/ or a checkpoints/checkpoint-N) that writes the plans; sub-agents stay the base model (local backend).", rich_help_panel=PLANS)]
-Checkpoint = Annotated[str | None, typer.Option(help="Label of the orchestrator checkpoint in the traces (default: the adapter's run:step-N, else base).", rich_help_panel=PLANS)]
+OrchestratorAdapter = Annotated[
+    Path | None,
+    typer.Option(
+        help="A trained orchestrator (a train-orchestrator run folder, its adapter/ or a checkpoints/checkpoint-N) that writes the plans; sub-agents stay the base model (local backend).",
+        rich_help_panel=PLANS,
+    ),
+]
+Checkpoint = Annotated[
+    str | None,
+    typer.Option(
+        help="Label of the orchestrator checkpoint in the traces (default: the adapter's run:step-N, else base).",
+        rich_help_panel=PLANS,
+    ),
+]
 
 
 class ModelOptions(BaseModel):
@@ -65,7 +86,9 @@ class ModelOptions(BaseModel):
     concurrency: int | None = Field(
         None, ge=1, description="Requests in flight (local: server slots; a fleet: per endpoint)."
     )
-    timeout: float = Field(REQUEST_TIMEOUT_S, gt=0, description="Per-request timeout in seconds (long: a busy CPU is slow).")
+    timeout: float = Field(
+        REQUEST_TIMEOUT_S, gt=0, description="Per-request timeout in seconds (long: a busy CPU is slow)."
+    )
 
 
 def _help(name: str) -> str | None:
@@ -80,9 +103,23 @@ TaskName = Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")]
 ParallelQuestions = Annotated[int, typer.Option(help="Questions in flight at once.", rich_help_panel=MODELS)]
 
 # Output of long commands (see cli/progress.py): bars on a terminal, heartbeat lines elsewhere.
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output (errors and the final result only).", rich_help_panel=OUTPUT)]
-Json = Annotated[bool, typer.Option("--json", help="Progress as JSON lines on stderr; the result as one JSON object on stdout.", rich_help_panel=OUTPUT)]
-LogEvery = Annotated[float, typer.Option(help="Seconds between progress lines when stderr is not a terminal.", rich_help_panel=OUTPUT)]
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="No progress output (errors and the final result only).", rich_help_panel=OUTPUT
+    ),
+]
+Json = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Progress as JSON lines on stderr; the result as one JSON object on stdout.",
+        rich_help_panel=OUTPUT,
+    ),
+]
+LogEvery = Annotated[
+    float, typer.Option(help="Seconds between progress lines when stderr is not a terminal.", rich_help_panel=OUTPUT)
+]
 
 
 Settings = TypeVar("Settings", bound=BaseModel)
@@ -141,7 +178,11 @@ def options_from(model: type[Settings], *, into: str = "settings", defaults: Set
         signature = inspect.signature(verb, eval_str=True)
         params: list[inspect.Parameter] = []
         for p in signature.parameters.values():
-            params += [option(n, f) for n, f in fields.items()] if p.name == into else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+            params += (
+                [option(n, f) for n, f in fields.items()]
+                if p.name == into
+                else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+            )
         shown = {n: (names.get(n) or ("--" + n.replace("_", "-"),))[0] for n in fields}
 
         @functools.wraps(verb)
@@ -158,6 +199,9 @@ def options_from(model: type[Settings], *, into: str = "settings", defaults: Set
 
 
 #: The orchestrator's options keep their first names (users' scripts): --backend, --model, --base-url.
-MODEL_FLAGS = {name: (f"--{name.replace('_', '-')}", f"--orchestrator-{name.replace('_', '-')}") for name in ("backend", "model", "base_url")}
+MODEL_FLAGS = {
+    name: (f"--{name.replace('_', '-')}", f"--orchestrator-{name.replace('_', '-')}")
+    for name in ("backend", "model", "base_url")
+}
 #: A verb that runs plans: its `models: ModelOptions` parameter becomes the model options, under one panel.
 with_models = options_from(ModelOptions, into="models", panel=lambda name: MODELS, flags=MODEL_FLAGS)

@@ -25,7 +25,9 @@ DEFAULTS = PairConfig()
 
 
 def stats_table(stats: PairStats) -> Table:
-    table = Table(title=f"{stats.total} pairs from {stats.traces} traces, {stats.questions} questions", title_justify="left")
+    table = Table(
+        title=f"{stats.total} pairs from {stats.traces} traces, {stats.questions} questions", title_justify="left"
+    )
     for col in ("source", "train", "val"):
         table.add_column(col, justify="left" if col == "source" else "right")
     for source, c in stats.per_source.items():
@@ -47,18 +49,37 @@ def edits_table(stats: PairStats) -> Table:
 
 def pairs(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (or traces.jsonl files) from `orchrm rollout`.")],
-    out: Annotated[Path, typer.Option(help="Folder for train.jsonl, val.jsonl, stats.json and manifest.json (replaced whole).")],
-    source: Annotated[list[str] | None, typer.Option(help=f"Pair source to use (repeatable; default all): {', '.join(SOURCES)}.")] = None,
+    out: Annotated[
+        Path, typer.Option(help="Folder for train.jsonl, val.jsonl, stats.json and manifest.json (replaced whole).")
+    ],
+    source: Annotated[
+        list[str] | None, typer.Option(help=f"Pair source to use (repeatable; default all): {', '.join(SOURCES)}.")
+    ] = None,
     specialized: Annotated[str | None, typer.Option(help="Checkpoint label of the specialized run.")] = None,
     base: Annotated[str | None, typer.Option(help="Checkpoint label of the base run.")] = None,
     max_per_question: Annotated[int, typer.Option(help="Cap on pairs per question.")] = DEFAULTS.max_pairs_per_question,
-    max_counterfactual_per_question: Annotated[int, typer.Option(help="Cap on counterfactual pairs per question (their own cap).")] = DEFAULTS.max_counterfactual_per_question,
-    min_agreement: Annotated[float, typer.Option(help="Consensus: majority share of answered executions.")] = DEFAULTS.min_agreement,
-    min_margin: Annotated[int, typer.Option(help="Consensus: majority count minus the runner-up's.")] = DEFAULTS.min_margin,
-    max_source_share: Annotated[float, typer.Option(help="Balance: max share of one source (1 = off).")] = DEFAULTS.max_source_share,
-    val_fraction: Annotated[float, typer.Option(help="Share of questions held out for validation.")] = DEFAULTS.val_fraction,
+    max_counterfactual_per_question: Annotated[
+        int, typer.Option(help="Cap on counterfactual pairs per question (their own cap).")
+    ] = DEFAULTS.max_counterfactual_per_question,
+    min_agreement: Annotated[
+        float, typer.Option(help="Consensus: majority share of answered executions.")
+    ] = DEFAULTS.min_agreement,
+    min_margin: Annotated[
+        int, typer.Option(help="Consensus: majority count minus the runner-up's.")
+    ] = DEFAULTS.min_margin,
+    max_source_share: Annotated[
+        float, typer.Option(help="Balance: max share of one source (1 = off).")
+    ] = DEFAULTS.max_source_share,
+    val_fraction: Annotated[
+        float, typer.Option(help="Share of questions held out for validation.")
+    ] = DEFAULTS.val_fraction,
     seed: Annotated[int, typer.Option(help="Seed of the split and of capping.")] = DEFAULTS.seed,
-    counterfactual: Annotated[list[Path] | None, typer.Option(help="Folder from `orchrm counterfactual` (repeatable): its edits are paired with their source plans in RUNS by outcome.")] = None,
+    counterfactual: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Folder from `orchrm counterfactual` (repeatable): its edits are paired with their source plans in RUNS by outcome."
+        ),
+    ] = None,
 ) -> None:
     """Build label-free win-lose plan pairs from executed rollouts."""
     cfg = PairConfig(
@@ -95,4 +116,6 @@ def pairs(
     for what, n in left_out.items():
         if n:
             console.print(f"[dim]{what}: {n}[/]")
-    console.print(f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)")
+    console.print(
+        f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)"
+    )

@@ -89,7 +89,9 @@ def format_line(snap: dict[str, Any]) -> str:
     """`rollout 45/160 (28%) · 12.0/min · ETA 9m35s · 12,345 tok · 30 valid`."""
     done, total = snap["done"], snap["total"]
     parts = [f"{snap['stage']} {done}/{total} ({done / total:.0%})" if total else f"{snap['stage']} {done}"]
-    parts.append("done" if snap["finished"] else f"{snap['rate_per_min']:.1f}/min" if snap["rate_per_min"] else "starting")
+    parts.append(
+        "done" if snap["finished"] else f"{snap['rate_per_min']:.1f}/min" if snap["rate_per_min"] else "starting"
+    )
     if snap["eta_s"] is not None and not snap["finished"]:
         parts.append(f"ETA {_duration(snap['eta_s'])}")
     parts.append(f"{snap['tokens']:,} tok")
@@ -237,7 +239,9 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: A
             if state.is_world_process_zero:
                 epoch = f"epoch {state.epoch:.2f}" if state.epoch is not None else ""
                 shown = " · ".join(p for p in (epoch, self.shown) if p)
-                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=shown, tokens=spent())
+                reporter.update(
+                    stage, done=state.global_step, total=state.max_steps or None, info=shown, tokens=spent()
+                )
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if state.is_world_process_zero:  # early stopping ends before max_steps

@@ -43,8 +43,11 @@ def train_rm(
     pairs_dir: Annotated[Path, typer.Argument(help="Folder made by `orchrm pairs`.")],
     out: Annotated[Path, typer.Option(help="Model folder to write.")],
     backbone: Annotated[
-        str, typer.Option(help="Encoder (all-minilm-l6-v2, a local folder) or decoder LLM (qwen2.5-coder-0.5b, a .gguf, "
-                          "a local causal-LM folder): a decoder trains a LoRA adapter and a value head.")  # fmt: skip
+        str,
+        typer.Option(
+            help="Encoder (all-minilm-l6-v2, a local folder) or decoder LLM (qwen2.5-coder-0.5b, a .gguf, "
+            "a local causal-LM folder): a decoder trains a LoRA adapter and a value head."
+        ),  # fmt: skip
     ] = RMConfig().backbone,
     epochs: Annotated[int | None, typer.Option(help="Default 4; 2 for a decoder.")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Pairs a step. Default 8; 4 for a decoder.")] = None,
@@ -54,7 +57,10 @@ def train_rm(
     center: Annotated[float, typer.Option(help="Reward-centring coefficient (0 = off).")] = 0.01,
     patience: Annotated[int, typer.Option(help="Early stopping: epochs without held-out gain.")] = 2,
     lora: Annotated[
-        bool | None, typer.Option("--lora/--no-lora", help="Train LoRA adapters (merged, for large encoders; always on for a decoder).")
+        bool | None,
+        typer.Option(
+            "--lora/--no-lora", help="Train LoRA adapters (merged, for large encoders; always on for a decoder)."
+        ),
     ] = None,
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = RMConfig().lora_r,
     bf16: Annotated[bool, typer.Option(help="bf16 autocast while training.")] = False,
@@ -83,7 +89,9 @@ def train_rm(
         **{k: v for k, v in given.items() if v is not None},  # the rest: the backbone kind's defaults
     )
     with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
-        result = train_from_folder(pairs_dir, out, config, progress=False, callbacks=[trainer_progress(progress, "train-rm steps", _rm_info)])
+        result = train_from_folder(
+            pairs_dir, out, config, progress=False, callbacks=[trainer_progress(progress, "train-rm steps", _rm_info)]
+        )
     if result.main_process:  # under `accelerate launch` the main process reports
         _report(result, out, as_json)
 
@@ -92,7 +100,10 @@ def _rm_info(logged: dict[str, Any]) -> str:
     from ..rm.trl_setup import ACCURACY  # transformers: imported by training anyway, not by `--help`
 
     val = logged.get(f"eval_{ACCURACY}")
-    parts = [f"loss {logged['loss']:.4f}" if "loss" in logged else "", f"held-out {val:.3f}" if isinstance(val, float) else ""]
+    parts = [
+        f"loss {logged['loss']:.4f}" if "loss" in logged else "",
+        f"held-out {val:.3f}" if isinstance(val, float) else "",
+    ]
     return " · ".join(p for p in parts if p)
 
 
@@ -100,7 +111,10 @@ def _report(result: TrainResult, out: Path, as_json: bool = False) -> None:
     """Held-out accuracy per epoch, the epoch kept, throughput and where the model went."""
     m = result.model.card.metrics
     if as_json:
-        epochs = [{"epoch": h.epoch, "train_loss": h.train_loss, "accuracy": h.accuracy, "per_source": h.per_source} for h in result.history]
+        epochs = [
+            {"epoch": h.epoch, "train_loss": h.train_loss, "accuracy": h.accuracy, "per_source": h.per_source}
+            for h in result.history
+        ]
         print(json.dumps({"out": str(out), "best_epoch": m["best_epoch"], "epochs": epochs, "pairs_per_second": result.pairs_per_second,
                           "train_pairs": m["train_pairs"], "val_pairs": m["val_pairs"]}))  # fmt: skip
         return
@@ -126,7 +140,9 @@ def _report(result: TrainResult, out: Path, as_json: bool = False) -> None:
 
 
 def score(
-    file: Annotated[Path, typer.Argument(help='JSONL, one {"question": str, "plans": [plan object | text, ...]} a line.')],
+    file: Annotated[
+        Path, typer.Argument(help='JSONL, one {"question": str, "plans": [plan object | text, ...]} a line.')
+    ],
     rm: Annotated[Path, typer.Option(help="Model folder from `orchrm train-rm`.")],
     out: Annotated[Path | None, typer.Option(help="Write JSONL here instead of stdout.")] = None,
     batch_size: Annotated[int, typer.Option()] = 64,
@@ -142,7 +158,9 @@ def score(
         sys.stdout.write(text)
     else:
         write_text_atomic(out, text)
-        Console(stderr=True).print(f"scored {sum(len(r['plans']) for r in rows)} plans of {len(rows)} questions -> {out}")
+        Console(stderr=True).print(
+            f"scored {sum(len(r['plans']) for r in rows)} plans of {len(rows)} questions -> {out}"
+        )
 
 
 #: A request file is user-written: bounded like a plan (no size bound per line; the file is local).
@@ -168,7 +186,9 @@ def read_score_requests(file: Path) -> list[dict[str, Any]]:
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(line)"
-            raise ConfigError(f'{file}:{lineno}: expected {{"question": str, "plans": [object | str, ...]}}: {where}: {err["msg"]}') from None
+            raise ConfigError(
+                f'{file}:{lineno}: expected {{"question": str, "plans": [object | str, ...]}}: {where}: {err["msg"]}'
+            ) from None
         rows.append(row)
     if not rows:
         raise ConfigError(f"{file} holds no requests", hint='one {"question": str, "plans": [...]} a line')
@@ -193,7 +213,8 @@ def serve(
         float, typer.Option(help="Reward POST /openrlhf gives a sample it cannot score (no plan, no question label).")
     ] = DEFAULT_PENALTY,
     read_timeout: Annotated[
-        float, typer.Option(help="Seconds a client has to send a request's headers, and again its body (else 408).", min=0.1)
+        float,
+        typer.Option(help="Seconds a client has to send a request's headers, and again its body (else 408).", min=0.1),
     ] = 10.0,
 ) -> None:
     """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info."""
@@ -208,6 +229,15 @@ def serve(
         token = os.environ.get(token_env)
         if not token:
             raise ConfigError(f"--token-env {token_env} names an unset or empty environment variable")
-    run_server(RewardModel.load(rm), host=host, port=port, token=token, max_items=max_items, max_body_bytes=max_body_bytes,
-               max_item_chars=max_item_chars, routes=[partial(openrlhf.router, penalty=openrlhf_penalty)],
-               header_timeout_s=read_timeout, body_timeout_s=read_timeout)
+    run_server(
+        RewardModel.load(rm),
+        host=host,
+        port=port,
+        token=token,
+        max_items=max_items,
+        max_body_bytes=max_body_bytes,
+        max_item_chars=max_item_chars,
+        routes=[partial(openrlhf.router, penalty=openrlhf_penalty)],
+        header_timeout_s=read_timeout,
+        body_timeout_s=read_timeout,
+    )

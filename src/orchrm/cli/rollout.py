@@ -47,7 +47,9 @@ def rollout(
     orchestrator_adapter: OrchestratorAdapter = None,
     parallel_questions: ParallelQuestions = 2,
     models: ModelOptions,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)
+    ] = False,
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,

@@ -40,8 +40,15 @@ def runs_table(traces: list[Trace]) -> Table:
     for i, t in enumerate(traces):
         agents = ",".join(t.agent_types()) if t.plan else f"[red]{t.plan_error.rule if t.plan_error else '?'}[/]"
         table.add_row(
-            str(i), t.question_id, str(t.plan_index), "yes" if t.valid else "no", agents,
-            _clip(t.final_answer, 20), _clip(t.gold, 20), _verdict(t), f"{sum(c.total_tokens for c in t.tokens.values()):,}",
+            str(i),
+            t.question_id,
+            str(t.plan_index),
+            "yes" if t.valid else "no",
+            agents,
+            _clip(t.final_answer, 20),
+            _clip(t.gold, 20),
+            _verdict(t),
+            f"{sum(c.total_tokens for c in t.tokens.values()):,}",
         )
     return table
 
@@ -88,7 +95,9 @@ def render_trace(t: Trace) -> Group:
             body.append(f"error: {ev.error}\n", style="red")
         body.append(f"answer: {ev.answer}", style="bold")
         style = {"ok": "green", "failed": "red", "skipped": "yellow"}[ev.status]
-        title = f"[{style}]{ev.id}[/] ({ev.type}, {ev.status}) · {len(ev.calls)} calls · {tok} tok · {ev.latency_s:.1f}s"
+        title = (
+            f"[{style}]{ev.id}[/] ({ev.type}, {ev.status}) · {len(ev.calls)} calls · {tok} tok · {ev.latency_s:.1f}s"
+        )
         parts.append(Panel(body, title=title, title_align="left"))
     summary = Text()
     summary.append(f"final answer: {t.final_answer}  ", style="bold")
@@ -107,7 +116,9 @@ def show(
     index: Annotated[int | None, typer.Option("--index", "-i", help="Render the trace at this row.")] = None,
     question: Annotated[str | None, typer.Option(help="Render traces of this question id.")] = None,
     plan: Annotated[int | None, typer.Option(help="With --question: only this plan index.")] = None,
-    rerun: Annotated[bool, typer.Option("--replay", help="Re-execute the selected trace's plan and show the new trace.")] = False,
+    rerun: Annotated[
+        bool, typer.Option("--replay", help="Re-execute the selected trace's plan and show the new trace.")
+    ] = False,
     backend: Annotated[str, typer.Option(help=f"For --replay: one of {', '.join(BACKENDS)}.")] = "local",
     model: Annotated[str | None, typer.Option(help="For --replay: the model.")] = None,
     base_url: Annotated[str | None, typer.Option(help="For --replay with openai: the server URL.")] = None,

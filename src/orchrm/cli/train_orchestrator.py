@@ -14,7 +14,17 @@ from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
 from ..mas.run_config import PlanSampling, RolloutSettings
 from .options import (
-    MODELS, ApiKeyEnv, Concurrency, Json, LogEvery, ModelOptions, Quiet, TaskName, checked, field_option, options_from,
+    MODELS,
+    ApiKeyEnv,
+    Concurrency,
+    Json,
+    LogEvery,
+    ModelOptions,
+    Quiet,
+    TaskName,
+    checked,
+    field_option,
+    options_from,
 )  # fmt: skip
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 
@@ -53,7 +63,9 @@ def train_orchestrator(
     agent_max_tokens: int = field_option(RolloutSettings, "agent_max_tokens", panel=MODELS),
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     concurrency: Concurrency = None,
-    timeout: Annotated[float, typer.Option(help="Per-request timeout of the sub-agents, seconds.", rich_help_panel=MODELS)] = 600.0,
+    timeout: Annotated[
+        float, typer.Option(help="Per-request timeout of the sub-agents, seconds.", rich_help_panel=MODELS)
+    ] = 600.0,
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,

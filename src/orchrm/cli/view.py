@@ -14,7 +14,10 @@ from ..view import load_runs, serve
 
 
 def view(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (rollout, best-of-N, loop or train-orchestrator) or traces.jsonl files.")],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(help="Run folders (rollout, best-of-N, loop or train-orchestrator) or traces.jsonl files."),
+    ],
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 8765,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
 ) -> None:

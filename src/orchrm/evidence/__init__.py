@@ -5,8 +5,8 @@ from .agent import AgentConfig, AgentOutcome, EvaluatorAgent, JudgeTask
 from .aggregate import Aggregate, Evidence, aggregate, best_index, combine_orders
 from .evaluator import EvaluatorConfig, Judgment, SkillEvaluator
 from .flat import flat_pairwise
-from .trajectory import trajectory_response
 from .skills import SHIPPED_DIR, Resource, Skill, SkillError, load_skill, load_skills
+from .trajectory import trajectory_response
 from .verifiers import BUILTIN, CheckerReport, VerifierResult, check_the_checker, run_verifier
 
 __all__ = [

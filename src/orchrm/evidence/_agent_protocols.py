@@ -13,7 +13,8 @@ no action and the loop goes on; errors of the model call propagate to the loop's
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Protocol as _Protocol
+from typing import TYPE_CHECKING, Any
+from typing import Protocol as _Protocol
 
 import jsonschema
 
@@ -31,7 +32,9 @@ _NO_TOOLS_STATUS = (400, 404, 422, 501)
 class Protocol(_Protocol):
     name: str
 
-    async def next_action(self, llm: LLM, messages: list[Message], schema: dict[str, Any], run: AgentRun) -> Action | None: ...
+    async def next_action(
+        self, llm: LLM, messages: list[Message], schema: dict[str, Any], run: AgentRun
+    ) -> Action | None: ...
 
 
 def invalid_action(run: AgentRun, messages: list[Message], text: str, problem: str, ask: str) -> None:
@@ -46,7 +49,9 @@ def invalid_action(run: AgentRun, messages: list[Message], text: str, problem: s
 class JsonActions:
     name = "json"
 
-    async def next_action(self, llm: LLM, messages: list[Message], schema: dict[str, Any], run: AgentRun) -> Action | None:
+    async def next_action(
+        self, llm: LLM, messages: list[Message], schema: dict[str, Any], run: AgentRun
+    ) -> Action | None:
         cfg = run.config
         completions = await llm.agenerate(
             messages, category=cfg.category, json_schema=schema, max_tokens=cfg.max_tokens, temperature=cfg.temperature
@@ -58,7 +63,9 @@ class JsonActions:
 class ToolCalls:
     name = "tools"
 
-    async def next_action(self, llm: LLM, messages: list[Message], schema: dict[str, Any], run: AgentRun) -> Action | None:
+    async def next_action(
+        self, llm: LLM, messages: list[Message], schema: dict[str, Any], run: AgentRun
+    ) -> Action | None:
         cfg = run.config
         try:
             completions = await llm.agenerate(
@@ -99,8 +106,15 @@ def _tools(schema: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for branch in schema.get("anyOf", [schema]):
         props = {k: v for k, v in branch["properties"].items() if k != "action"}
-        params = {"type": "object", "properties": props, "required": [k for k in branch["required"] if k != "action"], "additionalProperties": False}
-        out.append({"type": "function", "function": {"name": branch["properties"]["action"]["const"], "parameters": params}})
+        params = {
+            "type": "object",
+            "properties": props,
+            "required": [k for k in branch["required"] if k != "action"],
+            "additionalProperties": False,
+        }
+        out.append(
+            {"type": "function", "function": {"name": branch["properties"]["action"]["const"], "parameters": params}}
+        )
     return out
 
 

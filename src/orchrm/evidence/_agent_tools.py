@@ -53,7 +53,8 @@ class AgentRun:
 
     def resource_list(self, skills: list[Skill]) -> str:
         return "\n".join(
-            f"- {s.name}/{r.id} [{r.type}, impact {r.impact}, cost {r.cost}]: {r.description}" for s, r in self.visible(skills)
+            f"- {s.name}/{r.id} [{r.type}, impact {r.impact}, cost {r.cost}]: {r.description}"
+            for s, r in self.visible(skills)
         )
 
 

@@ -26,4 +26,8 @@ def summed(counts: Iterable[TokenCount]) -> TokenCount:
 
 def judgment_fields(count: TokenCount) -> dict[str, int]:
     """A count as the token fields a `Judgment` writes."""
-    return {"prompt_tokens": count.prompt_tokens, "completion_tokens": count.completion_tokens, "llm_calls": count.calls}
+    return {
+        "prompt_tokens": count.prompt_tokens,
+        "completion_tokens": count.completion_tokens,
+        "llm_calls": count.calls,
+    }

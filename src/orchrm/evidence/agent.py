@@ -22,7 +22,7 @@ from ..errors import LLMError, SchemaViolation
 from ..llm import LLM, Message, TokenCount
 from ..sandbox import SandboxLimits
 from ._agent_protocols import PROTOCOLS, Action, invalid_action
-from ._agent_tools import ACTIONS, AgentRun, action_object, action_schema, act
+from ._agent_tools import ACTIONS, AgentRun, act, action_object, action_schema
 from ._usage import count_violation
 from .aggregate import Evidence
 from .skills import Skill
@@ -128,7 +128,9 @@ class EvaluatorAgent:
 
     async def run(self, task: JudgeTask) -> AgentOutcome:
         cfg = self.config
-        run = AgentRun(task, self.skills, cfg, PROTOCOLS[self._protocol()], {k: list(v) for k, v in task.prior_evidence.items()})
+        run = AgentRun(
+            task, self.skills, cfg, PROTOCOLS[self._protocol()], {k: list(v) for k, v in task.prior_evidence.items()}
+        )
         messages = [
             Message(role="system", content=self._system_prompt(task)),
             Message(role="user", content=self._task_prompt(task)),
@@ -154,7 +156,10 @@ class EvaluatorAgent:
             run.steps.append(Step(name, args, observation))
             messages += [
                 Message(role="assistant", content=text),
-                Message(role="user", content=f"Observation:\n{observation[: cfg.observation_chars]}\n(steps left: {cfg.max_steps - step - 1})"),
+                Message(
+                    role="user",
+                    content=f"Observation:\n{observation[: cfg.observation_chars]}\n(steps left: {cfg.max_steps - step - 1})",
+                ),
             ]
         if run.final is None:
             run.flags.append("no_final_answer")
@@ -184,7 +189,11 @@ class EvaluatorAgent:
         mode = _MODES[task.mode]
         template = (_PROMPTS / "agent_system.txt").read_text()
         return template.format(
-            what=mode.what, target_hint=mode.target_hint, final_hint=mode.final_hint, max_steps=self.config.max_steps, catalog=catalog
+            what=mode.what,
+            target_hint=mode.target_hint,
+            final_hint=mode.final_hint,
+            max_steps=self.config.max_steps,
+            catalog=catalog,
         )
 
     def _task_prompt(self, task: JudgeTask) -> str:
@@ -199,7 +208,11 @@ class EvaluatorAgent:
             if e.verdict != "abstain"
         ]
         suggested = [s.name for s in self.skills.values() if s.applies({task.kind})] or list(self.skills)
-        note = "A reference answer is available to the verifiers.\n" if task.reference is not None else "No reference answer is available.\n"
+        note = (
+            "A reference answer is available to the verifiers.\n"
+            if task.reference is not None
+            else "No reference answer is available.\n"
+        )
         return (_PROMPTS / "agent_task.txt").read_text().format(
             question=task.question, responses=responses, reference_note=note,
             evidence="\n".join(lines) or "(none)", suggested=", ".join(suggested),

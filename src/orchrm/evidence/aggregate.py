@@ -185,7 +185,9 @@ def pairwise_from_aggregates(a: Aggregate, b: Aggregate, *, margin: float = 0.1)
     return v, round(min(a.confidence, b.confidence) * abs(a.score - b.score), 4), decisive
 
 
-def combine_pair_preferences(rule_p: float | None, rule_decisive: bool, llm_p: float | None, llm_conf: float) -> float | None:
+def combine_pair_preferences(
+    rule_p: float | None, rule_decisive: bool, llm_p: float | None, llm_conf: float
+) -> float | None:
     """Rule preference and LLM preference into one: decisive rules dominate, otherwise a weighted mean."""
     if rule_p is not None and rule_decisive:
         return rule_p

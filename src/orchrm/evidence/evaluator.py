@@ -82,14 +82,18 @@ class Judgment(BaseModel):
 
     @property
     def usage(self) -> TokenCount:
-        return TokenCount(calls=self.llm_calls, prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
+        return TokenCount(
+            calls=self.llm_calls, prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens
+        )
 
 
 class SkillEvaluator:
     """Judges responses with skills; `llm=None` means rule evidence only (a judgment the rules cannot
     decide then comes back with status `error`, never a guessed score)."""
 
-    def __init__(self, llm: LLM | None, skills: Sequence[Skill] | None = None, config: EvaluatorConfig | None = None) -> None:
+    def __init__(
+        self, llm: LLM | None, skills: Sequence[Skill] | None = None, config: EvaluatorConfig | None = None
+    ) -> None:
         self.llm = llm
         self.skills = list(skills) if skills is not None else load_skills()
         self.config = config or EvaluatorConfig()
@@ -99,7 +103,9 @@ class SkillEvaluator:
             max_tokens=c.max_tokens,
             temperature=c.temperature,
             protocol=c.protocol,
-            sandbox=SandboxLimits(cpu_s=c.sandbox_cpu_s, wall_s=c.sandbox_cpu_s * 2 + 2, memory_bytes=c.sandbox_memory_mb * 2**20),
+            sandbox=SandboxLimits(
+                cpu_s=c.sandbox_cpu_s, wall_s=c.sandbox_cpu_s * 2 + 2, memory_bytes=c.sandbox_memory_mb * 2**20
+            ),
         )
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -121,7 +127,14 @@ class SkillEvaluator:
                 if "reference" in r.requires and ref is None:
                     continue
                 result = await asyncio.to_thread(
-                    run_resource, skill, r, response, reference=ref, question=question, entry=entry, limits=self.agent_config.sandbox
+                    run_resource,
+                    skill,
+                    r,
+                    response,
+                    reference=ref,
+                    question=question,
+                    entry=entry,
+                    limits=self.agent_config.sandbox,
                 )
                 if result.verdict != "abstain":
                     out.append(as_evidence(r, result))
@@ -142,13 +155,29 @@ class SkillEvaluator:
     # --- modes -------------------------------------------------------------------------------------
 
     async def apointwise(
-        self, question: str, response: str, *, kind: str = "any", reference: str | None = None, entry: dict[str, Any] | None = None
+        self,
+        question: str,
+        response: str,
+        *,
+        kind: str = "any",
+        reference: str | None = None,
+        entry: dict[str, Any] | None = None,
     ) -> Judgment:
-        ev = await self.cheap_evidence(question, response, kind=kind, mode="pointwise", reference=reference, entry=entry)
+        ev = await self.cheap_evidence(
+            question, response, kind=kind, mode="pointwise", reference=reference, entry=entry
+        )
         agg = self._aggregate(ev)
         if agg.decisive and self.config.skip_llm_when_decisive or self.llm is None:
             return self._pointwise_result(agg, llm_skipped=True, flags=[] if self.llm else ["no_llm"])
-        task = JudgeTask("pointwise", question, [response], kind, reference if self.config.use_references else None, entry, {"response": ev})
+        task = JudgeTask(
+            "pointwise",
+            question,
+            [response],
+            kind,
+            reference if self.config.use_references else None,
+            entry,
+            {"response": ev},
+        )
         outcome = await self._agent().run(task)
         evidence, flags = list(outcome.evidence.get("response", [])), []
         if outcome.final is not None:
@@ -160,7 +189,12 @@ class SkillEvaluator:
         return self._pointwise_result(self._aggregate(evidence), outcome=outcome, flags=flags)
 
     def _pointwise_result(
-        self, agg: Aggregate, *, outcome: AgentOutcome | None = None, llm_skipped: bool = False, flags: list[str] | None = None
+        self,
+        agg: Aggregate,
+        *,
+        outcome: AgentOutcome | None = None,
+        llm_skipped: bool = False,
+        flags: list[str] | None = None,
     ) -> Judgment:
         used = list(dict.fromkeys([*agg.used, *(outcome.used_resources if outcome else [])]))
         reason = agg.reason
@@ -180,10 +214,19 @@ class SkillEvaluator:
         )
 
     async def apairwise(
-        self, question: str, a: str, b: str, *, kind: str = "any", reference: str | None = None, entry: dict[str, Any] | None = None
+        self,
+        question: str,
+        a: str,
+        b: str,
+        *,
+        kind: str = "any",
+        reference: str | None = None,
+        entry: dict[str, Any] | None = None,
     ) -> Judgment:
         kw = {"kind": kind, "mode": "pairwise", "reference": reference, "entry": entry}
-        ev_a, ev_b = await asyncio.gather(self.cheap_evidence(question, a, **kw), self.cheap_evidence(question, b, **kw))
+        ev_a, ev_b = await asyncio.gather(
+            self.cheap_evidence(question, a, **kw), self.cheap_evidence(question, b, **kw)
+        )
         rules = self._pair_rules(ev_a, ev_b)
         if (rules.decisive and self.config.skip_llm_when_decisive) or self.llm is None:
             status = "ok" if None not in rules.scores else "error"
@@ -225,15 +268,25 @@ class SkillEvaluator:
         )  # fmt: skip
 
     async def alistwise(
-        self, question: str, responses: Sequence[str], *, kind: str = "any", reference: str | None = None, entry: dict[str, Any] | None = None
+        self,
+        question: str,
+        responses: Sequence[str],
+        *,
+        kind: str = "any",
+        reference: str | None = None,
+        entry: dict[str, Any] | None = None,
     ) -> Judgment:
         """Pointwise judgments of every response; the best is the highest score (ties: the first, flagged)."""
         if len(responses) < 2:
             raise ConfigError("listwise judging needs at least two responses")
-        each = await asyncio.gather(*(self.apointwise(question, r, kind=kind, reference=reference, entry=entry) for r in responses))
+        each = await asyncio.gather(
+            *(self.apointwise(question, r, kind=kind, reference=reference, entry=entry) for r in responses)
+        )
         scores = [j.score for j in each]
         best, conf, tie = best_index(scores)
-        flags = [f"response{i}: {f}" for i, j in enumerate(each) for f in j.flags] + (["tie_for_best: the first is chosen"] if tie else [])
+        flags = [f"response{i}: {f}" for i, j in enumerate(each) for f in j.flags] + (
+            ["tie_for_best: the first is chosen"] if tie else []
+        )
         return Judgment(
             mode="listwise", status="ok" if best is not None else "error", best=best, scores=scores, confidence=conf,
             used_resources=list(dict.fromkeys(r for j in each for r in j.used_resources)),

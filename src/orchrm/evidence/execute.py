@@ -37,7 +37,9 @@ def run_resource(
     verdict `error`."""
     name = f"{skill.name}/{resource.id}"
     if not resource.runnable or resource.entry is None:
-        return VerifierResult(name, "error", None, "not runnable", error=f"{resource.id} is a {resource.type}, not a verifier")
+        return VerifierResult(
+            name, "error", None, "not runnable", error=f"{resource.id} is a {resource.type}, not a verifier"
+        )
     inputs = {"reference": reference, "question": question, "entry": entry}
     missing = [r for r in resource.requires if inputs.get(r) is None]
     if missing:

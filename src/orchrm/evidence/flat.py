@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-
 from typing import Any
 
 from ..errors import LLMError, SchemaViolation
@@ -31,7 +30,9 @@ _SCHEMA = {
 }
 
 
-async def flat_pairwise(llm: LLM, skills: list[Skill], question: str, a: str, b: str, *, max_tokens: int = 200) -> Judgment:
+async def flat_pairwise(
+    llm: LLM, skills: list[Skill], question: str, a: str, b: str, *, max_tokens: int = 200
+) -> Judgment:
     """One call per order; a reply that breaks the schema is a recorded flag, and with no usable order
     the judgment has status `error`."""
     skill_text = "\n\n".join(s.full_text() for s in skills)
@@ -39,7 +40,9 @@ async def flat_pairwise(llm: LLM, skills: list[Skill], question: str, a: str, b:
     tokens = TokenCount()
 
     async def one(x: str, y: str) -> tuple[dict[str, Any] | None, str | None]:
-        prompt = template.format(skill_text=skill_text, question=question, responses=f"Response A:\n{x}\n\nResponse B:\n{y}")
+        prompt = template.format(
+            skill_text=skill_text, question=question, responses=f"Response A:\n{x}\n\nResponse B:\n{y}"
+        )
         try:
             completions = await llm.agenerate(prompt, category="verify", json_schema=_SCHEMA, max_tokens=max_tokens)
         except SchemaViolation as exc:
@@ -54,9 +57,17 @@ async def flat_pairwise(llm: LLM, skills: list[Skill], question: str, a: str, b:
     (f1, e1), (f2, e2) = await asyncio.gather(one(a, b), one(b, a))
     flags = [e for e in (e1, e2) if e]
     if f1 is None and f2 is None:
-        return Judgment(mode="pairwise", status="error", reason="no usable verdict in either order", flags=flags, **judgment_fields(tokens))
+        return Judgment(
+            mode="pairwise",
+            status="error",
+            reason="no usable verdict in either order",
+            flags=flags,
+            **judgment_fields(tokens),
+        )
     judged = [OrderedJudgment.of_final(f, swapped=i == 1) for i, f in enumerate((f1, f2)) if f is not None]
     p, conf, bias = orders_preference(judged)
     flags += bias if len(judged) == 2 else ["one_order_only"]
     reason = " | ".join(str(f["reason"]) for f in (f1, f2) if f)
-    return Judgment(mode="pairwise", verdict=verdict_of(p), confidence=conf, reason=reason, flags=flags, **judgment_fields(tokens))
+    return Judgment(
+        mode="pairwise", verdict=verdict_of(p), confidence=conf, reason=reason, flags=flags, **judgment_fields(tokens)
+    )

@@ -51,7 +51,9 @@ class SkillFront(BaseModel):
 
     name: str = Field(pattern=_NAME.pattern)
     description: str = Field(min_length=10)
-    applies_to: list[str] = Field(min_length=1, description="Task kinds and modes: math, qa, trajectory, pairwise, any, ...")
+    applies_to: list[str] = Field(
+        min_length=1, description="Task kinds and modes: math, qa, trajectory, pairwise, any, ..."
+    )
 
 
 class Resource(BaseModel):
@@ -64,7 +66,9 @@ class Resource(BaseModel):
     impact: Impact
     cost: Cost = "low"
     applies_to: list[str] = Field(default_factory=lambda: ["any"])
-    visibility: Visibility = Field("agent", description="agent: listed to the evaluator agent; code: used by code only.")
+    visibility: Visibility = Field(
+        "agent", description="agent: listed to the evaluator agent; code: used by code only."
+    )
     description: str = ""
     path: str | None = Field(None, description="The resource's file, relative to the skill folder.")
     entry: str | None = Field(None, description="verifier/script: builtin:<name> or a .py path in the skill.")
@@ -176,7 +180,9 @@ def load_skill(folder: str | Path) -> Skill:
 
 def load_skills(folders: list[str | Path] | None = None) -> list[Skill]:
     """The given skill folders, or every shipped skill; problems across all folders are reported together."""
-    paths = [Path(f) for f in folders] if folders else sorted(p for p in SHIPPED_DIR.iterdir() if (p / "SKILL.md").exists())
+    paths = (
+        [Path(f) for f in folders] if folders else sorted(p for p in SHIPPED_DIR.iterdir() if (p / "SKILL.md").exists())
+    )
     skills, errors = [], []
     for p in paths:
         try:
@@ -248,7 +254,9 @@ def _resource_problems(root: Path, r: Resource) -> list[str]:
         else:
             out.extend(_path_problem(root, r.path, "path"))
         if r.impact in ("veto", "strong"):
-            out.append(f"impact {r.impact!r} is for verifiers: a {r.type} is read by the LLM and can only be evidence/calibration")
+            out.append(
+                f"impact {r.impact!r} is for verifiers: a {r.type} is read by the LLM and can only be evidence/calibration"
+            )
     return out
 
 

@@ -21,6 +21,10 @@ def trajectory_response(trace: Any, *, max_output_chars: int = 600) -> str:
         for a in data.get("agents") or []
     ]
     return json.dumps(
-        {"plan": (data.get("plan_text") or "")[:1500], "agents": agents, "final_answer": data.get("final_answer") or ""},
+        {
+            "plan": (data.get("plan_text") or "")[:1500],
+            "agents": agents,
+            "final_answer": data.get("final_answer") or "",
+        },
         ensure_ascii=False,
     )

@@ -75,7 +75,9 @@ def math_answer(response: str, reference: str | None, *, timeout_s: float = 5.0,
     if pred is None:
         return _result("math_answer", False, "no final answer found in the response")
     ok = math_equivalent(pred, reference, timeout_s=timeout_s)
-    return _result("math_answer", ok, f"answer {pred!r} {'equals' if ok else 'differs from'} reference {reference!r}", answer=pred)
+    return _result(
+        "math_answer", ok, f"answer {pred!r} {'equals' if ok else 'differs from'} reference {reference!r}", answer=pred
+    )
 
 
 def numeric_tolerance(
@@ -130,7 +132,9 @@ def reasoning_gym_score(
     pred = _answer_of(response) or response.strip()
     score = float(scorer(pred, entry))
     verdict: VerdictName = "pass" if score >= 1.0 else "partial" if score > 0 else "fail"
-    return VerifierResult("reasoning_gym", verdict, max(0.0, min(1.0, score)), f"{name} scorer gave {score:g} to {pred[:60]!r}")
+    return VerifierResult(
+        "reasoning_gym", verdict, max(0.0, min(1.0, score)), f"{name} scorer gave {score:g} to {pred[:60]!r}"
+    )
 
 
 # --- format and constraint checks (no reference needed) ----------------------------------------------
@@ -142,14 +146,18 @@ def has_answer(response: str, reference: str | None = None, **_: Any) -> Verifie
     return _result("has_answer", pred is not None, f"final answer: {pred!r}" if pred else "no final answer found")
 
 
-def regex_match(response: str, reference: str | None = None, *, pattern: str, must_match: bool = True, **_: Any) -> VerifierResult:
+def regex_match(
+    response: str, reference: str | None = None, *, pattern: str, must_match: bool = True, **_: Any
+) -> VerifierResult:
     """The response matches (or, with must_match=False, avoids) a regular expression."""
     found = re.search(pattern, response, re.MULTILINE) is not None
     ok = found == must_match
     return _result("regex", ok, f"pattern {pattern!r} {'found' if found else 'not found'}")
 
 
-def json_valid(response: str, reference: str | None = None, *, schema: dict[str, Any] | None = None, **_: Any) -> VerifierResult:
+def json_valid(
+    response: str, reference: str | None = None, *, schema: dict[str, Any] | None = None, **_: Any
+) -> VerifierResult:
     """The response is JSON (optionally satisfying a JSON schema)."""
     try:
         value = safejson.loads(response)
@@ -185,7 +193,13 @@ def required_keywords(
     frac = len(present) / len(words)
     ok = frac == 1.0 if require_all else frac > 0
     verdict: VerdictName = "pass" if ok else "partial" if frac > 0 else "fail"
-    return VerifierResult("keywords", verdict, round(frac, 4), f"{len(present)}/{len(words)} keywords present", details={"missing": [w for w in words if w not in present]})
+    return VerifierResult(
+        "keywords",
+        verdict,
+        round(frac, 4),
+        f"{len(present)}/{len(words)} keywords present",
+        details={"missing": [w for w in words if w not in present]},
+    )
 
 
 Verifier = Callable[..., VerifierResult]
@@ -238,7 +252,10 @@ class CheckerReport:
 
 
 def check_the_checker(
-    verifier: str | Verifier, golds: Iterable[tuple[str, str, dict[str, Any]]], *, as_response: Callable[[str], str] | None = None
+    verifier: str | Verifier,
+    golds: Iterable[tuple[str, str, dict[str, Any]]],
+    *,
+    as_response: Callable[[str], str] | None = None,
 ) -> CheckerReport:
     """Run a verifier on (response-from-gold, reference, params) triples; report any gold it does not pass.
 

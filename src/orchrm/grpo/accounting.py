@@ -121,7 +121,9 @@ class Accounted:
         # TRL names the reward in its logs (`rewards/<name>/mean`) after the wrapped function.
         self.__name__ = getattr(reward, "__name__", type(reward).__name__)
 
-    async def __call__(self, prompts: list, completions: list, completion_ids: list, **kwargs: Any) -> list[float | None]:
+    async def __call__(
+        self, prompts: list, completions: list, completion_ids: list, **kwargs: Any
+    ) -> list[float | None]:
         if self.clock is not None:
             self.clock.reward_started()
         prompt_tokens = kwargs.get("prompt_tokens") or [0] * len(completion_ids)

@@ -16,20 +16,20 @@ import hashlib
 import os
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from .. import safejson
-from ..version import __version__
 from ..atomic import replacing_dir, write_text_atomic
 from ..errors import ChecksumMismatch, ConfigError, ServerError
 from ..hashing import sha256_file
 from ..llm.models import AdapterFile, resolve_model
 from ..llm.weights import PolicyWeights, file_digests, mismatch, policy_weights, quiet_transformers
 from ..paths import cache_dir
+from ..version import __version__
 from .checkpoints import SEAL_FILE, Seal, last_checkpoint
 from .config import GRPORunConfig
 
@@ -45,7 +45,7 @@ class AdapterCard(BaseModel):
     format: str = "orchrm-orchestrator-adapter"
     card_version: int = 1
     orchrm_version: str = __version__
-    created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     base: str
     base_sha256: str
     steps: int
@@ -66,10 +66,23 @@ def convert_lora(peft_dir: Path, base_config: Path, out: Path) -> Path:
     tmp = out.with_name(out.name + ".tmp")
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # the base config is local; never ask the hub
     env.pop("NO_LOCAL_GGUF", None)  # the script must use its own gguf-py, matching the server
-    cmd = [sys.executable, str(ensure_lora_converter()), "--base", str(base_config), "--outfile", str(tmp), "--outtype", "f32", str(peft_dir)]
+    cmd = [
+        sys.executable,
+        str(ensure_lora_converter()),
+        "--base",
+        str(base_config),
+        "--outfile",
+        str(tmp),
+        "--outtype",
+        "f32",
+        str(peft_dir),
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode != 0 or not tmp.is_file():
-        raise ServerError(f"converting the LoRA adapter in {peft_dir} to GGUF failed (exit {proc.returncode})", detail=proc.stderr[-2000:])
+        raise ServerError(
+            f"converting the LoRA adapter in {peft_dir} to GGUF failed (exit {proc.returncode})",
+            detail=proc.stderr[-2000:],
+        )
     os.replace(tmp, out)
     return out
 
@@ -146,11 +159,19 @@ def served_adapter(path: Path, model: str) -> AdapterFile:
     return AdapterFile(name=label, path=gguf, sha256=sha)
 
 
-def save_adapter(model: Any, tokenizer: Any, folder: Path, weights: PolicyWeights, config: GRPORunConfig, steps: int) -> Path:
+def save_adapter(
+    model: Any, tokenizer: Any, folder: Path, weights: PolicyWeights, config: GRPORunConfig, steps: int
+) -> Path:
     """The trained adapter (safetensors), the tokenizer and a card with every file's sha256, swapped in whole."""
     with replacing_dir(folder) as tmp, quiet_transformers():
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
-        card = AdapterCard(base=weights.name, base_sha256=weights.sha256, steps=steps, config=config, files=file_digests(tmp, ADAPTER_CARD))
+        card = AdapterCard(
+            base=weights.name,
+            base_sha256=weights.sha256,
+            steps=steps,
+            config=config,
+            files=file_digests(tmp, ADAPTER_CARD),
+        )
         (tmp / ADAPTER_CARD).write_text(card.model_dump_json(indent=2) + "\n")
     return folder

@@ -34,7 +34,10 @@ class Seal(BaseModel):
 
 
 def seal(folder: Path, step: int, tokens: dict[str, Any]) -> None:
-    write_text_atomic(folder / SEAL_FILE, Seal(step=step, files=file_digests(folder, SEAL_FILE), tokens=tokens).model_dump_json(indent=2) + "\n")
+    write_text_atomic(
+        folder / SEAL_FILE,
+        Seal(step=step, files=file_digests(folder, SEAL_FILE), tokens=tokens).model_dump_json(indent=2) + "\n",
+    )
 
 
 def _read_seal(folder: Path) -> Seal | None:

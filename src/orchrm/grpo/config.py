@@ -46,7 +46,9 @@ class GRPORunConfig(PlanSampling):
     beta: float = Field(0.0, ge=0, description="KL coefficient against the base policy (0: no reference model).")
     num_iterations: int = Field(1, ge=1, description="Optimisation passes per generated batch.")
     bf16: bool = Field(False, description="Train in bf16 (GPUs; converted weights are bf16 too).")
-    sampler: SamplerKind = Field("trl", description="Who samples the plans: TRL's generate, llama-server, or TRL's vLLM mode.")
+    sampler: SamplerKind = Field(
+        "trl", description="Who samples the plans: TRL's generate, llama-server, or TRL's vLLM mode."
+    )
 
     @field_validator("temperature")
     @classmethod

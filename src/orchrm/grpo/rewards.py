@@ -27,9 +27,11 @@ from ..llm import LLM, TokenLedger, UsageRecord
 from ..mas.executor import ExecutorConfig, execute_plan
 from ..mas.orchestrator import check_plan
 from ..mas.plans import Plan, PlanError
+
 # SAMPLES_FILE is not used here: bench/grpo_step.py still imports it from this module (its owner moves it).
 from ..samples import SAMPLES_FILE, SampleRecord  # noqa: F401
 from ..tasks.base import Question, Task
+
 
 @dataclass
 class Scored:
@@ -83,9 +85,13 @@ class PlanReward:
                 records.append(SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=False,
                                             rule=exc.rule, reason=exc.reason, reward=self.penalty))  # fmt: skip
                 continue
-            records.append(SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=True, reward=None))
+            records.append(
+                SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=True, reward=None)
+            )
             valid[qid].append((i, plan))
-        verdicts = await asyncio.gather(*(self.scorer.score(self.questions[q], [p for _, p in ps]) for q, ps in valid.items()))
+        verdicts = await asyncio.gather(
+            *(self.scorer.score(self.questions[q], [p for _, p in ps]) for q, ps in valid.items())
+        )
         for (_q, ps), scored in zip(valid.items(), verdicts, strict=True):
             for (i, _), s in zip(ps, scored, strict=True):
                 records[i].reward, records[i].detail, records[i].error = s.reward, s.detail, s.error

@@ -58,16 +58,23 @@ def resolve_sampler(choice: SamplerChoice, weights: PolicyWeights, processes: in
         return "server" if weights.gguf is not None and processes == 1 else "trl"
     check_processes(choice, processes)
     if choice == "server" and weights.gguf is None:
-        raise ConfigError(f"--sampler server needs a GGUF policy; {weights.path} is a transformers folder", hint="use --sampler trl")
+        raise ConfigError(
+            f"--sampler server needs a GGUF policy; {weights.path} is a transformers folder", hint="use --sampler trl"
+        )
     if choice == "vllm" and not vllm_available():
-        raise ConfigError("--sampler vllm needs a CUDA GPU and the vllm package", hint="pip install vllm, or use --sampler server")
+        raise ConfigError(
+            "--sampler vllm needs a CUDA GPU and the vllm package", hint="pip install vllm, or use --sampler server"
+        )
     return choice
 
 
 def check_processes(sampler: SamplerKind, processes: int) -> None:
     """Refuse a sampler that cannot serve a run of several processes."""
     if sampler == "server" and processes > 1:
-        raise ConfigError(f"--sampler server samples in one process; this run has {processes}", hint="use --sampler trl, or vllm on GPUs")
+        raise ConfigError(
+            f"--sampler server samples in one process; this run has {processes}",
+            hint="use --sampler trl, or vllm on GPUs",
+        )
 
 
 @dataclass(frozen=True)
@@ -144,7 +151,9 @@ class LlamaServerEngine:
         self.base_config = base_config
         self.work = work
         model = ModelFile(name=gguf.stem, path=gguf, sha256=sha256_file(gguf))
-        self.server = LlamaServer(ensure_llama_server(), model, ServerConfig(parallel=parallel, ctx_per_slot=ctx_per_slot))
+        self.server = LlamaServer(
+            ensure_llama_server(), model, ServerConfig(parallel=parallel, ctx_per_slot=ctx_per_slot)
+        )
         self.parallel = parallel
         self._client = httpx.Client(timeout=timeout_s)
 
@@ -171,7 +180,9 @@ class LlamaServerEngine:
         for i, ids in enumerate(prompt_ids):
             groups.setdefault(tuple(ids), []).append(i)
         if max(len(g) for g in groups.values()) > self.parallel:
-            raise ConfigError(f"a group of {max(len(g) for g in groups.values())} plans needs as many server slots ({self.parallel})")
+            raise ConfigError(
+                f"a group of {max(len(g) for g in groups.values())} plans needs as many server slots ({self.parallel})"
+            )
 
         def one(ids: tuple[int, ...], where: list[int]) -> list[list[int]]:
             body = {
@@ -192,7 +203,9 @@ class LlamaServerEngine:
         with ThreadPoolExecutor(max_workers=len(groups)) as pool:
             for where, completions in zip(groups.values(), pool.map(one, groups.keys(), groups.values()), strict=True):
                 if len(completions) != len(where):
-                    raise ServerError(f"llama-server returned {len(completions)} completions for {len(where)} requested")
+                    raise ServerError(
+                        f"llama-server returned {len(completions)} completions for {len(where)} requested"
+                    )
                 for i, c in zip(where, completions, strict=True):
                     out[i] = c
         return out
@@ -210,5 +223,7 @@ def server_rollout(weights: PolicyWeights, tokenizer: Any, sampling: Sampling, r
         raise ConfigError("the server sampler needs a GGUF policy", hint="use --sampler trl")
     work = run_dir / SAMPLER_DIR
     work.mkdir(parents=True, exist_ok=True)
-    engine = LlamaServerEngine(weights.gguf, weights.path, work, parallel=max(group, min(batch, MAX_SLOTS)), ctx_per_slot=ctx_per_slot)
+    engine = LlamaServerEngine(
+        weights.gguf, weights.path, work, parallel=max(group, min(batch, MAX_SLOTS)), ctx_per_slot=ctx_per_slot
+    )
     return ServerRollout(engine, tokenizer, sampling, work, seed=seed, clock=clock)

@@ -80,7 +80,12 @@ class GRPOSetup:
 
 
 def setup_run(
-    settings: GRPORunConfig, out: Path, *, rm: Path | None = None, sampler: SamplerChoice = "auto", agents: AgentOptions | None = None
+    settings: GRPORunConfig,
+    out: Path,
+    *,
+    rm: Path | None = None,
+    sampler: SamplerChoice = "auto",
+    agents: AgentOptions | None = None,
 ) -> GRPOSetup:
     """The run in `out` (created, or checked against its run.json) for `settings`: task, policy, reward
     (`rm` scores with the model folder `rm`; `execute` runs each plan on `agents`) and the training settings.
@@ -90,7 +95,9 @@ def setup_run(
     not fit its options is refused before any model loads, a step that does not split over the processes
     before any is trained."""
     if settings.reward == "rm" and rm is None:
-        raise ConfigError("--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute")
+        raise ConfigError(
+            "--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute"
+        )
     if settings.reward == "execute" and rm is not None:
         raise ConfigError("--rm is for --reward rm; --reward execute grades plans by running them")
     if settings.reward == "custom":

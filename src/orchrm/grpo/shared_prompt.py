@@ -37,7 +37,12 @@ def shared_prompt_trainer() -> type:
                                                compute_aux_loss: bool = False, **extra: Any) -> Any:  # fmt: skip
             shared = input_ids.size(1) - logits_to_keep - 1  # columns every row of a group has in common
             # Gradient checkpointing drops the KV cache the shared pass keeps: train.py turns it off.
-            if shared < 1 or compute_aux_loss or any(v is not None for v in extra.values()) or self.args.gradient_checkpointing:
+            if (
+                shared < 1
+                or compute_aux_loss
+                or any(v is not None for v in extra.values())
+                or self.args.gradient_checkpointing
+            ):
                 return super()._get_per_token_logps_and_entropies(
                     model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
                     compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **extra,
@@ -48,7 +53,9 @@ def shared_prompt_trainer() -> type:
                 groups.setdefault(key, []).append(i)
             logps, entropies, order = [], [], []
             for rows in groups.values():
-                lp, ent = self._group_logps(model, input_ids[rows], attention_mask[rows], logits_to_keep, shared, compute_entropy)
+                lp, ent = self._group_logps(
+                    model, input_ids[rows], attention_mask[rows], logits_to_keep, shared, compute_entropy
+                )
                 logps.append(lp)
                 entropies.append(ent)
                 order.extend(rows)
@@ -58,9 +65,13 @@ def shared_prompt_trainer() -> type:
             entropies_all = torch.cat(entropies)[back] if compute_entropy else None
             return logps_all, entropies_all, None
 
-        def _group_logps(self, model: Any, ids: Any, mask: Any, logits_to_keep: int, shared: int, compute_entropy: bool) -> tuple[Any, Any]:
+        def _group_logps(
+            self, model: Any, ids: Any, mask: Any, logits_to_keep: int, shared: int, compute_entropy: bool
+        ) -> tuple[Any, Any]:
             with self.accelerator.autocast():
-                prefix = model(input_ids=ids[:1, :shared], attention_mask=mask[:1, :shared], use_cache=True, logits_to_keep=1)
+                prefix = model(
+                    input_ids=ids[:1, :shared], attention_mask=mask[:1, :shared], use_cache=True, logits_to_keep=1
+                )
             cache = prefix.past_key_values
             cache.batch_repeat_interleave(ids.size(0))  # differentiable: every row's keys and values come from one pass
             suffix = ids[:, shared:]

@@ -45,7 +45,9 @@ class StepTiming(BaseModel):
 class StepClock:
     """Stamps the phase boundaries of the current step; `callback()` closes each step into `steps.jsonl`."""
 
-    def __init__(self, path: Path | None, sampler: str, combine: Callable[[list[Any]], list[Any]] | None = None) -> None:
+    def __init__(
+        self, path: Path | None, sampler: str, combine: Callable[[list[Any]], list[Any]] | None = None
+    ) -> None:
         self.path = path
         self.sampler = sampler
         self.combine = combine  # every process's items, in process order (processes.gathered)
@@ -78,7 +80,9 @@ class StepClock:
         now = time.perf_counter()
         start = self._reward_start if self._reward_start is not None else self._begin
         stop = self._reward_end if self._reward_end is not None else start
-        counts = self.combine([(self._plans, self._tokens)]) if self.combine is not None else [(self._plans, self._tokens)]
+        counts = (
+            self.combine([(self._plans, self._tokens)]) if self.combine is not None else [(self._plans, self._tokens)]
+        )
         timing = StepTiming(
             step=step, sampler=self.sampler, generation_s=start - self._begin, sync_s=self._sync,
             reward_s=stop - start, update_s=now - stop, step_s=now - self._begin, plans=sum(p for p, _ in counts),

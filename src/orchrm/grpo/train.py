@@ -24,14 +24,14 @@ from ..errors import ConfigError
 from ..llm.weights import PolicyWeights, quiet_transformers
 from ..mas.rollout import agent_types_for
 from ..mas.run_folder import settle_run_file
+from ..samples import SAMPLES_FILE
 from ..tasks.base import Task
 from .accounting import POLICY_BACKEND, Accounted, LedgerLog, ledger_path, write_totals
+from .adapter import ADAPTER_DIR, save_adapter
 from .checkpoints import checkpoint_step, last_checkpoint, make_seal_callback
 from .config import GRPORunConfig
-from .adapter import ADAPTER_DIR, save_adapter
 from .data import prompt_dataset
 from .processes import gathered, on_main, process_state
-from ..samples import SAMPLES_FILE
 from .rewards import PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, server_rollout
 from .shared_prompt import shared_prompt_trainer

@@ -4,7 +4,16 @@ from .accounting import CATEGORIES, CategoryTotals, TokenCount, TokenLedger, Usa
 from .backend import Backend
 from .cache import ResponseCache
 from .client import LLM, violation
-from .factory import BACKENDS, split_base_urls, close_llms, create_backend, ensure_reachable, open_agent_llm, open_llm, open_llms
+from .factory import (
+    BACKENDS,
+    close_llms,
+    create_backend,
+    ensure_reachable,
+    open_agent_llm,
+    open_llm,
+    open_llms,
+    split_base_urls,
+)
 from .fleet import Failover, FleetBackend
 from .local import LocalBackend
 from .models import DEFAULT_MODEL, REGISTRY, AdapterFile, ModelFile, prepare_model, resolve_model, verify_model

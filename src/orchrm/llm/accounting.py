@@ -24,8 +24,9 @@ class UsageRecord(BaseModel):
     cached: bool
     cached_prompt_tokens: int = 0
     prompt_shared: int = Field(
-        0, description="Prompt tokens this sample read through another's pass (a group's prompt, computed once): "
-        "not in prompt_tokens, kept to show what counting per sample would have said."
+        0,
+        description="Prompt tokens this sample read through another's pass (a group's prompt, computed once): "
+        "not in prompt_tokens, kept to show what counting per sample would have said.",
     )
 
 

@@ -193,7 +193,11 @@ class LLM:
                 "LLM.close was called inside a running event loop (e.g. leaving `with open_llm(...)` in async code)",
                 hint="use `async with open_llm(...) as llm:` or `await llm.aclose()` there",
             )
-        loop = self._sync_loop if self._sync_loop is not None and not self._sync_loop.is_closed() else asyncio.new_event_loop()
+        loop = (
+            self._sync_loop
+            if self._sync_loop is not None and not self._sync_loop.is_closed()
+            else asyncio.new_event_loop()
+        )
         try:
             loop.run_until_complete(self.aclose())
         finally:
@@ -262,4 +266,3 @@ def _check_structured(c: Completion, cfg: GenerateConfig) -> None:
     if reason is not None:
         hint = "raise max_tokens" if c.finish_reason == "length" else "the server may not enforce JSON schemas"
         raise SchemaViolation(reason, text=c.text, hint=hint, usage=c.usage)
-

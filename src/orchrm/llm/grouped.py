@@ -23,7 +23,9 @@ from .types import Completion, GenerateConfig, Usage
 DIALECTS = ("openai", "llama.cpp")
 
 
-def native_body(prompt: str, config: GenerateConfig, seed: int | None, n: int, extra: dict[str, Any] | None) -> dict[str, Any]:
+def native_body(
+    prompt: str, config: GenerateConfig, seed: int | None, n: int, extra: dict[str, Any] | None
+) -> dict[str, Any]:
     """llama-server's `/completion` body for n samples of a templated prompt (sampler defaults as its chat route)."""
     body: dict[str, Any] = {
         "prompt": prompt, "n_cmpl": n, "n_predict": config.max_tokens, "temperature": config.temperature,
@@ -53,12 +55,16 @@ def parse_native(data: Any, n: int, where: str) -> list[Completion]:
             cached = int(timings.get("cache_n", 0))
             stop = str(item.get("stop_type", ""))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise MalformedResponse(f"{where}/completion returned an entry that is not a completion ({type(exc).__name__}: {exc})") from exc
+            raise MalformedResponse(
+                f"{where}/completion returned an entry that is not a completion ({type(exc).__name__}: {exc})"
+            ) from exc
         if not isinstance(text, str) or not 0 <= index < n or index in out:
             raise MalformedResponse(f"{where}/completion returned completion index {index!r} for {n} requested")
         usage = Usage(prompt_tokens=max(prompt_tokens, 0), completion_tokens=max(completion_tokens, 0),
                       cached_prompt_tokens=min(max(cached, 0), max(prompt_tokens, 0)))  # fmt: skip
-        out[index] = Completion(text=text, finish_reason="length" if stop == "limit" else "stop", usage=usage, sample_index=index)
+        out[index] = Completion(
+            text=text, finish_reason="length" if stop == "limit" else "stop", usage=usage, sample_index=index
+        )
     return bill_prompt_once(out)
 
 

@@ -110,22 +110,27 @@ class LocalBackend(Backend):
                 owner._file = resolve_model(owner.model_name)  # sha256-verified before anything loads it
             if owner._server is None:
                 lora = owner.adapter.path if owner.adapter is not None else None
-                owner._server = LlamaServer(ensure_llama_server(owner._log), owner._file, owner.server_config, lora=lora)
+                owner._server = LlamaServer(
+                    ensure_llama_server(owner._log), owner._file, owner.server_config, lora=lora
+                )
             alive = owner._server.alive()
             url = owner._server.ensure_running()
         with self._lock:
             if self._http is not None and alive and self._http.base_url == url.rstrip("/"):
                 return
             extra = {"lora": [{"id": 0, "scale": self._lora_scale}]} if self._lora_scale is not None else None
-            stale, self._http = self._http, OpenAIBackend(
-                url,
-                model=owner._file.name,
-                identity=self.model_id,
-                timeout_s=self.timeout_s,
-                max_retries=1,
-                concurrency=self.server_config.parallel,
-                extra_body=extra,
-                dialect="llama.cpp",
+            stale, self._http = (
+                self._http,
+                OpenAIBackend(
+                    url,
+                    model=owner._file.name,
+                    identity=self.model_id,
+                    timeout_s=self.timeout_s,
+                    max_retries=1,
+                    concurrency=self.server_config.parallel,
+                    extra_body=extra,
+                    dialect="llama.cpp",
+                ),
             )
             if stale is not None and owner._server.restarts:
                 self._log(f"llama-server for {owner._file.name} died and was restarted ({owner._server.restarts}x)")

@@ -44,9 +44,7 @@ class EmbeddedModel:
 
 
 def _split(prefix: str, module: str, version: str, count: int) -> tuple[ModelPart, ...]:
-    return tuple(
-        ModelPart(f"{prefix}{i}", version, f"{module}{i}/data/part{i:02d}.bin") for i in range(1, count + 1)
-    )
+    return tuple(ModelPart(f"{prefix}{i}", version, f"{module}{i}/data/part{i:02d}.bin") for i in range(1, count + 1))
 
 
 REGISTRY: dict[str, EmbeddedModel] = {

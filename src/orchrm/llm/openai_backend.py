@@ -111,7 +111,10 @@ class OpenAIBackend(Backend):
             limits = httpx.Limits(max_connections=size, max_keepalive_connections=size, keepalive_expiry=30.0)
             shards = self._clients[loop_id] = [
                 openai.AsyncOpenAI(
-                    base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=self.max_retries,
+                    base_url=self.base_url,
+                    api_key=self.api_key,
+                    timeout=self.timeout_s,
+                    max_retries=self.max_retries,
                     http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=self.timeout_s),
                 )  # fmt: skip
                 for _ in range(n)
@@ -237,7 +240,9 @@ class OpenAIBackend(Backend):
                 kwargs["tool_choice"] = config.tool_choice
         return kwargs
 
-    def _translate(self, exc: openai.OpenAIError, *, timeout_s: float | None = None, retries: int | None = None) -> Exception:
+    def _translate(
+        self, exc: openai.OpenAIError, *, timeout_s: float | None = None, retries: int | None = None
+    ) -> Exception:
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
         retries = self.max_retries if retries is None else retries
         return translate_error(exc, self.base_url, timeout_s=timeout_s, retries=retries)
@@ -251,4 +256,3 @@ class OpenAIBackend(Backend):
             except RuntimeError:
                 # The loop that owned this client is gone; its connections went with it.
                 continue
-

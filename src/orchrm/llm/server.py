@@ -71,7 +71,9 @@ class ServerConfig:
 class LlamaServer:
     """One llama-server process serving one model."""
 
-    def __init__(self, binary: Path, model: ModelFile, config: ServerConfig | None = None, *, lora: Path | None = None) -> None:
+    def __init__(
+        self, binary: Path, model: ModelFile, config: ServerConfig | None = None, *, lora: Path | None = None
+    ) -> None:
         self.binary = binary
         self.model = model
         self.config = config or ServerConfig()
@@ -122,13 +124,20 @@ class LlamaServer:
         threads = cfg.threads or max(1, os.cpu_count() or 1)
         return [
             str(self.binary),
-            "--model", str(self.model.path),
-            "--alias", self.model.name,
-            "--host", "127.0.0.1",
-            "--port", str(port),
-            "--parallel", str(cfg.parallel),
-            "--ctx-size", str(cfg.ctx_per_slot * cfg.parallel),
-            "--threads", str(threads),
+            "--model",
+            str(self.model.path),
+            "--alias",
+            self.model.name,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--parallel",
+            str(cfg.parallel),
+            "--ctx-size",
+            str(cfg.ctx_per_slot * cfg.parallel),
+            "--threads",
+            str(threads),
             "--cont-batching",
             "--cache-prompt",
             "--metrics",  # the server's own token counters, which the ledger is checked against

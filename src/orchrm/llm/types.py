@@ -105,7 +105,9 @@ class Completion(BaseModel):
     cached: bool = Field(False, description="Served from the response cache: its usage was spent on an earlier run.")
     latency_s: float = Field(0.0, description="Wall time of the call that produced it (0 when cached).")
     tool_calls: list[ToolCall] | None = Field(None, description="Native tool calls, when tools were offered.")
-    group: int = Field(1, ge=1, description="Completions the request that produced it returned (they share its prompt).")
+    group: int = Field(
+        1, ge=1, description="Completions the request that produced it returned (they share its prompt)."
+    )
 
     def json_value(self) -> Any:
         """The text parsed as JSON (for structured output); hostile JSON (too deep, huge numbers) raises

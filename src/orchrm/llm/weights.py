@@ -13,22 +13,22 @@ is ever downloaded: the GGUF is the one `orchrm models prepare` verified.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from pathlib import Path
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 from filelock import FileLock
 from pydantic import BaseModel, Field, ValidationError
 
-from ..atomic import recover, replacing_dir
 from .. import safejson
+from ..atomic import recover, replacing_dir
 from ..errors import ChecksumMismatch, ConfigError, ModelError
-from .models import resolve_model, sha256_file
 from ..paths import cache_dir
 from ..version import __version__
+from .models import resolve_model, sha256_file
 
 CARD_FILE = "orchrm-policy.json"
 CARD_FORMAT = "orchrm-policy-weights"
@@ -58,7 +58,7 @@ class WeightsCard(BaseModel):
     format: str = CARD_FORMAT
     card_version: int = CARD_VERSION
     orchrm_version: str = __version__
-    created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     source: str = Field(description="The embedded model name or GGUF file it was converted from.")
     gguf_sha256: str
     dtype: DType
@@ -99,7 +99,10 @@ def read_card(folder: Path) -> WeightsCard:
     try:
         card = WeightsCard.model_validate(safejson.read(path))
     except (OSError, safejson.UnsafeJSONError, ValidationError) as exc:
-        raise ModelError(f"{path} is not a valid policy-weights card ({type(exc).__name__})", hint="delete the folder to convert again") from None
+        raise ModelError(
+            f"{path} is not a valid policy-weights card ({type(exc).__name__})",
+            hint="delete the folder to convert again",
+        ) from None
     if card.format != CARD_FORMAT or card.card_version != CARD_VERSION:
         raise ModelError(f"{path} is a {card.format} v{card.card_version} card, expected {CARD_FORMAT} v{CARD_VERSION}")
     bad = mismatch(file_digests(folder), card.files)
@@ -143,7 +146,9 @@ def convert_gguf(gguf: Path, target: Path, *, source: str, sha256: str, dtype: D
                 raise ModelError(f"transformers wrote no weights converting {gguf.name} in this process",
                                  hint="convert it in one process first (policy_weights), then launch the others")  # fmt: skip
             tokenizer.save_pretrained(tmp)
-            card = WeightsCard(source=source, gguf_sha256=sha256, dtype=dtype, model_type=config.model_type, files=file_digests(tmp))
+            card = WeightsCard(
+                source=source, gguf_sha256=sha256, dtype=dtype, model_type=config.model_type, files=file_digests(tmp)
+            )
             (tmp / CARD_FILE).write_text(card.model_dump_json(indent=2) + "\n")
     return target
 

@@ -125,7 +125,9 @@ class _PlanRun:
                     error=f"upstream agent {', '.join(failed)} produced no output",
                 )  # fmt: skip
                 return
-            self.events[agent_id] = await self._run(agent_id, spec, resolve_input(spec.input, self.outputs, self.cfg.output_chars))
+            self.events[agent_id] = await self._run(
+                agent_id, spec, resolve_input(spec.input, self.outputs, self.cfg.output_chars)
+            )
         finally:
             self.done[agent_id].set()
 

@@ -113,9 +113,18 @@ class Orchestrator:
     def info(self, index: int, plan_seed: int | None = None) -> OrchestratorInfo:
         c = self.config
         return OrchestratorInfo(
-            backend=self.llm.backend.kind, model_id=self.llm.backend.model_id, checkpoint=c.checkpoint,
-            degree=c.degree, temperature=c.temperature, top_p=c.top_p, max_tokens=c.max_tokens, seed=c.seed,
-            plan_seed=plan_seed, sample_index=index, constrained=c.constrained, prompt_id=self.prompt_id,
+            backend=self.llm.backend.kind,
+            model_id=self.llm.backend.model_id,
+            checkpoint=c.checkpoint,
+            degree=c.degree,
+            temperature=c.temperature,
+            top_p=c.top_p,
+            max_tokens=c.max_tokens,
+            seed=c.seed,
+            plan_seed=plan_seed,
+            sample_index=index,
+            constrained=c.constrained,
+            prompt_id=self.prompt_id,
         )
 
     @property
@@ -141,7 +150,9 @@ class Orchestrator:
         [sample] = await self._sample(question, [0], c.plan_seed(question, index), as_index=index)
         return sample
 
-    async def _sample(self, question: str, indices: list[int], seed: int | None, *, as_index: int | None = None) -> list[PlanSample]:
+    async def _sample(
+        self, question: str, indices: list[int], seed: int | None, *, as_index: int | None = None
+    ) -> list[PlanSample]:
         c = self.config
         messages = self.messages(question)
         schema = plan_json_schema(self.agent_types, c.degree) if c.constrained else None

@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+
 from ..errors import ConfigError, OrchrmError
 from ..llm import LLM, ensure_reachable
 from ..tasks.base import Question, Task
@@ -31,8 +32,14 @@ _SEEDS_BY_VERSION = {1: "index", 2: "question", 3: "group"}
 def orchestrator_config(config: RunConfig) -> OrchestratorConfig:
     """The orchestrator's settings for a run: its sampling, seeded as the run's version seeds."""
     return OrchestratorConfig(
-        degree=config.degree, temperature=config.temperature, top_p=config.top_p, max_tokens=config.plan_max_tokens,
-        seed=config.seed, constrained=config.constrained, checkpoint=config.checkpoint, examples=config.prompt_examples,
+        degree=config.degree,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_tokens=config.plan_max_tokens,
+        seed=config.seed,
+        constrained=config.constrained,
+        checkpoint=config.checkpoint,
+        examples=config.prompt_examples,
         seeds=_SEEDS_BY_VERSION.get(config.version, "group"),
     )
 
@@ -40,9 +47,12 @@ def orchestrator_config(config: RunConfig) -> OrchestratorConfig:
 def executor_config(settings: RolloutSettings, max_parallel: int = 4) -> ExecutorConfig:
     """The executor's settings for a rollout: the sub-agents' budgets."""
     agents = AgentSettings(
-        max_tokens=settings.agent_max_tokens, temperature=settings.agent_temperature,
-        sample_temperature=settings.agent_sample_temperature, seed=settings.seed,
-        max_samples=settings.agent_max_samples, max_rounds=settings.agent_max_rounds,
+        max_tokens=settings.agent_max_tokens,
+        temperature=settings.agent_temperature,
+        sample_temperature=settings.agent_sample_temperature,
+        seed=settings.seed,
+        max_samples=settings.agent_max_samples,
+        max_rounds=settings.agent_max_rounds,
         question_context=settings.agent_context,
     )
     return ExecutorConfig(settings=agents, timeout_s=settings.agent_timeout_s, max_parallel=max_parallel)
@@ -138,11 +148,20 @@ async def build_trace(
 ) -> Trace:
     """The trace of a sampled plan, its agents executed on `agent_llm` when `execute`."""
     trace = Trace(
-        task=config.task, split=config.split, question_id=question.id, question=question.question,
-        gold=question.answer, plan_index=sample.index, plan_text=sample.text, plan=sample.plan,
-        plan_error=sample.error, orchestrator=sample.info, plan_call=sample.call,
+        task=config.task,
+        split=config.split,
+        question_id=question.id,
+        question=question.question,
+        gold=question.answer,
+        plan_index=sample.index,
+        plan_text=sample.text,
+        plan=sample.plan,
+        plan_error=sample.error,
+        orchestrator=sample.info,
+        plan_call=sample.call,
         question_kind=question.metadata.get("kind"),
-        agent_backend=agent_llm.backend.kind, agent_model_id=agent_llm.backend.model_id,
+        agent_backend=agent_llm.backend.kind,
+        agent_model_id=agent_llm.backend.model_id,
     )
     if sample.plan is not None and (execute or not sample.plan.agents):
         ex = await execute_plan(
@@ -218,7 +237,11 @@ async def arollout(
 
 
 async def _sample_and_run(
-    orchestrator: Orchestrator, question: str, n_plans: int, missing: list[int], run: Callable[[PlanSample], Awaitable[None]]
+    orchestrator: Orchestrator,
+    question: str,
+    n_plans: int,
+    missing: list[int],
+    run: Callable[[PlanSample], Awaitable[None]],
 ) -> None:
     """Sample a question's `missing` plans and `run` each. Grouped: in one request (the prompt read once; a plan
     killed before it was written comes back from the response cache on resume, not from the server). Runs of

@@ -63,7 +63,9 @@ class RunConfig(RolloutSettings):
     split: Literal["train", "test"] = Field("train", description="train or test (splits are by question).")
     n_questions: int = Field(10, ge=1, description="Questions to draw from the split.")
     n_plans: int = Field(4, ge=1, description="Plans sampled per question.")
-    execute: Literal["none", "all"] = Field("all", description="all: execute every valid plan; none: only sample plans.")
+    execute: Literal["none", "all"] = Field(
+        "all", description="all: execute every valid plan; none: only sample plans."
+    )
     backend: str = Field("local", description="The orchestrator's backend.")
     model_id: str = Field("", description="The orchestrator's model.")
     agent_backend: str = Field("", description="The sub-agents' backend; empty: the orchestrator's.")

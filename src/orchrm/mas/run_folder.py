@@ -14,16 +14,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from .. import safejson
 from ..atomic import write_text_atomic
-from ..folders import FolderKind, folder_kind, require_kind, stamp_folder
 from ..errors import ConfigError, RunFileError
+from ..folders import FolderKind, folder_kind, require_kind, stamp_folder
 from ..tasks.base import Question, Task
 from .run_config import RunConfig
 from .traces import RUN_FILE, Trace
@@ -115,7 +115,9 @@ def open_run_file(
         config = kept(config, old) if kept is not None else config
         diff = differences(config, old)
         if diff:
-            raise ConfigError(f"{folder} holds {what} made with other settings ({', '.join(diff)})", hint="use a new --out folder")
+            raise ConfigError(
+                f"{folder} holds {what} made with other settings ({', '.join(diff)})", hint="use a new --out folder"
+            )
     data = config.model_dump(mode="json")
     if stamp:
         created = on_disk.get("created") if isinstance(on_disk, dict) else None
@@ -123,7 +125,9 @@ def open_run_file(
     return RunFile(path, config, data, on_disk, kind)
 
 
-def settle_run_file(folder: Path, config: Settings, differences: Callable[[Settings, Settings], list[str]], **kw: Any) -> Settings:
+def settle_run_file(
+    folder: Path, config: Settings, differences: Callable[[Settings, Settings], list[str]], **kw: Any
+) -> Settings:
     """`open_run_file`, then (re)write the file at once; returns the settings the run goes on with. A rollout
     instead writes a grown file only once it has finished (`arollout`)."""
     run_file = open_run_file(folder, config, differences, **kw)

@@ -53,7 +53,9 @@ class AgentEvent(BaseModel):
     error: str | None = None
     start_s: float = 0.0
     latency_s: float = 0.0
-    steps: list[dict[str, Any]] = Field(default_factory=list, description="Agent-specific steps (search queries, votes).")
+    steps: list[dict[str, Any]] = Field(
+        default_factory=list, description="Agent-specific steps (search queries, votes)."
+    )
 
 
 class PlanErrorRecord(BaseModel):
@@ -73,7 +75,9 @@ class OrchestratorInfo(BaseModel):
     top_p: float = 1.0
     max_tokens: int = 0
     seed: int | None = None
-    plan_seed: int | None = Field(None, description="The seed this plan was drawn with (absent in older traces: seed + sample_index).")
+    plan_seed: int | None = Field(
+        None, description="The seed this plan was drawn with (absent in older traces: seed + sample_index)."
+    )
     sample_index: int = 0
     constrained: bool = False
     prompt_id: str = ""
@@ -175,5 +179,7 @@ def locate_traces(path: Path) -> Path:
     if path.is_dir():
         path = path / TRACES_FILE
     if not path.exists():
-        raise RunFileError(f"no traces at {path}", hint="pass a run folder made by `orchrm rollout` or its traces.jsonl")
+        raise RunFileError(
+            f"no traces at {path}", hint="pass a run folder made by `orchrm rollout` or its traces.jsonl"
+        )
     return path

@@ -95,8 +95,12 @@ class PairStats(BaseModel):
     train_questions: int = 0
     val_questions: int = 0
     per_source: dict[str, SourceCount] = Field(default_factory=dict)
-    orchestrator_models: dict[str, int] = Field(default_factory=dict, description="Traces per model that wrote the plan.")
-    agent_models: dict[str, int] = Field(default_factory=dict, description="Executed traces per model that ran the sub-agents.")
+    orchestrator_models: dict[str, int] = Field(
+        default_factory=dict, description="Traces per model that wrote the plan."
+    )
+    agent_models: dict[str, int] = Field(
+        default_factory=dict, description="Executed traces per model that ran the sub-agents."
+    )
     edits: dict[str, EditCount] = Field(default_factory=dict, description="Counterfactual edits by kind.")
     edits_without_source: int = Field(0, description="Edits whose source plan is not among the traces read.")
 
@@ -158,7 +162,9 @@ def _consensus(plans: list[Trace], cfg: PairConfig) -> list[tuple[Trace, Trace, 
     return [(w, lo, "consensus", meta) for w, lo in product(agree, disagree)]
 
 
-def _edits_by_question(edits: Sequence[Counterfactual], stats: PairStats) -> dict[tuple[str, str], list[Counterfactual]]:
+def _edits_by_question(
+    edits: Sequence[Counterfactual], stats: PairStats
+) -> dict[tuple[str, str], list[Counterfactual]]:
     by_question: dict[tuple[str, str], list[Counterfactual]] = defaultdict(list)
     for cf in edits:
         by_question[(cf.edit.task, cf.edit.question_id)].append(cf)
@@ -178,7 +184,12 @@ def _counterfactual(
         if source is None:
             stats.edits_without_source += 1
             continue
-        meta = {"edit": e.kind, "description": e.description, "edit_index": e.edit_index, "source_index": e.source_index}
+        meta = {
+            "edit": e.kind,
+            "description": e.description,
+            "edit_index": e.edit_index,
+            "source_index": e.source_index,
+        }
         if not e.valid or (edited is not None and not edited.valid):
             count.invalid += 1
             if "artifact" in cfg.sources and edited is not None:
@@ -210,7 +221,9 @@ def _in_val(question_id: str, cfg: PairConfig) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < cfg.val_fraction
 
 
-def build_pairs(traces: list[Trace], cfg: PairConfig | None = None, counterfactual: Sequence[Counterfactual] = ()) -> PairSet:
+def build_pairs(
+    traces: list[Trace], cfg: PairConfig | None = None, counterfactual: Sequence[Counterfactual] = ()
+) -> PairSet:
     """Pairs from `traces`, and (source `counterfactual`) from the edits of their plans in `counterfactual`."""
     cfg = cfg or PairConfig()
     stats = PairStats(traces=len(traces))
@@ -270,7 +283,10 @@ def _by_question(traces: list[Trace], stats: PairStats) -> dict[tuple[str, str],
         if t.score is not None and t.score.error is not None:
             stats.scorer_errors += 1
     stats.questions = len(by_question)
-    stats.orchestrator_models, stats.agent_models = dict(sorted(plan_models.items())), dict(sorted(agent_models.items()))
+    stats.orchestrator_models, stats.agent_models = (
+        dict(sorted(plan_models.items())),
+        dict(sorted(agent_models.items())),
+    )
     return by_question
 
 

@@ -176,7 +176,9 @@ def _skip_reason(t: Trace) -> str | None:
     return None
 
 
-def _sources(traces: list[Trace], questions: dict[str, Question], limit: int | None, progress: CounterfactualProgress) -> list[Trace]:
+def _sources(
+    traces: list[Trace], questions: dict[str, Question], limit: int | None, progress: CounterfactualProgress
+) -> list[Trace]:
     """The traces to edit, in run order (its questions' order, then plan index), the rest counted by reason."""
     skipped: Counter[str] = Counter()
     chosen: list[Trace] = []
@@ -268,7 +270,9 @@ def _planned(
     return work
 
 
-def _check_records(out: Path, records: dict[tuple[str, int, int], EditRecord], work: list[tuple[Trace, EditRecord, Edit]]) -> None:
+def _check_records(
+    out: Path, records: dict[tuple[str, int, int], EditRecord], work: list[tuple[Trace, EditRecord, Edit]]
+) -> None:
     """A resumed collection must choose the edits it recorded (another orchrm's edit rules would not)."""
     for _, record, _ in work:
         held = records.get(record.key)

@@ -193,6 +193,7 @@ def _swap_number(plan: Plan, ctx: _Context, rng: random.Random) -> Candidates:
     rng.shuffle(tokens)
     for token in tokens:
         for new in nearby_numbers(token, rng):
+
             def swap(s: str, old: str = token, r: str = new) -> str:
                 return NUMBER.sub(lambda m: r if m.group() == old else m.group(), s)
 

@@ -45,7 +45,9 @@ def render_plan(plan: Plan | str) -> str:
     # A plan that never validated may have a cycle: its agents follow in the plan's own order.
     for agent_id in topological_order(plan, cycles="append"):
         agent = by_id[agent_id]
-        opts = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}" for k, v in sorted(agent.options.items()))
+        opts = " ".join(
+            f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}" for k, v in sorted(agent.options.items())
+        )
         head = f"- {agent.id} [{agent.type}{' ' + opts if opts else ''}]"
         if upstream.get(agent.id):
             head += " <- " + ", ".join(upstream[agent.id])

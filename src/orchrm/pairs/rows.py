@@ -20,7 +20,13 @@ from ..folders import stamp_folder
 from ..hashing import sha256_file
 
 Source = Literal["correct-over-incorrect", "specialized-over-base", "artifact", "consensus", "counterfactual"]
-SOURCES: tuple[str, ...] = ("correct-over-incorrect", "specialized-over-base", "artifact", "consensus", "counterfactual")
+SOURCES: tuple[str, ...] = (
+    "correct-over-incorrect",
+    "specialized-over-base",
+    "artifact",
+    "consensus",
+    "counterfactual",
+)
 
 TRAIN_FILE, VAL_FILE, STATS_FILE, MANIFEST_FILE = "train.jsonl", "val.jsonl", "stats.json", "manifest.json"
 PAIRS_FORMAT = "orchrm-pairs"
@@ -69,7 +75,9 @@ def write_pairs_dir(folder: Path, train: list[PairRow], val: list[PairRow], stat
         write_rows(tmp / VAL_FILE, val)
         (tmp / STATS_FILE).write_text(stats.model_dump_json(indent=2) + "\n")
         counts = {TRAIN_FILE: len(train), VAL_FILE: len(val), STATS_FILE: None}
-        manifest = PairsManifest(files={n: ManifestEntry(sha256=sha256_file(tmp / n), rows=c) for n, c in counts.items()})
+        manifest = PairsManifest(
+            files={n: ManifestEntry(sha256=sha256_file(tmp / n), rows=c) for n, c in counts.items()}
+        )
         (tmp / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n")
         stamp_folder(tmp, "pairs")
 
@@ -112,9 +120,13 @@ def verify_pairs_dir(folder: Path) -> PairsManifest:
     try:
         manifest = PairsManifest.model_validate(safejson.read(folder / MANIFEST_FILE))
     except FileNotFoundError:
-        raise PairFileError(f"{folder} has no {MANIFEST_FILE} (made by hand or by an older orchrm)", hint=rebuild) from None
+        raise PairFileError(
+            f"{folder} has no {MANIFEST_FILE} (made by hand or by an older orchrm)", hint=rebuild
+        ) from None
     except (ValidationError, ValueError, OSError) as exc:
-        raise PairFileError(f"{folder / MANIFEST_FILE} is not a pairs manifest: {str(exc).splitlines()[0]}", hint=rebuild) from None
+        raise PairFileError(
+            f"{folder / MANIFEST_FILE} is not a pairs manifest: {str(exc).splitlines()[0]}", hint=rebuild
+        ) from None
     for name in (TRAIN_FILE, VAL_FILE, STATS_FILE):
         entry = manifest.files.get(name)
         if entry is None:

@@ -31,7 +31,11 @@ def score_routes(context: ServerContext, model: RewardModel) -> APIRouter:
     def info() -> dict[str, Any]:
         card = model.card.model_dump(mode="json")
         card["metrics"] = {k: v for k, v in card["metrics"].items() if k != "history"}
-        limits = {"max_items": context.max_items, "max_body_bytes": context.max_body_bytes, "max_item_chars": context.max_item_chars}
+        limits = {
+            "max_items": context.max_items,
+            "max_body_bytes": context.max_body_bytes,
+            "max_item_chars": context.max_item_chars,
+        }
         return {"card": card, "limits": limits}
 
     # The body is read here, not by FastAPI: its parser recurses on nested JSON (400 on deep bodies) and
@@ -60,7 +64,9 @@ def _parse(raw: Any, max_items: int) -> ScoreRequest:
 def _plan_text(item: ScoreItem, index: int, max_item_chars: int) -> str:
     text = plan_text(item.plan)
     if len(item.question) + len(text) > max_item_chars:
-        raise HTTPException(413, f"item {index} has {len(item.question) + len(text)} characters, at most {max_item_chars}")
+        raise HTTPException(
+            413, f"item {index} has {len(item.question) + len(text)} characters, at most {max_item_chars}"
+        )
     return text
 
 

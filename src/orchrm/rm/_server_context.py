@@ -32,7 +32,9 @@ log = logging.getLogger("uvicorn.error")
 class ServerContext:
     """What a protocol route needs from the server, so that it answers under the same limits as /score."""
 
-    score: Callable[[Sequence[tuple[str, str]]], list[float]]  # (question, plan text) -> raw RM scores (503: queue full)
+    score: Callable[
+        [Sequence[tuple[str, str]]], list[float]
+    ]  # (question, plan text) -> raw RM scores (503: queue full)
     read_json: Callable[[Request], Awaitable[Any]]  # the body: 415 / 408 / 413 / 422, see json_reader
     authorize: Callable[[Request], None]  # 401 without the bearer token, when one is configured
     max_items: int
@@ -95,7 +97,9 @@ def json_reader(max_body_bytes: int, body_timeout_s: float) -> Callable[[Request
                                 headers={"Connection": "close"}) from None  # fmt: skip
         except ClientDisconnect:
             client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
-            log.info("%s - %s %s: client disconnected before its body was read", client, request.method, request.url.path)
+            log.info(
+                "%s - %s %s: client disconnected before its body was read", client, request.method, request.url.path
+            )
             raise HTTPException(499, "client disconnected") from None  # nothing is sent: the client is gone
         try:  # a worker thread: a 2 MB body is ~40 ms of parsing the event loop would otherwise wait out
             return await run_in_threadpool(safejson.loads, body, BODY_LIMITS)
@@ -146,4 +150,3 @@ def fair_scorer(model: RewardModel, limits: QueueLimits) -> Callable[[Sequence[t
             raise HTTPException(503, f"scoring queue full: {exc}", headers={"Retry-After": "1"}) from None
 
     return score_texts
-

@@ -22,7 +22,13 @@ from .backbone import DEFAULT_BACKBONE, backbone_kind
 #: - learning_rate 1e-4: LoRA wants a larger rate than full fine-tuning (TRL's PEFT guide: ~10x); not tuned here;
 #: - epochs 2: an epoch of ~200 pairs is ~30 minutes here by the estimate above; LoRA RMs settle in one or two;
 #: - lora: always (the saved folder holds the adapter and the value head, never a copy of the base).
-DECODER_DEFAULTS: dict[str, Any] = {"max_length": 256, "batch_size": 4, "learning_rate": 1e-4, "epochs": 2, "lora": True}
+DECODER_DEFAULTS: dict[str, Any] = {
+    "max_length": 256,
+    "batch_size": 4,
+    "learning_rate": 1e-4,
+    "epochs": 2,
+    "lora": True,
+}
 
 
 class RMConfig(BaseModel):
@@ -55,7 +61,8 @@ class RMConfig(BaseModel):
     seed: int = 0
     threads: int | None = Field(None, description="torch CPU threads (default: all cores).")
     device: Literal["cpu", "auto"] = Field(
-        "cpu", description="Where training runs: the CPU, or 'auto' (an accelerator when one is present). The "
+        "cpu",
+        description="Where training runs: the CPU, or 'auto' (an accelerator when one is present). The "
         "trained model is moved to the CPU either way.",
     )
 

@@ -56,7 +56,9 @@ def load_decoder(folder: Path, *, backbone: str, sha256: str, model_type: str, t
     base = verify_decoder(backbone, sha256)
     config = safejson.read(base.path / "config.json")
     if config.get("model_type") != model_type:
-        raise ModelError(f"backbone {backbone} is a {config.get('model_type')!r} model, the reward model's card a {model_type!r} one")
+        raise ModelError(
+            f"backbone {backbone} is a {config.get('model_type')!r} model, the reward model's card a {model_type!r} one"
+        )
     _check_adapter(folder)
     return PeftModel.from_pretrained(base_classifier(base.path, tokenizer), folder, is_trainable=False)
 
@@ -73,4 +75,6 @@ def _check_adapter(folder: Path) -> None:
         raise ModelError(f"{folder / ADAPTER_CONFIG} is not a LoRA sequence-classification adapter")
     with safe_open(str(folder / ADAPTER_FILE), "pt") as f:
         if not any(k.endswith(HEAD) for k in f.keys()):  # noqa: SIM118 (safe_open has no __iter__)
-            raise ModelError(f"{folder / ADAPTER_FILE} holds no value head ({HEAD})", hint="retrain with `orchrm train-rm`")
+            raise ModelError(
+                f"{folder / ADAPTER_FILE} holds no value head ({HEAD})", hint="retrain with `orchrm train-rm`"
+            )

@@ -13,7 +13,9 @@ def encode(tokenizer: Any, prompt: str, plan: str, max_length: int, *, decoder: 
     head reads the last token, which then has seen the whole plan (TRL appends EOS the same way)."""
     if not decoder:
         return list(tokenizer(prompt, plan, truncation="longest_first", max_length=max_length)["input_ids"])
-    ids = tokenizer(prompt + "\n", plan, truncation="longest_first", max_length=max_length - 1, add_special_tokens=False)
+    ids = tokenizer(
+        prompt + "\n", plan, truncation="longest_first", max_length=max_length - 1, add_special_tokens=False
+    )
     return [*ids["input_ids"], tokenizer.eos_token_id]
 
 

@@ -11,7 +11,7 @@ one asked for. Saving builds the folder beside its target and swaps it in whole.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,18 +45,24 @@ class ModelCard(BaseModel):
     format: str = CARD_FORMAT
     card_version: int = CARD_VERSION
     orchrm_version: str = __version__
-    created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     backbone: str
     backbone_sha256: str
-    backbone_kind: Kind = Field("encoder", description="decoder: the folder holds a LoRA adapter and value head over the backbone.")
+    backbone_kind: Kind = Field(
+        "encoder", description="decoder: the folder holds a LoRA adapter and value head over the backbone."
+    )
     model_type: str
     render_version: int = RENDER_VERSION
     max_length: int
     tasks: list[str] = Field(default_factory=list)
     training_data_sha256: str
     pair_stats: dict[str, Any] = Field(default_factory=dict)
-    orchestrator_models: list[str] = Field(default_factory=list, description="Models that wrote the training traces' plans.")
-    agent_models: list[str] = Field(default_factory=list, description="Models that ran the training traces' sub-agents.")
+    orchestrator_models: list[str] = Field(
+        default_factory=list, description="Models that wrote the training traces' plans."
+    )
+    agent_models: list[str] = Field(
+        default_factory=list, description="Models that ran the training traces' sub-agents."
+    )
     metrics: dict[str, Any] = Field(default_factory=dict)
     config: RMConfig
     files: dict[str, str] = Field(default_factory=dict, description="sha256 of every file in the folder but the card.")
@@ -86,7 +92,9 @@ def _verify_files(folder: Path, card: ModelCard) -> None:
     for name, expected in card.files.items():
         digest = present.pop(name, None)
         if digest is None:
-            raise ChecksumMismatch(f"{folder / name} is listed in its card but missing; refusing to load it", hint=retrain)
+            raise ChecksumMismatch(
+                f"{folder / name} is listed in its card but missing; refusing to load it", hint=retrain
+            )
         if digest != expected:
             raise ChecksumMismatch(
                 f"{folder / name} has sha256 {digest[:16]}…, but its card says {expected[:16]}…; refusing to load it",
@@ -106,7 +114,9 @@ def _read_card(folder: Path) -> ModelCard:
     """The folder's card, refused when missing, foreign, outdated or invalid (its files are checked apart)."""
     card_path = folder / CARD_FILE
     if not card_path.is_file():
-        raise ModelError(f"{folder} is not an orchrm reward model (no {CARD_FILE})", hint="train one with `orchrm train-rm`")
+        raise ModelError(
+            f"{folder} is not an orchrm reward model (no {CARD_FILE})", hint="train one with `orchrm train-rm`"
+        )
     try:
         raw = safejson.read(card_path)
     except (OSError, safejson.UnsafeJSONError) as exc:
@@ -208,7 +218,9 @@ class RewardModel:
     def token_counts(self, question: str, plans: Sequence[Plan | str]) -> list[int]:
         """Tokens the model reads to score each plan for `question` (after truncation to `max_length`)."""
         prompt, decoder = render_question(question), self.card.backbone_kind == "decoder"
-        return [len(encode(self.tokenizer, prompt, render_plan(p), self.card.max_length, decoder=decoder)) for p in plans]
+        return [
+            len(encode(self.tokenizer, prompt, render_plan(p), self.card.max_length, decoder=decoder)) for p in plans
+        ]
 
     def score_rendered(self, items: Sequence[tuple[str, str]], *, batch_size: int = 64) -> list[float]:
         """Rewards of already-rendered (prompt, plan) texts, e.g. pair rows."""

@@ -104,4 +104,10 @@ def serve(
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     torch.set_num_threads(torch_threads or max(1, cores - 1))
-    uvicorn.run(create_app(model, **options), host=host, port=port, log_level="info", http=header_timeout_protocol(header_timeout_s))
+    uvicorn.run(
+        create_app(model, **options),
+        host=host,
+        port=port,
+        log_level="info",
+        http=header_timeout_protocol(header_timeout_s),
+    )

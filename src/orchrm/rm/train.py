@@ -29,12 +29,12 @@ from pydantic import ValidationError
 
 from .. import safejson
 from ..errors import ConfigError
+from ..llm.weights import quiet_transformers
 from ..pairs.builder import PairStats
 from ..pairs.rows import PairRow
 from .backbone import Backbone, backbone_kind, resolve_backbone
 from .config import RMConfig
 from .decoder import base_classifier
-from ..llm.weights import quiet_transformers
 from .model import ModelCard, RewardModel
 
 
@@ -76,7 +76,9 @@ def accuracy_by_source(
     return sum(every) / len(every), {s: sum(ws) / len(ws) for s, ws in sorted(wins.items())}
 
 
-def pairwise_accuracy(model: RewardModel, rows: list[PairRow], batch_size: int = 64) -> tuple[float | None, dict[str, float]]:
+def pairwise_accuracy(
+    model: RewardModel, rows: list[PairRow], batch_size: int = 64
+) -> tuple[float | None, dict[str, float]]:
     """A trained model's pairwise accuracy on `rows`, overall and per source (None without rows)."""
     if not rows:
         return None, {}
@@ -124,7 +126,9 @@ def _load_backbone(config: RMConfig) -> tuple[Backbone, Any, Any]:
     return backbone, tokenizer, net
 
 
-def _card(backbone: Backbone, net: Any, train: list[PairRow], config: RMConfig, pair_stats: dict[str, Any] | None) -> ModelCard:
+def _card(
+    backbone: Backbone, net: Any, train: list[PairRow], config: RMConfig, pair_stats: dict[str, Any] | None
+) -> ModelCard:
     return ModelCard(
         backbone=backbone.name,
         backbone_sha256=backbone.sha256,
@@ -175,7 +179,11 @@ def train_reward_model(
             processing_class=tokenizer,
             compute_metrics=setup.PairwiseAccuracy([r.source for r in val]),
             preprocess_logits_for_metrics=setup.paired_rewards,
-            callbacks=[epochs, *([EarlyStoppingCallback(config.early_stopping_patience)] if val else []), *(callbacks or [])],
+            callbacks=[
+                epochs,
+                *([EarlyStoppingCallback(config.early_stopping_patience)] if val else []),
+                *(callbacks or []),
+            ],
             peft_config=peft_config,
         )
         if not progress:

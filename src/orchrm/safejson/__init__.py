@@ -28,4 +28,15 @@ scan) and `_shortcuts.py` (the regex-speed paths that scan takes).
 from ._document import DEFAULT, FILE, RULES, Limits, UnsafeJSONError, bounded_int, loads, read
 from ._scan import Found, find_objects
 
-__all__ = ["DEFAULT", "FILE", "RULES", "Found", "Limits", "UnsafeJSONError", "bounded_int", "find_objects", "loads", "read"]
+__all__ = [
+    "DEFAULT",
+    "FILE",
+    "RULES",
+    "Found",
+    "Limits",
+    "UnsafeJSONError",
+    "bounded_int",
+    "find_objects",
+    "loads",
+    "read",
+]

@@ -5,7 +5,6 @@ then `json.loads` at C speed with non-finite numbers refused and escaped surroga
 The names without an underscore are shared with the prose scanner (_scan.py, _shortcuts.py).
 """
 
-
 from __future__ import annotations
 
 import json
@@ -135,7 +134,9 @@ def loads(data: str | bytes, limits: Limits = DEFAULT) -> Any:
     except _NonFinite as exc:
         raise UnsafeJSONError("non_finite", f"{exc} is not a finite number") from None
     except json.JSONDecodeError as exc:
-        raise UnsafeJSONError("syntax", f"{exc.msg} at line {exc.lineno} column {exc.colno}", position=exc.pos) from None
+        raise UnsafeJSONError(
+            "syntax", f"{exc.msg} at line {exc.lineno} column {exc.colno}", position=exc.pos
+        ) from None
     except RecursionError:  # not reachable with the depth check; kept so no input can escape as a crash
         raise UnsafeJSONError("depth", "nested too deeply") from None
     if ESCAPED_SURROGATE.search(text):

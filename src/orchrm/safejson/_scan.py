@@ -22,7 +22,7 @@ from ._shortcuts import FLAT_NUMBER_CHARS, doomed, flat_object
 # of a value. Prose braces (`{x}`, `${a1}`, a run of `{`, `{"quoted" words}`) are skipped at regex speed.
 # The match ends where the first value starts and group 1 is the first key (None for `{}`), so an attempt
 # begins at that value instead of re-reading what the regex already read.
-_START = re.compile(r'\{[ \t\n\r]*(?:\}|(' + STRING.pattern + r')[ \t\n\r]*:[ \t\n\r]*(?=[-"{\[0-9tfnNI]))')
+_START = re.compile(r"\{[ \t\n\r]*(?:\}|(" + STRING.pattern + r')[ \t\n\r]*:[ \t\n\r]*(?=[-"{\[0-9tfnNI]))')
 _TOKEN = re.compile(
     r"[ \t\n\r]*(?:"
     r"([{}\[\]:,])"  # 1 punctuation
@@ -105,8 +105,15 @@ def _scalar(text: str, at: int, end: int, kind: int, tok: str, limits: Limits) -
 
 
 def _parse_object(
-    text: str, start: int, limits: Limits, inner: list[tuple[int, dict[str, Any]]], key: str, pos: int,
-    key_colon: Any = _KEY_COLON.match, after_member: Any = _AFTER_MEMBER.match, startswith: Any = str.startswith,
+    text: str,
+    start: int,
+    limits: Limits,
+    inner: list[tuple[int, dict[str, Any]]],
+    key: str,
+    pos: int,
+    key_colon: Any = _KEY_COLON.match,
+    after_member: Any = _AFTER_MEMBER.match,
+    startswith: Any = str.startswith,
     open_nested: Any = _OPEN_NESTED.match,
 ) -> tuple[dict[str, Any], int, None] | tuple[None, int, _Failure]:
     """The object opening at `start` (first `key` and colon read by `_START`, first value at `pos`) parsed with
@@ -146,8 +153,14 @@ def _parse_object(
 
 
 def _step(
-    text: str, pos: int, state: int, stack: list[list[Any]], inner: list[tuple[int, dict[str, Any]]], limits: Limits,
-    match: Any = _TOKEN.match, startswith: Any = str.startswith,
+    text: str,
+    pos: int,
+    state: int,
+    stack: list[list[Any]],
+    inner: list[tuple[int, dict[str, Any]]],
+    limits: Limits,
+    match: Any = _TOKEN.match,
+    startswith: Any = str.startswith,
 ) -> tuple[int, int, Any]:
     """One token read the general way: (offset after it, the next state, None), or, once the object is complete
     or has failed, (offset, state, what `_parse_object` returns)."""
@@ -180,7 +193,11 @@ def _step(
     elif tok == "{" or tok == "[":
         if len(stack) >= limits.max_depth:
             return pos, state, (None, at, ("depth", f"nesting deeper than {limits.max_depth}"))
-        flat = flat_object(text, at) if startswith(text, '{"', at) and limits.max_number_chars >= FLAT_NUMBER_CHARS else None
+        flat = (
+            flat_object(text, at)
+            if startswith(text, '{"', at) and limits.max_number_chars >= FLAT_NUMBER_CHARS
+            else None
+        )
         if flat is None:
             stack.append([at, {} if tok == "{" else [], None])
             return pos, (_FIRST_KEY if tok == "{" else _FIRST_VALUE), None

@@ -57,8 +57,12 @@ _WS = r"[ \t\n\r]*+"
 
 def _safe_value(string: str) -> str:
     """A scalar or an array of scalars that cannot break a rule, with strings matching `string`."""
-    scalar = r"(?:" + string + r"|-?(?:0|[1-9][0-9]{0,8})(?:\.[0-9]{1,8})?(?![-+.eE0-9])|(?:true|false|null)(?![a-zA-Z]))"
-    return r"(?:" + scalar + r"|\[" + _WS + r"(?:" + scalar + r"(?:" + _WS + "," + _WS + scalar + r")*+" + _WS + r")?\])"
+    scalar = (
+        r"(?:" + string + r"|-?(?:0|[1-9][0-9]{0,8})(?:\.[0-9]{1,8})?(?![-+.eE0-9])|(?:true|false|null)(?![a-zA-Z]))"
+    )
+    return (
+        r"(?:" + scalar + r"|\[" + _WS + r"(?:" + scalar + r"(?:" + _WS + "," + _WS + scalar + r")*+" + _WS + r")?\])"
+    )
 
 
 def _members(string: str, value: str) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
 from .. import safejson
 
 Outcome = Literal[
@@ -105,7 +106,9 @@ async def arun_python(code: str, **kwargs: object) -> SandboxResult:
     return await asyncio.to_thread(run_python, code, **kwargs)  # type: ignore[arg-type]
 
 
-def _run(code: str, limits: SandboxLimits, files: dict[str, str], isolation: tuple[str, ...], work: Path) -> SandboxResult:
+def _run(
+    code: str, limits: SandboxLimits, files: dict[str, str], isolation: tuple[str, ...], work: Path
+) -> SandboxResult:
     script, uid = _prepare(work, code, files)
     spec = _spec(script, work, isolation, uid, limits)
     status_r, status_w = os.pipe()
@@ -145,7 +148,9 @@ def _prepare(work: Path, code: str, files: dict[str, str]) -> tuple[Path, int | 
     return script, uid
 
 
-def _spec(script: Path, work: Path, isolation: tuple[str, ...], uid: int | None, limits: SandboxLimits) -> dict[str, Any]:
+def _spec(
+    script: Path, work: Path, isolation: tuple[str, ...], uid: int | None, limits: SandboxLimits
+) -> dict[str, Any]:
     """What `_runner.py` is told to set up (uid and gid are the same number)."""
     return {
         "python": os.path.realpath(sys.executable),
@@ -166,7 +171,9 @@ def _spec(script: Path, work: Path, isolation: tuple[str, ...], uid: int | None,
     }
 
 
-def _start_and_wait(spec: dict[str, Any], work: Path, status_w: int, wall_s: float) -> tuple[subprocess.Popen[bytes], bool]:
+def _start_and_wait(
+    spec: dict[str, Any], work: Path, status_w: int, wall_s: float
+) -> tuple[subprocess.Popen[bytes], bool]:
     """Start the runner in a session of its own and wait up to `wall_s`, then kill its process group.
     Returns the process and whether it timed out; `status_w` is closed here either way."""
     with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
@@ -193,14 +200,24 @@ def _start_and_wait(spec: dict[str, Any], work: Path, status_w: int, wall_s: flo
 
 
 def _result(
-    returncode: int, timed_out: bool, raw_status: bytes, work: Path, limits: SandboxLimits, isolation: tuple[str, ...], wall: float
+    returncode: int,
+    timed_out: bool,
+    raw_status: bytes,
+    work: Path,
+    limits: SandboxLimits,
+    isolation: tuple[str, ...],
+    wall: float,
 ) -> SandboxResult:
     """How the run ended, what it printed (capped) and which layers the runner reported in place."""
-    status = safejson.loads(raw_status) if raw_status else {"layers": {}, "notes": ["the runner died before setting up"]}
+    status = (
+        safejson.loads(raw_status) if raw_status else {"layers": {}, "notes": ["the runner died before setting up"]}
+    )
     stdout, t1 = _read_capped(work / "stdout", limits.output_bytes)
     stderr, t2 = _read_capped(work / "stderr", limits.output_bytes)
     code, sig = (None, signal.Signals(-returncode).name) if returncode < 0 else (returncode, None)
-    notes = list(status["notes"]) + [f"{layer}: not requested" for layer in ("pid", "net", "fs") if layer not in isolation]
+    notes = list(status["notes"]) + [
+        f"{layer}: not requested" for layer in ("pid", "net", "fs") if layer not in isolation
+    ]
     return SandboxResult(
         outcome=_classify(timed_out, code, sig, stderr, t1 or t2, raw_status),
         exit_code=code,
@@ -214,7 +231,9 @@ def _result(
     )
 
 
-def _classify(timed_out: bool, code: int | None, sig: str | None, stderr: str, truncated: bool, status: bytes) -> Outcome:
+def _classify(
+    timed_out: bool, code: int | None, sig: str | None, stderr: str, truncated: bool, status: bytes
+) -> Outcome:
     if not status:
         return "sandbox_failure"
     if timed_out:

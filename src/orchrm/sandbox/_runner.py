@@ -202,7 +202,9 @@ def _drop_privileges(spec: dict, is_root: bool, status: _Status) -> None:
     """Become the run's own unprivileged uid (started as root), unless the interpreter would be out of its reach."""
     reachable = status.layers.get("fs") or _world_reachable(spec["python"])
     if is_root and spec.get("uid") is not None and not reachable:
-        status.layer("uid", False, "the interpreter sits under a private directory and no fs layer hides it; runs as root")
+        status.layer(
+            "uid", False, "the interpreter sits under a private directory and no fs layer hides it; runs as root"
+        )
     elif is_root and spec.get("uid") is not None:
         os.setgroups([])
         os.setgid(spec["gid"])

@@ -22,7 +22,9 @@ class ChampTask(Task):
         problems = sorted(champ_dataset.load("v0").problems.values(), key=lambda p: p.identifier)
         random.Random(f"champ-{seed}").shuffle(problems)
         for p in problems:
-            yield Question(id=f"champ-{p.identifier}", question=p.text, answer=p.answer, metadata={"category": p.category})
+            yield Question(
+                id=f"champ-{p.identifier}", question=p.text, answer=p.answer, metadata={"category": p.category}
+            )
 
     def score(self, prediction: str | None, question: Question) -> float:
         if prediction is None:

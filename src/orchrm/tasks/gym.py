@@ -61,7 +61,11 @@ class GymTask(Task):
         if prediction is None:
             return 0.0
         entry = question.metadata.get("entry")
-        value = 0.0 if entry is None else float(self._dataset(question.metadata["seed"], 64).score_answer(prediction, entry))
+        value = (
+            0.0
+            if entry is None
+            else float(self._dataset(question.metadata["seed"], 64).score_answer(prediction, entry))
+        )
         if value < 1.0 and self.domain == "math" and result_matches(prediction, question.answer):
             value = 1.0  # the stated result is right; the generator only disliked the working around it
         return value

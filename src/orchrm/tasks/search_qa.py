@@ -25,7 +25,9 @@ _JOBS = ["engineer", "chemist", "architect", "accountant", "pilot", "teacher", "
 
 
 def _word(rng: random.Random, syllables: int) -> str:
-    return "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(syllables)).capitalize()
+    return "".join(
+        rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(syllables)
+    ).capitalize()
 
 
 @dataclass
@@ -112,11 +114,25 @@ def _questions(world: World) -> list[tuple[str, str, str]]:
     for name, p in world.people.items():
         out.append(("birth_country", f"In which country was {name} born?", world.cities[p["born"]]["country"]))
         company = world.companies[p["employer"]]
-        out.append(("employer_founded", f"In what year was the company that {name} works for founded?", str(company["founded"])))
-        out.append(("employer_city", f"In which city is the headquarters of the company {name} works for?", company["city"]))
+        out.append(
+            (
+                "employer_founded",
+                f"In what year was the company that {name} works for founded?",
+                str(company["founded"]),
+            )
+        )
+        out.append(
+            ("employer_city", f"In which city is the headquarters of the company {name} works for?", company["city"])
+        )
     for name, c in world.companies.items():
         city = world.cities[c["city"]]
-        out.append(("hq_population", f"What is the population of the city where {name} is headquartered?", str(city["population"])))
+        out.append(
+            (
+                "hq_population",
+                f"What is the population of the city where {name} is headquartered?",
+                str(city["population"]),
+            )
+        )
     return out
 
 
@@ -136,7 +152,9 @@ class SearchQATask(Task):
         for kind, question, answer in items:
             if _one_hop(question, answer, docs):
                 continue  # by coincidence the named entity's own page holds the answer: not multi-hop
-            yield Question(id=f"search_qa-{short_hash(question)}", question=question, answer=answer, metadata={"kind": kind})
+            yield Question(
+                id=f"search_qa-{short_hash(question)}", question=question, answer=answer, metadata={"kind": kind}
+            )
 
     def score(self, prediction: str | None, question: Question) -> float:
         if prediction is None:

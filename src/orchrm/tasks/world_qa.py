@@ -85,10 +85,18 @@ def _bridges(w: World) -> list[Item]:
         via_city, via_company = [f"person:{name}", f"city:{born}"], [f"person:{name}", f"company:{employer}"]
         for template, question, answer, docs in (
             ("birth_country", f"In which country was {name} born?", w.cities[born]["country"], via_city),
-            ("employer_founded", f"In what year was the company that {name} works for founded?",
-             company["founded"], via_company),
-            ("employer_city", f"In which city is the headquarters of the company {name} works for?",
-             company["city"], via_company),
+            (
+                "employer_founded",
+                f"In what year was the company that {name} works for founded?",
+                company["founded"],
+                via_company,
+            ),
+            (
+                "employer_city",
+                f"In which city is the headquarters of the company {name} works for?",
+                company["city"],
+                via_company,
+            ),
         ):
             out.append(_item("bridge", template, question, answer, [name], docs))
     for name, c in w.companies.items():
@@ -173,7 +181,11 @@ def _pair(w: World, rng: random.Random, kind: str) -> Item:
 
 def _item(kind: str, template: str, question: str, answer: object, entities: list[str], docs: list[str]) -> Item:
     return {
-        "kind": kind, "template": template, "question": question, "answer": str(answer), "entities": entities,
+        "kind": kind,
+        "template": template,
+        "question": question,
+        "answer": str(answer),
+        "entities": entities,
         "docs": docs,
     }
 
@@ -322,7 +334,8 @@ def _unseen_templates(names: tuple[str, ...], pools: dict[str, list[Item]]) -> f
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ConfigError(
-            f"unseen names nothing known: {', '.join(unknown)}", hint=f"use a kind or kind.template of: {', '.join(sorted(known))}"
+            f"unseen names nothing known: {', '.join(unknown)}",
+            hint=f"use a kind or kind.template of: {', '.join(sorted(known))}",
         )
     return frozenset(names)
 

@@ -7,4 +7,15 @@
 from .runs import Run, load_runs, plan_graph, run_index, run_questions, trace_detail
 from .server import CSP, HOST, ViewServer, serve
 
-__all__ = ["CSP", "HOST", "Run", "ViewServer", "load_runs", "plan_graph", "run_index", "run_questions", "serve", "trace_detail"]
+__all__ = [
+    "CSP",
+    "HOST",
+    "Run",
+    "ViewServer",
+    "load_runs",
+    "plan_graph",
+    "run_index",
+    "run_questions",
+    "serve",
+    "trace_detail",
+]

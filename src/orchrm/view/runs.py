@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .. import safejson
-from .. import jsonl
+from .. import jsonl, safejson
 from ..bon.judge import JUDGMENTS_FILE, read_judgments
 from ..bon.results import PER_QUESTION_FILE, RESULTS_FILE, read_results
 from ..bon.run import HELDOUT_DIR
@@ -130,12 +129,26 @@ def _bon_run(folder: Path) -> Run:
     per_question = {r["question_id"]: r for r in rows}
     traces = read_traces(folder / HELDOUT_DIR / TRACES_FILE) if (folder / HELDOUT_DIR / TRACES_FILE).exists() else []
     ids = list(per_question) or list(dict.fromkeys(t.question_id for t in traces))
-    n = summary.get("n") or _run_setting(folder / HELDOUT_DIR / RUN_FILE, "n_plans") or 1 + max((t.plan_index for t in traces), default=-1)
+    n = (
+        summary.get("n")
+        or _run_setting(folder / HELDOUT_DIR / RUN_FILE, "n_plans")
+        or 1 + max((t.plan_index for t in traces), default=-1)
+    )
     kept = run_traces(traces, ids, n)
-    judgments = {j.question_id: {"best": j.best, "scores": j.scores, "status": j.status}
-                 for j in read_judgments(folder / JUDGMENTS_FILE) if j.n == n}
-    return Run(name=display_name(folder), kind="bon", traces={t.key: t for t in kept}, question_ids=ids,
-               per_question=per_question, judgments=judgments, summary=summary)
+    judgments = {
+        j.question_id: {"best": j.best, "scores": j.scores, "status": j.status}
+        for j in read_judgments(folder / JUDGMENTS_FILE)
+        if j.n == n
+    }
+    return Run(
+        name=display_name(folder),
+        kind="bon",
+        traces={t.key: t for t in kept},
+        question_ids=ids,
+        per_question=per_question,
+        judgments=judgments,
+        summary=summary,
+    )
 
 
 def _row(value: Any) -> dict[str, Any]:
@@ -159,8 +172,13 @@ def _bon_summary(path: Path) -> dict[str, Any]:
     methods = {}
     for name, m in (data.get("methods") or {}).items():
         acc = m.get("accuracy") or {}
-        methods[name] = {"accuracy": acc.get("mean", acc.get("value")), "low": acc.get("low"), "high": acc.get("high"),
-                         "tokens": m.get("tokens") or {}, "executed_plans": m.get("executed_plans")}
+        methods[name] = {
+            "accuracy": acc.get("mean", acc.get("value")),
+            "low": acc.get("low"),
+            "high": acc.get("high"),
+            "tokens": m.get("tokens") or {},
+            "executed_plans": m.get("executed_plans"),
+        }
     return {"n": data.get("n"), "task": data.get("task"), "model": data.get("model"), "methods": methods}
 
 
@@ -206,8 +224,19 @@ def run_index(runs: list[Run]) -> list[dict[str, Any]]:
                 tokens[cat] = tokens.get(cat, 0) + c.total_tokens
         tasks = sorted({question_task(t) for t in r.traces.values()})
         extra = {r.kind: r.summary} if r.kind in ("bon", "grpo") else {}
-        out.append({"id": i, "name": r.name, "kind": r.kind, "tasks": tasks, "questions": len(r.question_ids),
-                    "traces": len(r.traces), "samples": len(r.samples), "tokens": tokens, **extra})
+        out.append(
+            {
+                "id": i,
+                "name": r.name,
+                "kind": r.kind,
+                "tasks": tasks,
+                "questions": len(r.question_ids),
+                "traces": len(r.traces),
+                "samples": len(r.samples),
+                "tokens": tokens,
+                **extra,
+            }
+        )
     return out
 
 
@@ -216,7 +245,14 @@ def run_questions(run: Run) -> dict[str, Any]:
     if run.kind == "grpo":
         from .training import training_questions
 
-        return {"id": run.name, "kind": run.kind, "methods": [], "kinds": [], "tasks": [], "questions": training_questions(run)}
+        return {
+            "id": run.name,
+            "kind": run.kind,
+            "methods": [],
+            "kinds": [],
+            "tasks": [],
+            "questions": training_questions(run),
+        }
     plans_by_q: dict[str, list[Trace]] = {q: [] for q in run.question_ids}
     for t in run.traces.values():
         plans_by_q.setdefault(t.question_id, []).append(t)
@@ -231,22 +267,38 @@ def run_questions(run: Run) -> dict[str, Any]:
             if m not in methods:
                 methods.append(m)
         first = plans[0] if plans else None
-        questions.append({
-            "id": qid,
-            "task": question_task(first) if first else None,
-            "kind": first.question_kind if first else None,
-            "question": _clip(first.question, QUESTION_CLIP) if first else None,
-            "gold": _clip(first.gold, ANSWER_CLIP) if first else None,
-            "plans": [{
-                "index": t.plan_index, "outcome": _outcome(t), "answer": _clip(t.final_answer, ANSWER_CLIP),
-                "tokens": _total_tokens(t), "shape": plan_shape(t.plan), "reward": rewards.get(str(t.plan_index)),
-            } for t in plans],
-            "picks": picks,
-            "judge": run.judgments.get(qid),
-        })
+        questions.append(
+            {
+                "id": qid,
+                "task": question_task(first) if first else None,
+                "kind": first.question_kind if first else None,
+                "question": _clip(first.question, QUESTION_CLIP) if first else None,
+                "gold": _clip(first.gold, ANSWER_CLIP) if first else None,
+                "plans": [
+                    {
+                        "index": t.plan_index,
+                        "outcome": _outcome(t),
+                        "answer": _clip(t.final_answer, ANSWER_CLIP),
+                        "tokens": _total_tokens(t),
+                        "shape": plan_shape(t.plan),
+                        "reward": rewards.get(str(t.plan_index)),
+                    }
+                    for t in plans
+                ],
+                "picks": picks,
+                "judge": run.judgments.get(qid),
+            }
+        )
     kinds = sorted({q["kind"] for q in questions if q["kind"]})
     tasks = sorted({q["task"] for q in questions if q["task"]})
-    return {"id": run.name, "kind": run.kind, "methods": methods, "kinds": kinds, "tasks": tasks, "questions": questions}
+    return {
+        "id": run.name,
+        "kind": run.kind,
+        "methods": methods,
+        "kinds": kinds,
+        "tasks": tasks,
+        "questions": questions,
+    }
 
 
 def plan_graph(plan: Plan | None) -> dict[str, Any]:
@@ -255,8 +307,13 @@ def plan_graph(plan: Plan | None) -> dict[str, Any]:
     if plan is None or not plan.agents:
         return {"nodes": [], "edges": [], "sink": None}
     ids = {a.id for a in plan.agents}
-    edges = list(dict.fromkeys((e.src, e.dst) for e in [*plan.edges, *plan.implied_edges()]
-                               if e.src in ids and e.dst in ids and e.src != e.dst))
+    edges = list(
+        dict.fromkeys(
+            (e.src, e.dst)
+            for e in [*plan.edges, *plan.implied_edges()]
+            if e.src in ids and e.dst in ids and e.src != e.dst
+        )
+    )
     graph = plan.model_copy(update={"edges": [Edge(src=s, dst=d) for s, d in edges]})
     order = list(dict.fromkeys(topological_order(graph, cycles="append")))
     level: dict[str, int] = {}
@@ -291,8 +348,15 @@ def trace_detail(run: Run, question_id: str, plan_index: int) -> dict[str, Any] 
         "trace": t.model_dump(mode="json"),
         "outcome": _outcome(t),
         "graph": plan_graph(t.plan),
-        "tokens": {k: {"prompt": v.prompt_tokens, "completion": v.completion_tokens, "calls": v.calls,
-                       "cached_calls": v.cached_calls} for k, v in t.tokens.items()},
+        "tokens": {
+            k: {
+                "prompt": v.prompt_tokens,
+                "completion": v.completion_tokens,
+                "calls": v.calls,
+                "cached_calls": v.cached_calls,
+            }
+            for k, v in t.tokens.items()
+        },
         "reward": (row.get("rewards") or {}).get(str(plan_index)),
         "picked_by": picked_by,
         "judge_score": (judge or {}).get("scores", {}).get(str(plan_index)),

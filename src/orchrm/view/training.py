@@ -59,8 +59,14 @@ def _steps(records: list[SampleRecord]) -> list[dict[str, Any]]:
     rows = []
     for step, rs in sorted(by_step.items()):
         rewards = [r.reward for r in rs if r.reward is not None]
-        rows.append({"step": step, "samples": len(rs), "valid": sum(r.valid for r in rs) / len(rs),
-                     "mean_reward": sum(rewards) / len(rewards) if rewards else None})
+        rows.append(
+            {
+                "step": step,
+                "samples": len(rs),
+                "valid": sum(r.valid for r in rs) / len(rs),
+                "mean_reward": sum(rewards) / len(rewards) if rewards else None,
+            }
+        )
     if len(rows) > STEP_ROWS:
         stride = -(-len(rows) // STEP_ROWS)
         rows = rows[::stride] + ([rows[-1]] if (len(rows) - 1) % stride else [])
@@ -99,12 +105,29 @@ def training_questions(run: Run) -> list[dict[str, Any]]:
         by_q[qid].append((i, s))
     out = []
     for qid, samples in by_q.items():
-        out.append({
-            "id": qid, "task": None, "kind": None, "question": None, "gold": None,
-            "plans": [{"index": i, "outcome": sample_outcome(s), "answer": None, "tokens": None, "step": s.step,
-                       "shape": plan_shape(_parsed(s)), "reward": s.reward} for i, s in sorted(samples, key=lambda x: x[0])],
-            "picks": {}, "judge": None,
-        })
+        out.append(
+            {
+                "id": qid,
+                "task": None,
+                "kind": None,
+                "question": None,
+                "gold": None,
+                "plans": [
+                    {
+                        "index": i,
+                        "outcome": sample_outcome(s),
+                        "answer": None,
+                        "tokens": None,
+                        "step": s.step,
+                        "shape": plan_shape(_parsed(s)),
+                        "reward": s.reward,
+                    }
+                    for i, s in sorted(samples, key=lambda x: x[0])
+                ],
+                "picks": {},
+                "judge": None,
+            }
+        )
     return out
 
 
@@ -113,8 +136,20 @@ def sample_detail(run: Run, question_id: str, index: int) -> dict[str, Any] | No
     if s is None:
         return None
     plan = _parsed(s)
-    return {"sample": {"step": s.step, "question_id": s.question_id, "completion": s.completion, "valid": s.valid,
-                       "rule": s.rule, "reason": s.reason, "reward": s.reward, "detail": s.detail, "error": s.error,
-                       "index": index},
-            "outcome": sample_outcome(s), "graph": plan_graph(plan),
-            "plan": plan.model_dump(mode="json", by_alias=True) if plan else None}
+    return {
+        "sample": {
+            "step": s.step,
+            "question_id": s.question_id,
+            "completion": s.completion,
+            "valid": s.valid,
+            "rule": s.rule,
+            "reason": s.reason,
+            "reward": s.reward,
+            "detail": s.detail,
+            "error": s.error,
+            "index": index,
+        },
+        "outcome": sample_outcome(s),
+        "graph": plan_graph(plan),
+        "plan": plan.model_dump(mode="json", by_alias=True) if plan else None,
+    }

@@ -10,8 +10,10 @@ from orchrm.pairs import PairConfig, build_pairs
 
 COT = '{"agents": [{"id": "a", "type": "cot", "input": "Solve it."}]}'
 SC = '{"agents": [{"id": "a", "type": "self_consistency", "input": "Vote.", "options": {"samples": 5}}]}'
-MO = ("<agent><agent_id>A</agent_id><agent_name>ReflexionAgent</agent_name><agent_description>d</agent_description>"
-      "<required_arguments><agent_input></agent_input></required_arguments></agent>")
+MO = (
+    "<agent><agent_id>A</agent_id><agent_name>ReflexionAgent</agent_name><agent_description>d</agent_description>"
+    "<required_arguments><agent_input></agent_input></required_arguments></agent>"
+)
 
 
 def write_rows(path, rows, *, newline_at_end=True):
@@ -23,8 +25,15 @@ def write_rows(path, rows, *, newline_at_end=True):
 def test_rows_become_traces_that_pairs_reads(tmp_path):
     rows = []
     for q in range(4):
-        rows.append({"question": f"{q} + 1?", "plan": COT, "final_answer": q + 1, "correct": True,
-                     "tokens": {"plan": {"prompt_tokens": 30, "completion_tokens": 20, "calls": 1}}})
+        rows.append(
+            {
+                "question": f"{q} + 1?",
+                "plan": COT,
+                "final_answer": q + 1,
+                "correct": True,
+                "tokens": {"plan": {"prompt_tokens": 30, "completion_tokens": 20, "calls": 1}},
+            }
+        )
         rows.append({"question": f"{q} + 1?", "plan": SC, "final_answer": "0", "score": 0.25, "checkpoint": "rl"})
         rows.append({"question": f"{q} + 1?", "plan": "not a plan", "final_answer": "0", "correct": False})
     report = import_executions(write_rows(tmp_path / "rows.jsonl", rows, newline_at_end=False), tmp_path / "run")
@@ -41,13 +50,27 @@ def test_rows_become_traces_that_pairs_reads(tmp_path):
     assert json.loads((tmp_path / "run" / IMPORT_FILE).read_text())["rows"] == 12
     pairs = build_pairs(traces, PairConfig(val_fraction=0.0))
     assert pairs.stats.per_source["correct-over-incorrect"].train == 8  # 2 right-over-wrong per question
-    labelled = build_pairs(traces, PairConfig(sources=("specialized-over-base",), specialized="rl", base="base", val_fraction=0.0))
+    labelled = build_pairs(
+        traces, PairConfig(sources=("specialized-over-base",), specialized="rl", base="base", val_fraction=0.0)
+    )
     assert labelled.stats.per_source["specialized-over-base"].train == 8  # the rl plan over both base plans
 
 
 def test_mas_orchestra_plans_and_consensus_without_gold(tmp_path):
-    rows = [{"question": "Capital of France?", "plan": MO.replace("ReflexionAgent", name), "final_answer": answer, "question_id": "q1"}
-            for name, answer in [("ReflexionAgent", "Paris"), ("CoTAgent", "Paris"), ("SCAgent", "Paris"), ("WebSearchAgent", "Lyon")]]
+    rows = [
+        {
+            "question": "Capital of France?",
+            "plan": MO.replace("ReflexionAgent", name),
+            "final_answer": answer,
+            "question_id": "q1",
+        }
+        for name, answer in [
+            ("ReflexionAgent", "Paris"),
+            ("CoTAgent", "Paris"),
+            ("SCAgent", "Paris"),
+            ("WebSearchAgent", "Lyon"),
+        ]
+    ]
     import_executions(write_rows(tmp_path / "rows.jsonl", rows), tmp_path / "run", plan_format="mas-orchestra")
     traces = read_traces(locate_traces(tmp_path / "run"))
     assert [t.plan.agents[0].type for t in traces] == ["reflexion", "cot", "self_consistency", "search"]
@@ -58,18 +81,32 @@ def test_mas_orchestra_plans_and_consensus_without_gold(tmp_path):
 
 def test_byte_order_mark_and_crlf_lines(tmp_path):
     source = tmp_path / "rows.jsonl"
-    source.write_bytes(b"\xef\xbb\xbf" + json.dumps({"question": "q", "plan": COT}).encode() + b"\r\n\r\n" + json.dumps({"question": "q", "plan": SC}).encode())
+    source.write_bytes(
+        b"\xef\xbb\xbf"
+        + json.dumps({"question": "q", "plan": COT}).encode()
+        + b"\r\n\r\n"
+        + json.dumps({"question": "q", "plan": SC}).encode()
+    )
     assert import_executions(source, tmp_path / "run").rows == 2
 
 
 def test_score_threshold_and_row_defaults(tmp_path):
     row = ExternalExecution(question="q", plan=COT, score=0.7)
     assert to_trace(row, plan_index=0, plan_format="orchrm").score.correct is False
-    trace = to_trace(row, plan_index=3, plan_format="orchrm", defaults=ImportDefaults(task="mine", checkpoint="v2", correct_at=0.5))
-    assert trace.score.correct is True and trace.score.value == 0.7 and trace.task == "mine" and trace.orchestrator.checkpoint == "v2"
+    trace = to_trace(
+        row, plan_index=3, plan_format="orchrm", defaults=ImportDefaults(task="mine", checkpoint="v2", correct_at=0.5)
+    )
+    assert (
+        trace.score.correct is True
+        and trace.score.value == 0.7
+        and trace.task == "mine"
+        and trace.orchestrator.checkpoint == "v2"
+    )
     unexecuted = to_trace(ExternalExecution(question="q", plan=COT), plan_index=0, plan_format="orchrm")
     assert not unexecuted.executed and unexecuted.score is None
-    direct = to_trace(ExternalExecution(question="q", plan='{"answer": "4"}', final_answer="4"), plan_index=0, plan_format="orchrm")
+    direct = to_trace(
+        ExternalExecution(question="q", plan='{"answer": "4"}', final_answer="4"), plan_index=0, plan_format="orchrm"
+    )
     assert direct.valid and direct.orchestrator.degree == "direct"
 
 
@@ -83,7 +120,10 @@ def test_score_threshold_and_row_defaults(tmp_path):
         ('{"question": "q", "plan": "p", "correct": "maybe"}', "rows.jsonl:2: correct:"),
         ('{"question": "q", "plan": "p", "score": 7}', "rows.jsonl:2: score:"),
         ('{"question": "q", "plan": "p", "tokens": {"judge": {"prompt_tokens": 1}}}', "unknown token category 'judge'"),
-        ('{"question": "q", "plan": "p", "tokens": {"plan": {"prompt_tokens": -1}}}', "rows.jsonl:2: tokens.plan.prompt_tokens"),
+        (
+            '{"question": "q", "plan": "p", "tokens": {"plan": {"prompt_tokens": -1}}}',
+            "rows.jsonl:2: tokens.plan.prompt_tokens",
+        ),
         ('{"question": "' + "[" * 40 + '", "plan": ' + "[" * 40 + "]" * 40 + "}", "rows.jsonl:2:"),
         ('{"question": "q", "plan": "p", "final_answer": NaN}', "rows.jsonl:2:"),
     ],
@@ -123,7 +163,13 @@ def test_an_earlier_import_is_replaced_whole_and_other_folders_are_refused(tmp_p
 def test_a_datasets_folder(tmp_path):
     datasets = pytest.importorskip("datasets")
     rows = [
-        {"question": "q", "plan": COT, "final_answer": "1", "correct": True, "tokens": {"execute": {"prompt_tokens": 5, "completion_tokens": 1, "calls": 1}}},
+        {
+            "question": "q",
+            "plan": COT,
+            "final_answer": "1",
+            "correct": True,
+            "tokens": {"execute": {"prompt_tokens": 5, "completion_tokens": 1, "calls": 1}},
+        },
         {"question": "q", "plan": SC, "final_answer": "2", "correct": False, "tokens": None},
     ]
     datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "ds"))
@@ -131,7 +177,9 @@ def test_a_datasets_folder(tmp_path):
     assert (report.rows, report.graded, report.format) == (2, 2, "datasets")
     traces = read_traces(locate_traces(tmp_path / "run"))
     assert traces[0].tokens["execute"].prompt_tokens == 5 and traces[1].tokens == {}
-    both = datasets.DatasetDict({"train": datasets.Dataset.from_list(rows), "test": datasets.Dataset.from_list(rows[:1])})
+    both = datasets.DatasetDict(
+        {"train": datasets.Dataset.from_list(rows), "test": datasets.Dataset.from_list(rows[:1])}
+    )
     both.save_to_disk(str(tmp_path / "dd"))
     with pytest.raises(ConfigError, match="--split"):
         import_executions(tmp_path / "dd", tmp_path / "run2", fmt="datasets")

@@ -5,8 +5,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from orchrm.mas.interop import AGENT_NAMES, ORIGINAL_QUESTION_INPUT, MasOrchestraPlan, parse_mas_orchestra, to_mas_orchestra
-from orchrm.mas.interop._mas_orchestra import MAX_TEXT_CHARS, _TAGS
+from orchrm.mas.interop import (
+    AGENT_NAMES,
+    ORIGINAL_QUESTION_INPUT,
+    MasOrchestraPlan,
+    parse_mas_orchestra,
+    to_mas_orchestra,
+)
+from orchrm.mas.interop._mas_orchestra import _TAGS, MAX_TEXT_CHARS
 from orchrm.mas.interop._tags import closes_inside
 from orchrm.mas.options import IntOption, RolesOption
 from orchrm.mas.plans import AgentSpec, Plan, PlanError, option_bounds, parse_plan, validate_plan
@@ -104,14 +110,21 @@ def test_empty_input_is_the_original_question_and_is_written_back_empty():
 
 def test_every_agent_name_maps_case_insensitively_and_back():
     for name, agent_type in AGENT_NAMES.items():
-        args = '<agent_input>go</agent_input><debate_roles>["x", "y"]</debate_roles>' if agent_type == "debate" else "<agent_input>go</agent_input>"
+        args = (
+            '<agent_input>go</agent_input><debate_roles>["x", "y"]</debate_roles>'
+            if agent_type == "debate"
+            else "<agent_input>go</agent_input>"
+        )
         plan = parse_mas_orchestra(agent_block(name=name.upper(), args=args)).plan
         assert plan.agents[0].type == agent_type
         assert f"<agent_name>{name}</agent_name>" in to_mas_orchestra(plan)
 
 
 def test_orchrm_options_travel_as_extra_arguments_and_unknown_ones_are_noted():
-    text = agent_block(name="SCAgent", args="<agent_input>go</agent_input><samples> 5 </samples><temperature>0.3</temperature><debate_roles>[\"a\",\"b\"]</debate_roles>")
+    text = agent_block(
+        name="SCAgent",
+        args='<agent_input>go</agent_input><samples> 5 </samples><temperature>0.3</temperature><debate_roles>["a","b"]</debate_roles>',
+    )
     plan = parse_mas_orchestra(text).plan
     assert plan.agents[0].options == {"samples": 5}
     assert plan.dropped_options == {"a": ["temperature", "debate_roles"]}
@@ -120,10 +133,20 @@ def test_orchrm_options_travel_as_extra_arguments_and_unknown_ones_are_noted():
 
 
 def test_python_style_role_lists_are_read_without_evaluating_them():
-    plan = parse_mas_orchestra(agent_block(name="DebateAgent", args="<agent_input>go</agent_input><debate_roles>['Mathematician', \"Skeptic\",]</debate_roles>")).plan
+    plan = parse_mas_orchestra(
+        agent_block(
+            name="DebateAgent",
+            args="<agent_input>go</agent_input><debate_roles>['Mathematician', \"Skeptic\",]</debate_roles>",
+        )
+    ).plan
     assert plan.agents[0].options["roles"] == ["Mathematician", "Skeptic"]
     for bad in ("__import__('os').system('true')", "['a', 1]", "[" * 5000 + "]" * 5000, "['a' 'b']x", "'a', 'b'"):
-        assert rule_of(agent_block(name="DebateAgent", args=f"<agent_input>go</agent_input><debate_roles>{bad}</debate_roles>")) == "options"
+        assert (
+            rule_of(
+                agent_block(name="DebateAgent", args=f"<agent_input>go</agent_input><debate_roles>{bad}</debate_roles>")
+            )
+            == "options"
+        )
 
 
 def test_a_direct_answer_without_agents():
@@ -134,7 +157,10 @@ def test_a_direct_answer_without_agents():
 
 
 def test_thinking_that_mentions_tags_is_not_read_as_a_plan():
-    text = "<thinking>I could write <agent> blocks or an <edge>, or <answer>.</thinking>" + SINGLE.split("</thinking>", 1)[1]
+    text = (
+        "<thinking>I could write <agent> blocks or an <edge>, or <answer>.</thinking>"
+        + SINGLE.split("</thinking>", 1)[1]
+    )
     assert [a.id for a in parse_mas_orchestra(text).plan.agents] == ["calc_agent"]
 
 
@@ -154,13 +180,30 @@ def test_thinking_that_mentions_tags_is_not_read_as_a_plan():
         (agent_block(agent_id="a b"), "bad_id"),
         (agent_block(name="ReflexionAgent", args="<agent_input>x</agent_input><rounds>two</rounds>"), "options"),
         (agent_block(name="ReflexionAgent", args="<agent_input>x</agent_input><rounds>1e9</rounds>"), "options"),
-        (agent_block("a") + agent_block("b", args="<agent_input>${a}</agent_input>") + "<edge><to>b</to></edge>", "edge_pairs"),
-        (agent_block("a") + agent_block("b", args="<agent_input>${a}</agent_input>") + "<edge><from>a</from><from>a</from></edge>", "edge_pairs"),
+        (
+            agent_block("a") + agent_block("b", args="<agent_input>${a}</agent_input>") + "<edge><to>b</to></edge>",
+            "edge_pairs",
+        ),
+        (
+            agent_block("a")
+            + agent_block("b", args="<agent_input>${a}</agent_input>")
+            + "<edge><from>a</from><from>a</from></edge>",
+            "edge_pairs",
+        ),
         (agent_block("a") + "<edge></edge><edge></edge>", "parse"),
         (agent_block("a") + agent_block("b") + "<edge><from>a</from><to>b</to></edge>", "edge_mismatch"),
-        (agent_block("a") + agent_block("b", args="<agent_input>${a}</agent_input>") + "<edge><from>a</from><to>c</to></edge>", "unknown_edge_end"),
+        (
+            agent_block("a")
+            + agent_block("b", args="<agent_input>${a}</agent_input>")
+            + "<edge><from>a</from><to>c</to></edge>",
+            "unknown_edge_end",
+        ),
         (agent_block("a") + agent_block("b"), "isolated"),
-        (agent_block("a", args="<agent_input>${b}</agent_input>") + agent_block("b", args="<agent_input>${a}</agent_input>"), "cycle"),
+        (
+            agent_block("a", args="<agent_input>${b}</agent_input>")
+            + agent_block("b", args="<agent_input>${a}</agent_input>"),
+            "cycle",
+        ),
         ("".join(agent_block(f"a{i}") for i in range(70)), "too_many_blocks"),
         (agent_block(args="".join(f"<x{i}>1</x{i}>" for i in range(20))), "too_many_blocks"),
     ],
@@ -225,18 +268,26 @@ def test_export_refuses_what_the_format_cannot_hold():
 
 
 def test_an_orchrm_json_plan_converts_both_ways():
-    orchrm = parse_plan('{"agents": [{"id": "s", "type": "search", "input": "find X", "options": {"top_k": 3}},'
-                        ' {"id": "p", "type": "python", "input": "compute from ${s}"}]}')
+    orchrm = parse_plan(
+        '{"agents": [{"id": "s", "type": "search", "input": "find X", "options": {"top_k": 3}},'
+        ' {"id": "p", "type": "python", "input": "compute from ${s}"}]}'
+    )
     text = to_mas_orchestra(orchrm)
-    assert "<from>s</from><to>p</to>" in text and "<top_k>3</top_k>" in text and "<agent_name>PythonAgent</agent_name>" in text
+    assert (
+        "<from>s</from><to>p</to>" in text
+        and "<top_k>3</top_k>" in text
+        and "<agent_name>PythonAgent</agent_name>" in text
+    )
     assert validate_plan(parse_mas_orchestra(text).plan) == validate_plan(orchrm)
 
 
 # ---- round trip (property) ----
 
 _ALPHABET = st.characters(blacklist_categories=("Cs",), blacklist_characters="${}")
-_text = st.text(_ALPHABET, min_size=1, max_size=40).map(str.strip).filter(
-    lambda s: bool(s) and closes_inside(s, _TAGS) is None and s not in ('""', "''", ORIGINAL_QUESTION_INPUT)
+_text = (
+    st.text(_ALPHABET, min_size=1, max_size=40)
+    .map(str.strip)
+    .filter(lambda s: bool(s) and closes_inside(s, _TAGS) is None and s not in ('""', "''", ORIGINAL_QUESTION_INPUT))
 )
 _ids = st.from_regex(r"[A-Za-z_][A-Za-z0-9_\-]{0,11}", fullmatch=True)
 

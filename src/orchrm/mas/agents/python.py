@@ -53,8 +53,13 @@ class Python(Agent):
             else:
                 result = await arun_python(code, limits=LIMITS)
                 lines = result.stdout.strip().splitlines()
-                step.update(code=code, outcome=result.outcome, exit_code=result.exit_code,
-                            stdout=result.stdout[-500:], stderr=result.stderr[-500:])
+                step.update(
+                    code=code,
+                    outcome=result.outcome,
+                    exit_code=result.exit_code,
+                    stdout=result.stdout[-500:],
+                    stderr=result.stderr[-500:],
+                )
                 run.steps.append(step)
                 if result.ok and lines:
                     answer = lines[-1].strip()[:MAX_ANSWER_CHARS]

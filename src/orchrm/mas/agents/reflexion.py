@@ -23,14 +23,20 @@ class Reflexion(Agent):
         [c] = await run.generate(task_prompt(run), system=system_prompt())
         attempt = c.text
         for r in range(self.count(run, "rounds")):
-            critic_prompt = render(prompt("critic.txt"), context=context_block(run), task=run.task_input, attempt=attempt)
+            critic_prompt = render(
+                prompt("critic.txt"), context=context_block(run), task=run.task_input, attempt=attempt
+            )
             [critique] = await run.generate(critic_prompt, max_tokens=min(256, run.settings.max_tokens))
             ok = accepted(critique.text)
             run.steps.append({"round": r + 1, "accepted": ok, "answer": answer_of(attempt)})
             if ok:
                 break
             revise = render(
-                prompt("revise.txt"), context=context_block(run), task=run.task_input, attempt=attempt, critique=critique.text
+                prompt("revise.txt"),
+                context=context_block(run),
+                task=run.task_input,
+                attempt=attempt,
+                critique=critique.text,
             )
             [c] = await run.generate(revise, system=system_prompt())
             attempt = c.text

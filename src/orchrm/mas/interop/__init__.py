@@ -18,7 +18,13 @@ from ._executions import (
     read_jsonl_rows,
     to_trace,
 )
-from ._mas_orchestra import AGENT_NAMES, ORIGINAL_QUESTION_INPUT, MasOrchestraPlan, parse_mas_orchestra, to_mas_orchestra
+from ._mas_orchestra import (
+    AGENT_NAMES,
+    ORIGINAL_QUESTION_INPUT,
+    MasOrchestraPlan,
+    parse_mas_orchestra,
+    to_mas_orchestra,
+)
 
 __all__ = [
     "AGENT_NAMES",

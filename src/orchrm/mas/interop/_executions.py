@@ -61,7 +61,9 @@ class ExternalExecution(BaseModel):
     final_answer: str | None = None
     correct: bool | None = Field(None, description="The grade; default: score >= the import's correct_at.")
     score: float | None = Field(None, ge=0.0, le=1.0)
-    gold: str | None = Field(None, description="The reference answer, if any (questions without one get consensus pairs).")
+    gold: str | None = Field(
+        None, description="The reference answer, if any (questions without one get consensus pairs)."
+    )
     tokens: dict[str, ExternalTokens] | None = None
     checkpoint: str | None = Field(None, min_length=1, description="The orchestrator checkpoint's label.")
     task: str | None = Field(None, min_length=1)
@@ -147,7 +149,10 @@ def read_datasets_rows(path: Path, split: str | None = None) -> Iterator[tuple[s
     try:
         import datasets
     except ImportError:
-        raise ConfigError("reading a datasets folder needs the `datasets` package", hint="pip install datasets, or export the rows as JSONL") from None
+        raise ConfigError(
+            "reading a datasets folder needs the `datasets` package",
+            hint="pip install datasets, or export the rows as JSONL",
+        ) from None
     if not path.is_dir():
         raise RunFileError(f"{path} is not a folder saved with datasets' save_to_disk")
     try:
@@ -186,7 +191,9 @@ def question_id_of(question: str) -> str:
     return "q-" + hashlib.sha256(question.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def to_trace(row: ExternalExecution, *, plan_index: int, plan_format: PlanFormat, defaults: ImportDefaults = ImportDefaults()) -> Trace:
+def to_trace(
+    row: ExternalExecution, *, plan_index: int, plan_format: PlanFormat, defaults: ImportDefaults = ImportDefaults()
+) -> Trace:
     """The trace of one external execution. It has no agent events (orchrm did not run the agents): pairs
     come from its grade, its answer (consensus), its checkpoint label and its plan's validity."""
     plan, error, degree = _plan(row.plan, plan_format)
@@ -210,8 +217,11 @@ def to_trace(row: ExternalExecution, *, plan_index: int, plan_format: PlanFormat
         plan=plan,
         plan_error=error,
         orchestrator=OrchestratorInfo(
-            backend="external", model_id=row.model_id or defaults.model_id,
-            checkpoint=row.checkpoint or defaults.checkpoint, degree=degree, sample_index=plan_index,
+            backend="external",
+            model_id=row.model_id or defaults.model_id,
+            checkpoint=row.checkpoint or defaults.checkpoint,
+            degree=degree,
+            sample_index=plan_index,
         ),
         executed=row.final_answer is not None or score is not None,
         final_agent=plan.sink() if plan is not None and plan.agents else None,

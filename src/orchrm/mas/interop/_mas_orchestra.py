@@ -117,12 +117,16 @@ def _agent(content: str, index: int) -> tuple[AgentSpec, str, list[str]]:
     agent_type = _BY_LOWER.get(name.lower())
     if agent_type is None:
         known = ", ".join(AGENT_NAMES)
-        raise PlanError("unknown_type", f"agent {agent_id!r} has agent_name {name[:60]!r}; known: {known}", agent=agent_id)
+        raise PlanError(
+            "unknown_type", f"agent {agent_id!r} has agent_name {name[:60]!r}; known: {known}", agent=agent_id
+        )
     agent_input = ""
     options: dict[str, object] = {}
     unknown: list[str] = []
     bounds = option_bounds(agent_type) or {}
-    arguments = blocks(fields.get("required_arguments", ""), None, where=f"{where}'s required_arguments", limit=MAX_ARGUMENTS)
+    arguments = blocks(
+        fields.get("required_arguments", ""), None, where=f"{where}'s required_arguments", limit=MAX_ARGUMENTS
+    )
     # The argument each option is written as: MAS-Orchestra's own name where it has one, else the option's.
     option_of = {_ARGUMENT_NAMES.get((agent_type, o), o): o for o in bounds}
     seen: set[str] = set()
@@ -145,14 +149,18 @@ def _agent(content: str, index: int) -> tuple[AgentSpec, str, list[str]]:
         spec = AgentSpec(id=agent_id, type=agent_type, input=agent_input, options=options)
     except ValidationError as exc:  # the bounds are checked above; kept so a new AgentSpec rule is a PlanError
         err = exc.errors()[0]
-        raise PlanError("schema", f"agent {agent_id!r} {'.'.join(map(str, err['loc']))}: {err['msg']}", agent=agent_id) from None
+        raise PlanError(
+            "schema", f"agent {agent_id!r} {'.'.join(map(str, err['loc']))}: {err['msg']}", agent=agent_id
+        ) from None
     return spec, fields.get("agent_description", "").strip(), unknown
 
 
 def _integer(raw: str, agent_id: str, option: str) -> int:
     value = raw.strip()
     if not _INT.fullmatch(value):
-        raise PlanError("options", f"agent {agent_id!r} option {option}={value[:40]!r} must be an integer", agent=agent_id)
+        raise PlanError(
+            "options", f"agent {agent_id!r} option {option}={value[:40]!r} must be an integer", agent=agent_id
+        )
     return int(value)
 
 
@@ -170,7 +178,9 @@ def _roles(raw: str, agent_id: str) -> list[str]:
             if not _QUOTED.sub("", inner).replace(",", "").strip():
                 parsed = items
     if not isinstance(parsed, list) or not all(isinstance(r, str) for r in parsed):
-        raise PlanError("options", f"agent {agent_id!r} debate_roles {value[:60]!r} is not a list of strings", agent=agent_id)
+        raise PlanError(
+            "options", f"agent {agent_id!r} debate_roles {value[:60]!r} is not a list of strings", agent=agent_id
+        )
     return parsed
 
 
@@ -180,7 +190,10 @@ def _edges(content: str) -> list[Edge]:
     for b in blocks(content, ("from", "to"), where="the <edge> block", limit=2 * MAX_EDGES):
         end = b.content.strip()
         if len(end) > 40:  # no agent id is longer; checked before the text is quoted in any message
-            raise PlanError("unknown_edge_end", f"<{b.name}>{end[:40]}...</{b.name}> names no agent (ids have at most 40 characters)")
+            raise PlanError(
+                "unknown_edge_end",
+                f"<{b.name}>{end[:40]}...</{b.name}> names no agent (ids have at most 40 characters)",
+            )
         if b.name.lower() == "from":
             if pending is not None:
                 raise PlanError("edge_pairs", f"<from>{pending[:40]}</from> has no <to>")
@@ -220,7 +233,11 @@ def to_mas_orchestra(
     for a in plan.agents:
         name = _TYPES.get(a.type)
         if name is None:
-            raise PlanError("unrepresentable", f"agent {a.id!r} has type {a.type!r}, which MAS-Orchestra has no agent for", agent=a.id)
+            raise PlanError(
+                "unrepresentable",
+                f"agent {a.id!r} has type {a.type!r}, which MAS-Orchestra has no agent for",
+                agent=a.id,
+            )
         description = descriptions.get(a.id) or f"{name}: an orchrm {a.type} agent."
         agent_input = "" if a.input.strip() == ORIGINAL_QUESTION_INPUT else a.input
         args = [f"    <agent_input>{_text(agent_input, 'agent_input', a.id)}</agent_input>"]

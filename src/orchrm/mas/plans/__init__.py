@@ -35,7 +35,6 @@ from ._parse import PLAN_JSON_LIMITS, drop_unknown_options, parse_plan
 from ._schema import SCHEMA_MAX_AGENTS, plan_json_schema, schema_agent_id
 from ._validate import parse_and_validate, validate_plan
 
-
 __all__ = [
     "AGENT_TYPES",
     "DEGREES",

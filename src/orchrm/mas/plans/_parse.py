@@ -54,7 +54,12 @@ def parse_plan(text: str) -> Plan:
         raise PlanError("parse", "no JSON object with 'agents' or 'answer' found in the output")
     value = candidates[0]
     if "answer" in value and value.get("answer") is not None and not isinstance(value["answer"], str):
-        value = {**value, "answer": json.dumps(value["answer"]) if isinstance(value["answer"], (list, dict)) else str(value["answer"])}
+        value = {
+            **value,
+            "answer": json.dumps(value["answer"])
+            if isinstance(value["answer"], (list, dict))
+            else str(value["answer"]),
+        }
     if "dropped_options" in value:  # the parser's own note: an orchestrator may not write it
         raise PlanError("schema", "dropped_options: Extra inputs are not permitted")
     try:
@@ -88,5 +93,3 @@ def _agent_at(value: dict[str, Any], loc: tuple[Any, ...]) -> str | None:
         except (IndexError, TypeError):
             return None
     return None
-
-

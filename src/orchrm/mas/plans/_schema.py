@@ -102,5 +102,3 @@ def plan_json_schema(agent_types: tuple[str, ...] | None = None, degree: str = "
         "required": ["agents"],
         "additionalProperties": False,
     }
-
-

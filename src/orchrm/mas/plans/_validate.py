@@ -6,8 +6,18 @@ import re
 from typing import Any
 
 from ...errors import OrchrmError
-from ._model import AGENT_TYPES, DEGREES, ID, MAX_AGENTS, MAX_INPUT_CHARS, AgentSpec, Plan, PlanError
-from ._model import option_bounds, topological_order
+from ._model import (
+    AGENT_TYPES,
+    DEGREES,
+    ID,
+    MAX_AGENTS,
+    MAX_INPUT_CHARS,
+    AgentSpec,
+    Plan,
+    PlanError,
+    option_bounds,
+    topological_order,
+)
 from ._parse import drop_unknown_options, parse_plan
 
 
@@ -76,7 +86,8 @@ def _check_agent(a: AgentSpec, seen: set[str], types: tuple[str, ...], max_input
 def _check_references(a: AgentSpec, ids: set[str]) -> None:
     for bad in a.malformed_references():
         raise PlanError(
-            "bad_reference", f"agent {a.id!r} writes ${{{bad}}}, which is not an agent id (letters, digits, '_', '-')",
+            "bad_reference",
+            f"agent {a.id!r} writes ${{{bad}}}, which is not an agent id (letters, digits, '_', '-')",
             agent=a.id,
         )
     for ref in a.references():
@@ -116,7 +127,8 @@ def _check_graph(plan: Plan) -> None:
     sinks = [a for a in order if a not in has_out]
     if len(sinks) != 1:
         raise PlanError(
-            "sink_count", f"exactly one final agent is needed, found {len(sinks)}: {', '.join(sinks)}",
+            "sink_count",
+            f"exactly one final agent is needed, found {len(sinks)}: {', '.join(sinks)}",
             agent=sinks[-1] if sinks else None,
         )
 

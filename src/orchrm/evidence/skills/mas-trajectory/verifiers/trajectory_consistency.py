@@ -41,7 +41,9 @@ def verify(response, reference=None, question=None, **params):
     empty = sum(1 for o in outputs if not o.strip())
     score = 0.5 * float(supported) + 0.5 * agreement - 0.1 * empty
     score = max(0.0, min(1.0, score))
-    reason = (f"final answer {'supported by' if supported else 'not found in'} the agents' outputs; "
-              f"agents' answers {distinct[:4]} (agreement {agreement:.2f}); {empty} empty output(s)")
+    reason = (
+        f"final answer {'supported by' if supported else 'not found in'} the agents' outputs; "
+        f"agents' answers {distinct[:4]} (agreement {agreement:.2f}); {empty} empty output(s)"
+    )
     verdict = "pass" if score >= 0.9 else "fail" if score <= 0.1 else "partial"
     return {"verdict": verdict, "score": round(score, 4), "reason": reason}
