@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 MODELS := $(VENV)/.models
 
-.PHONY: demo test test-fast bench models clean
+.PHONY: demo test test-fast lint bench models clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ test: $(MODELS)
 # Unit tests only: no model, no llama-server.
 test-fast: $(INSTALLED)
 	$(BIN)/python -m pytest -m "not real_model"
+
+# What tests/test_lint.py holds the code to; `ruff format src tests bench` fixes the format.
+lint: $(INSTALLED)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 bench: $(MODELS)
 	$(BIN)/python bench/llm_throughput.py --install
