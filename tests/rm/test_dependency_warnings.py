@@ -57,9 +57,8 @@ def test_only_the_named_deprecation_is_hidden():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         checkpointing(object, False)
-        warnings.warn(
-            "`is_gradient_checkpointing` is deprecated and will be removed in v6.", FutureWarning, stacklevel=1
-        )
+        for name in ("is_gradient_checkpointing", "gradient_checkpointing_enable"):
+            warnings.warn(f"`{name}` is deprecated and will be removed in v6.", FutureWarning, stacklevel=1)
         warnings.warn("something else is deprecated", FutureWarning, stacklevel=1)
     assert [str(w.message) for w in caught] == ["something else is deprecated"]
 

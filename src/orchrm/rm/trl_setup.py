@@ -22,8 +22,11 @@ ACCURACY = "pairwise_accuracy"  # not "accuracy": TRL logs its own per-batch "ev
 
 
 #: Deprecations our dependencies raise at each other, theirs to fix and noise in a user's output: peft reads
-#: `is_gradient_checkpointing` (renamed by transformers 5) on every model it wraps.
-DEPENDENCY_DEPRECATIONS = (r"`is_gradient_checkpointing` is deprecated",)
+#: `is_gradient_checkpointing` and TRL calls `gradient_checkpointing_enable` (both renamed by transformers 5).
+DEPENDENCY_DEPRECATIONS = (
+    r"`is_gradient_checkpointing` is deprecated",
+    r"`gradient_checkpointing_enable` is deprecated",
+)
 
 
 def checkpointing(args_class: type, on: bool) -> dict[str, bool]:
