@@ -72,3 +72,18 @@ def test_a_rollout_stamps_its_folder_and_refuses_another_kinds(tmp_path):
     with pytest.raises(RunFileError, match="pairs folder"):
         asyncio.run(arollout(task, scripted_llm(replies()), tmp_path / "other", run_config()))
     assert not (tmp_path / "other" / "run.json").exists()
+
+
+def test_the_viewer_reads_a_folder_by_its_stamp(tmp_path):
+    import shutil
+
+    from orchrm.view.runs import load_runs
+
+    asyncio.run(arollout(make_task(tmp_path), scripted_llm(replies()), tmp_path / "run", run_config()))
+    for kind in ("counterfactual", "pairs"):
+        (tmp_path / kind).mkdir()
+        shutil.copy(tmp_path / "run" / "traces.jsonl", tmp_path / kind / "traces.jsonl")
+        stamp_folder(tmp_path / kind, kind)
+    assert [r.kind for r in load_runs([tmp_path / "run", tmp_path / "counterfactual"])] == ["rollout", "rollout"]
+    with pytest.raises(RunFileError, match="a pairs folder holds no runs"):
+        load_runs([tmp_path / "pairs"])

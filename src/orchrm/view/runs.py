@@ -88,7 +88,7 @@ def _load_stamped(path: Path) -> list[Run] | None:
         return [r for p in (path / "train", path / "bon") if p.is_dir() for r in _load(p)]
     if kind == "bon":
         return [_bon_run(path)]
-    if kind in ("rollout", "import"):
+    if kind in ("rollout", "import", "counterfactual"):  # a counterfactual folder holds the edited plans' traces
         return [_rollout_run(locate_traces(path), "train" if path.name == "train" else "rollout")]
     if kind == "train-orchestrator":
         from .training import load_training_run
