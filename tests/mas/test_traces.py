@@ -1,3 +1,4 @@
+import gzip
 import json
 
 import pytest
@@ -12,6 +13,7 @@ from orchrm.mas.traces import (
     RunFileError,
     Trace,
     TraceWriter,
+    find_traces,
     locate_traces,
     read_traces,
     token_totals,
@@ -102,3 +104,21 @@ def test_locate(tmp_path):
     (tmp_path / "traces.jsonl").write_text("")
     assert locate_traces(tmp_path).name == "traces.jsonl"
     assert read_traces(tmp_path / "traces.jsonl") == []
+
+
+def test_locate_falls_back_to_the_gzipped_traces(tmp_path):
+    packed = tmp_path / "traces.jsonl.gz"
+    packed.write_bytes(gzip.compress(trace(0).model_dump_json().encode() + b"\n", mtime=0))
+    assert locate_traces(tmp_path) == packed and find_traces(tmp_path) == packed
+    assert locate_traces(tmp_path / "traces.jsonl") == packed  # a hand-built path finds its packed form
+    assert [t.plan_index for t in read_traces(locate_traces(tmp_path))] == [0]
+    (tmp_path / "traces.jsonl").write_text("")
+    assert locate_traces(tmp_path).name == "traces.jsonl"  # an unpacked file wins
+    assert find_traces(tmp_path / "missing") is None
+
+
+def test_a_trace_writer_refuses_a_folder_holding_only_gzipped_traces(tmp_path):
+    (tmp_path / "traces.jsonl.gz").write_bytes(gzip.compress(b"", mtime=0))
+    with pytest.raises(RunFileError, match="compressed") as err:
+        TraceWriter(tmp_path / "traces.jsonl")
+    assert "unpack" in err.value.hint and not (tmp_path / "traces.jsonl").exists()

@@ -174,10 +174,20 @@ def read_traces(path: Path, *, repair: bool = False) -> list[Trace]:
     return jsonl.read(path, _parse_trace, "trace", repair=repair)
 
 
+def find_traces(folder: Path) -> Path | None:
+    """A folder's traces file: `traces.jsonl`, else the gzipped `traces.jsonl.gz`, else None."""
+    for path in (folder / TRACES_FILE, jsonl.gz_path(folder / TRACES_FILE)):
+        if path.is_file():
+            return path
+    return None
+
+
 def locate_traces(path: Path) -> Path:
-    """A run folder or a traces file -> the traces file."""
+    """A run folder or a traces file -> the traces file (`traces.jsonl`, else its `.gz`)."""
     if path.is_dir():
-        path = path / TRACES_FILE
+        path = find_traces(path) or path / TRACES_FILE
+    elif not path.exists() and path.name == TRACES_FILE:
+        path = find_traces(path.parent) or path
     if not path.exists():
         raise RunFileError(
             f"no traces at {path}", hint="pass a run folder made by `orchrm rollout` or its traces.jsonl"

@@ -36,7 +36,7 @@ from ..mas.orchestrator import PlanSample
 from ..mas.plans import Plan
 from ..mas.rollout import RunConfig, build_trace
 from ..mas.run_folder import read_run_config, run_questions, run_traces, settle_run_file
-from ..mas.traces import TRACES_FILE, Trace, TraceWriter, read_traces
+from ..mas.traces import TRACES_FILE, Trace, TraceWriter, find_traces, read_traces
 from ..tasks import load_task
 from ..tasks.base import Question, Task
 from .edits import EDIT_KINDS, Edit, EditKind, choose_edits
@@ -153,7 +153,7 @@ def load_counterfactual(folder: Path) -> list[Counterfactual]:
     if not (folder / EDITS_FILE).is_file():
         raise RunFileError(f"{folder} holds no {EDITS_FILE}", hint="pass a folder made by `orchrm counterfactual`")
     traces: dict[tuple[str, int], Trace] = {}
-    for t in read_traces(folder / TRACES_FILE):
+    for t in read_traces(find_traces(folder) or folder / TRACES_FILE):
         traces.setdefault(t.key, t)
     return [Counterfactual(e, traces.get((e.question_id, e.plan_index))) for e in read_edits(folder / EDITS_FILE)]
 
@@ -212,7 +212,7 @@ async def acollect_counterfactuals(
     rc = read_run_config(run)
     the_task = task or load_task(rc.task)
     questions = {q.id: q for q in run_questions(the_task, rc.n_questions, rc.split, rc.seed)}
-    traces = run_traces(read_traces(run / TRACES_FILE), questions, rc.n_plans)
+    traces = run_traces(read_traces(find_traces(run) or run / TRACES_FILE), questions, rc.n_plans)
     cfg = (config or CounterfactualConfig()).model_copy(
         update={"run": str(run), "task": rc.task, "agent_model_id": agent_llm.backend.model_id}
     )

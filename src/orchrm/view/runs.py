@@ -23,7 +23,7 @@ from ..errors import RunFileError
 from ..folders import folder_kind
 from ..mas.plans import Edge, Plan, plan_shape, topological_order
 from ..mas.run_folder import run_traces
-from ..mas.traces import RUN_FILE, TRACES_FILE, Trace, locate_traces, read_traces
+from ..mas.traces import RUN_FILE, Trace, find_traces, locate_traces, read_traces
 from ..tasks.mix import SEPARATOR as MIX_SEPARATOR
 
 LOOP_FILE = "loop.json"
@@ -66,9 +66,9 @@ def _load(path: Path) -> list[Run]:
         return [r for p in subs for r in _load(p)]
     if path.is_dir() and (path / RESULTS_FILE).exists():
         return [_bon_run(path)]
-    if path.is_dir() and (path / HELDOUT_DIR / TRACES_FILE).exists():
+    if path.is_dir() and find_traces(path / HELDOUT_DIR):
         return [_bon_run(path)]
-    if path.is_file() or (path / TRACES_FILE).exists():
+    if path.is_file() or find_traces(path):
         kind = "train" if path.name == "train" else "rollout"
         return [_rollout_run(locate_traces(path), kind)]
     from .training import is_training_run, load_training_run
@@ -127,7 +127,8 @@ def _bon_run(folder: Path) -> Run:
     summary = _bon_summary(folder / RESULTS_FILE)
     rows = jsonl.read(folder / PER_QUESTION_FILE, _row, "per-question row")
     per_question = {r["question_id"]: r for r in rows}
-    traces = read_traces(folder / HELDOUT_DIR / TRACES_FILE) if (folder / HELDOUT_DIR / TRACES_FILE).exists() else []
+    held = find_traces(folder / HELDOUT_DIR)
+    traces = read_traces(held) if held else []
     ids = list(per_question) or list(dict.fromkeys(t.question_id for t in traces))
     n = (
         summary.get("n")
