@@ -30,7 +30,7 @@ from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results, read
 from orchrm.bon.stats import Interval
 from orchrm.loop import LoopConfig
 from orchrm.mas.run_folder import first_plans, run_questions, run_traces
-from orchrm.mas.traces import Trace, read_traces
+from orchrm.mas.traces import Trace, find_traces, locate_traces, read_traces
 from orchrm.tasks import load_task
 from regrade import regrade
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
@@ -83,11 +83,11 @@ def replay(folder: Path) -> dict[str, Any]:
     config = LoopConfig.model_validate_json((folder / "loop.json").read_text())
     bon = folder / "bon"
     rows = [json.loads(line) for line in (bon / "per_question.jsonl").read_text().splitlines() if line.strip()]
-    held = read_traces(bon / "heldout" / "traces.jsonl")
+    held = read_traces(locate_traces(bon / "heldout"))
     key = config.bon.judge_key()
     judgments = [j for j in read_judgments(bon / "judgments.jsonl") if j.key == key] if config.bon.judge else []
-    train_file = folder / "train" / "traces.jsonl"
-    train = read_traces(train_file) if train_file.exists() else None
+    train_file = find_traces(folder / "train")
+    train = read_traces(train_file) if train_file else None
     results, valid = evaluate(config, held, train, rows, judgments)
     committed = json.loads((bon / "results.json").read_text())
     check = {

@@ -23,14 +23,14 @@ from orchrm.atomic import write_text_atomic
 from orchrm.bon.cases import build_cases
 from orchrm.bon.content import question_headroom, same_shape_pairs
 from orchrm.mas.run_folder import first_plans
-from orchrm.mas.traces import RUN_FILE, TRACES_FILE, read_traces
+from orchrm.mas.traces import RUN_FILE, locate_traces, read_traces
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "content_headroom.json"
 
 
 def summarize(folder: Path, n: int) -> dict[str, Any]:
-    traces = read_traces(folder / TRACES_FILE, repair=True)
+    traces = read_traces(locate_traces(folder))
     ids = list(dict.fromkeys(t.question_id for t in traces))
     full = {q: g for q, g in first_plans(traces, ids, n).items() if len(g) == n}
     cases = build_cases(full, {q: [0.0] * len(g) for q, g in full.items()}, {})

@@ -38,7 +38,7 @@ from orchrm.bon.selection import METHODS, Context
 from orchrm.bon.stats import Bootstrap
 from orchrm.loop import LoopConfig
 from orchrm.mas.run_folder import first_plans, run_questions, run_traces
-from orchrm.mas.traces import read_traces
+from orchrm.mas.traces import locate_traces, read_traces
 from orchrm.pairs.builder import PairConfig, build_pairs
 from orchrm.pairs.counterfactual import load_counterfactual
 from orchrm.pairs.render import render_plan, render_question
@@ -62,9 +62,9 @@ def load_run(run: Path) -> tuple[LoopConfig, list, dict, list[str]]:
     config = LoopConfig.model_validate_json((run / "loop.json").read_text())
     task = load_task(config.task)
     train_ids = [q.id for q in run_questions(task, config.train_questions, "train", config.seed)]
-    train = run_traces(read_traces(run / "train" / "traces.jsonl"), train_ids, config.n)
+    train = run_traces(read_traces(locate_traces(run / "train")), train_ids, config.n)
     held_ids = [q.id for q in run_questions(task, config.test_questions, "test", config.seed)]
-    grouped = first_plans(read_traces(run / "bon" / "heldout" / "traces.jsonl"), held_ids, config.n)
+    grouped = first_plans(read_traces(locate_traces(run / "bon" / "heldout")), held_ids, config.n)
     return config, train, {q: ts for q, ts in grouped.items() if ts}, held_ids
 
 

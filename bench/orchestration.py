@@ -15,7 +15,9 @@ results, the summary holds what issue #13 asks for:
 - decode throughput during each step (non-cached completion tokens / wall time) against the same sitting's
   reference (4 concurrent 128-token completions on each model, as `bench/llm_throughput.py` measures).
 
-The RM folder is not committed (retrained with the same seed from the committed traces when missing).
+The RM folder is not committed (retrained with the same seed from the committed traces when missing). The
+committed traces are gzipped: `--tables-only` reads them as they are; resuming or growing the run appends,
+so run `python bench/traces.py unpack bench/results/orchestration/<task>` first (a writer refuses a .gz).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, arun_loop
 from orchrm.mas.plans import plan_shape
 from orchrm.mas.run_folder import first_plans
-from orchrm.mas.traces import Trace, read_traces
+from orchrm.mas.traces import Trace, locate_traces, read_traces
 from orchrm.rm.config import RMConfig
 from orchrm.tasks import load_task
 
@@ -68,7 +70,7 @@ def kinds_of(task_spec: str, n: int, seed: int) -> dict[str, str]:
 def shape_table(out: Path, kinds: dict[str, str]) -> dict:
     """Per (shape, kind): plans, accuracy, execution tokens per plan, over all held-out plans."""
     cells: dict[tuple[str, str], list[tuple[bool, int]]] = defaultdict(list)
-    for t in read_traces(out / "bon" / "heldout" / "traces.jsonl"):
+    for t in read_traces(locate_traces(out / "bon" / "heldout")):
         if t.question_id not in kinds:
             continue
         kind = getattr(t, "question_kind", None) or kinds[t.question_id]
@@ -150,7 +152,7 @@ def heldout(out: Path, n: int) -> tuple[list[dict], dict[str, list[Trace]]]:
     """The best-of-N rows (per_question.jsonl) and their plans, each (question, index) counted once
     (`first_plans`, the rule the run itself reads traces back by): read once for every table below."""
     per_q = [json.loads(x) for x in (out / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
-    plans = first_plans(read_traces(out / "bon" / "heldout" / "traces.jsonl"), [r["question_id"] for r in per_q], n)
+    plans = first_plans(read_traces(locate_traces(out / "bon" / "heldout")), [r["question_id"] for r in per_q], n)
     return per_q, plans
 
 

@@ -47,7 +47,7 @@ from orchrm.bon.run import score_plans
 from orchrm.bon.selection import METHODS
 from orchrm.loop import LoopConfig
 from orchrm.mas.run_folder import first_plans
-from orchrm.mas.traces import Trace, read_traces
+from orchrm.mas.traces import Trace, locate_traces, read_traces
 from orchrm.pairs import PairRow
 from orchrm.pairs.rows import STATS_FILE, read_pairs_dir
 from orchrm.rm import RewardModel, RMConfig, train_reward_model
@@ -81,8 +81,8 @@ def load_data(run: Path, limit: int | None) -> Data:
     train, val = read_pairs_dir(run / "pairs")
     rows = [json.loads(x) for x in (run / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
     qids = [r["question_id"] for r in rows][:limit]
-    grouped = first_plans(read_traces(run / "bon" / "heldout" / "traces.jsonl"), qids, loop.bon.n)
-    prior = ShapePrior.from_file(run / "train" / "traces.jsonl", strength=loop.bon.prior_strength, exclude=qids)
+    grouped = first_plans(read_traces(locate_traces(run / "bon" / "heldout")), qids, loop.bon.n)
+    prior = ShapePrior.from_file(run / "train", strength=loop.bon.prior_strength, exclude=qids)
     return Data(
         loop=loop, train=train[:limit], val=val[:limit], stats=json.loads((run / "pairs" / STATS_FILE).read_text()),
         grouped=grouped, prior=prior, committed=json.loads((run / "bon" / "results.json").read_text()),

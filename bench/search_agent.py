@@ -28,7 +28,7 @@ from statistics import fmean
 from orchrm.bon.stats import Bootstrap
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.mas.rollout import RunConfig, replay
-from orchrm.mas.traces import RUN_FILE, TRACES_FILE, Trace, read_traces
+from orchrm.mas.traces import RUN_FILE, Trace, locate_traces, read_traces
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -62,7 +62,7 @@ def summary(rows: list[dict]) -> dict:
 
 async def main_async(args: argparse.Namespace) -> dict:
     config = RunConfig.model_validate_json((HELDOUT / RUN_FILE).read_text())
-    recorded = [t for t in read_traces(HELDOUT / TRACES_FILE) if t.plan is not None and t.executed]
+    recorded = [t for t in read_traces(locate_traces(HELDOUT)) if t.plan is not None and t.executed]
     rank = {q: i for i, q in enumerate(list(dict.fromkeys(t.question_id for t in recorded))[: args.questions])}
     base = sorted((t for t in recorded if t.question_id in rank), key=lambda t: (rank[t.question_id], t.plan_index))
     task = load_task("search_qa")

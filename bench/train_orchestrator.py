@@ -33,7 +33,9 @@ checkpoint's step and tokens (checkpoint.json), results.json; and bench/results/
 (retrained from the committed pairs when missing) and the response cache. A run of an arm does not reproduce
 bit for bit (the first step's plans do; the update's float sums differ between runs on 2 threads and every
 later sample follows), so an arm whose checkpoints are gone cannot be evaluated again: train a repeat
-(`<arm>.2`) instead, which also shows how far two runs of one arm differ.
+(`<arm>.2`) instead, which also shows how far two runs of one arm differ. The committed traces are gzipped;
+`--tables-only` reads them as they are, but an evaluation that resumes into an evals folder appends, so run
+`python bench/traces.py unpack bench/results/train_orchestrator` first (a writer refuses a .gz).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
 from orchrm.mas.plans import plan_shape
 from orchrm.mas.rollout import RunConfig, agent_fields, arollout, executor_config
-from orchrm.mas.traces import Trace, read_traces
+from orchrm.mas.traces import Trace, find_traces, locate_traces, read_traces
 from orchrm.rm.config import RMConfig
 from orchrm.rm.model import RewardModel
 from orchrm.tasks import load_task
@@ -129,7 +131,7 @@ def ensure_rm(root: Path, arm: str) -> RewardModel:
 
 def pair_collection_tokens() -> int:
     """Tokens issue #13's training rollouts spent (plans sampled, executed, verified): what the RM's pairs cost."""
-    return sum(c.total_tokens for t in read_traces(PAIRS_FROM / "train" / "traces.jsonl") for c in t.tokens.values())
+    return sum(c.total_tokens for t in read_traces(locate_traces(PAIRS_FROM / "train")) for c in t.tokens.values())
 
 
 def deadline_callback(deadline: float | None, save_steps: int):  # noqa: ANN201
@@ -164,7 +166,7 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
         if rm is not None:
             scorer = RMScorer(rm, ledger)
         elif reward == "prior":
-            scorer = PriorScorer(ShapePrior.from_file(PAIRS_FROM / "train" / "traces.jsonl"))
+            scorer = PriorScorer(ShapePrior.from_file(PAIRS_FROM / "train"))
         else:
             assert agent_llm is not None
             agent_llm.ledger = ledger
@@ -212,7 +214,7 @@ def evaluated(root: Path, arm: str) -> list[tuple[int, Path, dict]]:
     """The arm's evaluated checkpoints, by step: (step, evaluation folder, what `evaluate` kept of the seal)."""
     found = []
     for folder in root.joinpath("evals").glob(f"{arm}:step-*"):
-        if (folder / CHECKPOINT_FILE).is_file() and (folder / "traces.jsonl").is_file():
+        if (folder / CHECKPOINT_FILE).is_file() and find_traces(folder):
             info = json.loads((folder / CHECKPOINT_FILE).read_text())
             found.append((info["step"], folder, info))
     return sorted(found, key=lambda x: x[0])
@@ -253,9 +255,10 @@ def by_kind(traces: list[Trace]) -> dict[str, dict]:
 
 def read_evaluation(folder: Path) -> dict | None:
     """An evaluation folder's traces, read once, as every table below needs them (None: not evaluated)."""
-    if not (folder / "traces.jsonl").is_file():
+    traces_file = find_traces(folder)
+    if traces_file is None:
         return None
-    traces = list(read_traces(folder / "traces.jsonl"))
+    traces = list(read_traces(traces_file))
     return {"per_question": per_question(traces), "first": per_question(traces, first_only=True), "plans": len(traces),
             "by_index": by_index(traces), "shapes": shapes(traces), "by_kind": by_kind(traces)}  # fmt: skip
 

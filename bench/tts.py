@@ -10,7 +10,8 @@ and after every step the task's results.json, report and plots are rewritten (an
 tables bench/README.md quotes), so a run stopped at any point has a report of what it finished and a later
 sitting extends it. The traces and results are meant to be
 committed; the RM folder is not (it is retrained, with the same seed, from the committed traces when
-missing). Writes bench/results/tts.json with each task's marks.
+missing). Writes bench/results/tts.json with each task's marks. The committed traces are gzipped and a
+writer never appends to a .gz: run `python bench/traces.py unpack bench/results/tts` before extending a run.
 """
 
 from __future__ import annotations
