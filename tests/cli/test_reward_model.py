@@ -98,7 +98,20 @@ def test_serve_answers_real_requests(rm_dir):
         port = s.getsockname()[1]
     env = {**os.environ, "RM_TOKEN": "tok"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "orchrm", "serve", "--rm", str(rm_dir), "--port", str(port), "--token-env", "RM_TOKEN"],
+        [
+            sys.executable,
+            "-m",
+            "orchrm",
+            "serve",
+            "--rm",
+            str(rm_dir),
+            "--port",
+            str(port),
+            "--token-env",
+            "RM_TOKEN",
+            "--torch-threads",
+            "1",
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

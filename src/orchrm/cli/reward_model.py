@@ -216,6 +216,10 @@ def serve(
         float,
         typer.Option(help="Seconds a client has to send a request's headers, and again its body (else 408).", min=0.1),
     ] = 10.0,
+    torch_threads: Annotated[
+        int | None,
+        typer.Option(help="Threads torch scores with (default: every core but one, left to the event loop).", min=1),
+    ] = None,
 ) -> None:
     """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info."""
     from functools import partial
@@ -240,4 +244,5 @@ def serve(
         routes=[partial(openrlhf.router, penalty=openrlhf_penalty)],
         header_timeout_s=read_timeout,
         body_timeout_s=read_timeout,
+        torch_threads=torch_threads,
     )
