@@ -99,8 +99,16 @@ def pairs(
     result = build_pairs(traces, cfg, edits)
     write_pairs_dir(out, result.train, result.val, result.stats)
     console = Console(highlight=False)
-    console.print(stats_table(result.stats))
+    report_stats(console, result.stats)
     s = result.stats
+    console.print(
+        f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)"
+    )
+
+
+def report_stats(console: Console, s: PairStats) -> None:
+    """The stats table, the edits table (when there were edits) and every count of what was left out."""
+    console.print(stats_table(s))
     if s.edits:
         console.print(edits_table(s))
     left_out = {
@@ -116,6 +124,3 @@ def pairs(
     for what, n in left_out.items():
         if n:
             console.print(f"[dim]{what}: {n}[/]")
-    console.print(
-        f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)"
-    )

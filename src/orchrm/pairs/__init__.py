@@ -1,6 +1,6 @@
 """Win-lose plan pairs built from execution artifacts, in TRL's preference format."""
 
-from .builder import EditCount, PairConfig, PairSet, PairStats, build_pairs
+from .builder import PairConfig, PairSet, build_pairs
 from .counterfactual import (
     CounterfactualConfig,
     acollect_counterfactuals,
@@ -18,6 +18,7 @@ from .rows import (
     write_pairs_dir,
     write_rows,
 )
+from .stats import EditCount, PairStats
 
 __all__ = [
     "EDIT_KINDS",
