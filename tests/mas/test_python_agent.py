@@ -4,7 +4,7 @@ import pytest
 
 from mas_fakes import scripted_llm
 from orchrm.mas.agents import AGENTS, AgentRun, AgentSettings, ProgramFailed
-from orchrm.mas.agents.python import extract_code
+from orchrm.mas.agents.python import echo_last_expression, extract_code
 from orchrm.mas.executor import execute_plan
 from orchrm.mas.plans import AgentSpec, parse_and_validate
 
@@ -73,3 +73,35 @@ def test_a_looping_program_fails_its_agent_and_the_plan_records_it():
     p, c = ex.agents
     assert p.status == "failed" and "ProgramFailed" in p.error and p.steps[0]["outcome"] in {"timeout", "cpu_limit"}
     assert c.status == "skipped" and ex.final_answer is None
+
+
+def test_a_program_ending_in_an_expression_shows_its_value_like_a_notebook():
+    # An agent that sees only its sub-task often writes the computation without print() (context none).
+    result, run = run_python_agent(fenced("1663 - 5242 - 9376"), attempts=1)
+    assert result.answer == "-12955" and run.steps[0]["echoed"] and run.steps[0]["outcome"] == "ok"
+    assert run.steps[0]["code"] == "1663 - 5242 - 9376"  # the model's program is recorded as written
+
+
+def test_a_program_that_printed_is_not_run_again_or_echoed():
+    result, run = run_python_agent(fenced("print(2)\n3 + 4"), attempts=1)
+    assert result.answer == "2" and "echoed" not in run.steps[0]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("x = 5\nx * (2 +\n  3)", "x = 5\n__value = (x * (2 +\n  3))\nif __value is not None:\n    print(__value)"),
+        ("def f():\n    return 1\nf()  # done", "def f():\n    return 1\n__value = (f())\nif __value is not None:\n    print(__value)"),
+        ("x = 1", "x = 1"),  # no final expression
+        ("a = 1; a + 2", "a = 1; a + 2"),  # shares its line: left alone
+        ("1 +", "1 +"),  # does not parse: the sandbox reports the SyntaxError
+        ("", ""),
+    ],
+)
+def test_echo_last_expression(code, expected):
+    assert echo_last_expression(code) == expected
+
+
+def test_a_final_call_returning_none_stays_silent_and_fails():
+    with pytest.raises(ProgramFailed, match="no_output"):
+        run_python_agent(fenced("def main():\n    x = 1\nmain()"), attempts=1)

@@ -1,5 +1,9 @@
 """`python`: program of thought. The agent writes a program, the sandbox runs it, its printed result is the answer.
 
+A program that prints nothing but ends in an expression (`1663 - 5242 + 77`) is run again showing that
+expression's value, as a notebook cell or code interpreter does (`echo_last_expression`): an agent that sees only its sub-task often
+writes the computation without print(), and a right program must not fail on that. The step records `echoed`.
+
 The program runs in `orchrm.sandbox` (its own namespaces, no network, CPU, memory and output limits), so a
 model-written loop, flood or socket ends as a recorded outcome, never as a hang or a side effect. A program
 that fails or prints nothing is shown what happened and may try again (`attempts`); when no attempt prints a
@@ -8,6 +12,7 @@ result the agent fails with the last outcome, so a plan never takes a silent ans
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -35,6 +40,27 @@ def extract_code(text: str) -> str | None:
     return stripped if "print(" in stripped else None
 
 
+def echo_last_expression(code: str) -> str:
+    """`code` with its final top-level expression's value printed (when not None), else `code` unchanged.
+
+    The agent runs this only after `code` itself printed nothing, so what a program prints is never doubled. Code
+    that does not parse or does not end in an expression is returned as it is.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+    if not tree.body or not isinstance(last := tree.body[-1], ast.Expr) or last.end_lineno is None:
+        return code
+    lines = code.splitlines()
+    head, expr = lines[: last.lineno - 1], ast.get_source_segment(code, last.value)
+    if expr is None or lines[last.lineno - 1][: last.col_offset].strip():  # `a = 1; a + 2`: not worth a rewrite
+        return code
+    tail = lines[last.end_lineno :]
+    echo = [f"__value = ({expr})", "if __value is not None:", "    print(__value)"]
+    return "\n".join([*head, *echo, *tail])
+
+
 class Python(Agent):
     type = "python"
     defaults = {"attempts": 2}
@@ -52,6 +78,9 @@ class Python(Agent):
                 report = "The reply held no ```python block."
             else:
                 result = await arun_python(code, limits=LIMITS)
+                if result.ok and not result.stdout.strip() and (echoed := echo_last_expression(code)) != code:
+                    result = await arun_python(echoed, limits=LIMITS)
+                    step["echoed"] = True
                 lines = result.stdout.strip().splitlines()
                 step.update(
                     code=code,
