@@ -91,7 +91,10 @@ def test_a_program_that_printed_is_not_run_again_or_echoed():
     ("code", "expected"),
     [
         ("x = 5\nx * (2 +\n  3)", "x = 5\n__value = (x * (2 +\n  3))\nif __value is not None:\n    print(__value)"),
-        ("def f():\n    return 1\nf()  # done", "def f():\n    return 1\n__value = (f())\nif __value is not None:\n    print(__value)"),
+        (
+            "def f():\n    return 1\nf()  # done",
+            "def f():\n    return 1\n__value = (f())\nif __value is not None:\n    print(__value)",
+        ),
         ("x = 1", "x = 1"),  # no final expression
         ("a = 1; a + 2", "a = 1; a + 2"),  # shares its line: left alone
         ("1 +", "1 +"),  # does not parse: the sandbox reports the SyntaxError
