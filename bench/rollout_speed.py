@@ -155,14 +155,17 @@ async def run_arm(arm: str, questions: int, seed: int, work: Path) -> dict:
 
 def pooled(rs: list[dict]) -> dict[str, float]:
     """Runs pooled: executed plans over summed minutes, server prompt tokens over executed plans, decode ratios
-    and best-of-N bills averaged."""
+    and best-of-N bills averaged. `decode_ceiling_ppm`: plans per minute if the server processed no prompt at all
+    and decoded every token at the sitting's reference rate, the most any prompt reuse could reach."""
     executed, wall = sum(r["executed_plans"] for r in rs), sum(r["wall_s"] for r in rs)
+    decode_only_s = sum(r["server_decoded_tokens"] / r["reference_tok_s"] for r in rs)
     rm = sum(r["billing"]["rm_per_question"] for r in rs)
     majority = sum(r["billing"]["majority_per_question"] for r in rs)
     return {"runs": len(rs), "plans_per_minute": round(executed / wall * 60, 2),
             "prompt_tokens_per_plan": round(sum(r["server_prompt_tokens"] for r in rs) / executed, 1),
             "decode_vs_reference": round(statistics.fmean(r["decode_vs_reference"] for r in rs), 3),
-            "rm_over_majority": round(rm / majority, 3)}  # fmt: skip
+            "rm_over_majority": round(rm / majority, 3),
+            "decode_ceiling_ppm": round(executed / decode_only_s * 60, 2)}  # fmt: skip
 
 
 def summary(runs: list[dict]) -> dict:
@@ -195,9 +198,15 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="write to rollout_speed.<tag>.json instead (a smoke run)")
     ap.add_argument("--label", default="", help="a name for these runs' arms (e.g. after-layout), kept beside the arm")
     ap.add_argument("--append", action="store_true", help="add these runs to the results file's runs")
+    ap.add_argument("--tables-only", action="store_true", help="recompute the summary from the committed runs")
     ap.add_argument("--keep", type=Path, default=None, help="keep each arm's run folder here (default: deleted)")
     args = ap.parse_args()
     out = args.out.with_suffix(f".{args.tag}.json") if args.tag else args.out
+    if args.tables_only:
+        data = json.loads(out.read_text())
+        out.write_text(json.dumps({**summary(data["runs"]), "stamp": data.get("stamp")}, indent=2) + "\n")
+        print(json.dumps({k: v for k, v in summary(data["runs"]).items() if k != "runs"}, indent=2))
+        return
     work = args.keep or Path(tempfile.mkdtemp(prefix="rollout_speed."))
     runs: list[dict] = json.loads(out.read_text())["runs"] if args.append and out.exists() else []
     try:
