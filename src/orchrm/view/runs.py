@@ -2,48 +2,34 @@
 (training) folders, shaped into the plain JSON the page asks for.
 
 Nothing here touches the filesystem after `load_runs`: the server answers every request from these objects,
-by run number, question id and plan index, so no request can name a path. Reading reuses the owners of each
-on-disk contract: `read_traces` and `run_traces` for traces, `read_results` (or, for a results file written
-before a field existed, its raw JSON) for best-of-N summaries, `read_judgments` for the judge's picks.
+by run number, question id and plan index, so no request can name a path. A folder's kind is its stamp
+(`orchrm.folders`), or for one written before stamps, what its files tell; one dispatch loads every kind.
+Reading reuses the owners of each on-disk contract: `read_traces` and `run_traces` for traces here, and
+`bon_runs` and `training` for best-of-N folders and GRPO samples.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from .. import jsonl, safejson
-from ..bon.judge import JUDGMENTS_FILE, read_judgments
-from ..bon.results import PER_QUESTION_FILE, RESULTS_FILE, read_results
-from ..bon.run import HELDOUT_DIR
 from ..errors import RunFileError
 from ..folders import folder_kind
-from ..mas.plans import Edge, Plan, plan_shape, topological_order
+from ..mas.plans import plan_shape
 from ..mas.run_folder import run_traces
 from ..mas.traces import RUN_FILE, Trace, find_traces, locate_traces, read_traces
 from ..tasks.mix import SEPARATOR as MIX_SEPARATOR
+from .bon_runs import is_bon_run, load_bon_run
+from .graph import plan_graph
+from .model import Run, display_name, run_setting
+from .training import is_training_run, load_training_run, sample_detail, training_questions
 
 LOOP_FILE = "loop.json"
 QUESTION_CLIP = 400
 ANSWER_CLIP = 80
-
-
-@dataclass
-class Run:
-    """One run as the viewer holds it: its traces by (question, plan), and for best-of-N the per-question rows
-    (method picks and RM rewards), the judge's records and the results summary."""
-
-    name: str
-    kind: str  # "rollout", "train" (a loop's training rollout), "bon", or "grpo" (a train-orchestrator run)
-    traces: dict[tuple[str, int], Trace]
-    question_ids: list[str]
-    per_question: dict[str, dict[str, Any]] = field(default_factory=dict)
-    judgments: dict[str, dict[str, Any]] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
-    samples: dict[tuple[str, int], Any] = field(default_factory=dict)  # a grpo run's sampled plans (training.py)
+_HINT = "pass a rollout folder, its traces.jsonl, a best-of-N folder or a loop folder"
+# a counterfactual folder holds the edited plans' traces, an import folder traces converted from elsewhere
+_ROLLOUT_KINDS = ("rollout", "import", "counterfactual")
 
 
 def load_runs(paths: list[Path]) -> list[Run]:
@@ -57,130 +43,42 @@ def load_runs(paths: list[Path]) -> list[Run]:
 
 
 def _load(path: Path) -> list[Run]:
-    stamped = _load_stamped(path)
-    if stamped is not None:
-        return stamped
-    # Folders written before stamps: told apart by the files they hold.
-    if path.is_dir() and (path / LOOP_FILE).exists():
-        subs = [p for p in (path / "train", path / "bon") if p.is_dir()]
-        return [r for p in subs for r in _load(p)]
-    if path.is_dir() and (path / RESULTS_FILE).exists():
-        return [_bon_run(path)]
-    if path.is_dir() and find_traces(path / HELDOUT_DIR):
-        return [_bon_run(path)]
-    if path.is_file() or find_traces(path):
-        kind = "train" if path.name == "train" else "rollout"
-        return [_rollout_run(locate_traces(path), kind)]
-    from .training import is_training_run, load_training_run
-
-    if is_training_run(path):
-        return [load_training_run(path)]
-    raise RunFileError(
-        f"{path}: not a run folder", hint="pass a rollout folder, its traces.jsonl, a best-of-N folder or a loop folder"
-    )
-
-
-def _load_stamped(path: Path) -> list[Run] | None:
-    kind = folder_kind(path)
-    if kind is None:
-        return None
+    kind = _kind(path)
     if kind == "loop":
         return [r for p in (path / "train", path / "bon") if p.is_dir() for r in _load(p)]
     if kind == "bon":
-        return [_bon_run(path)]
-    if kind in ("rollout", "import", "counterfactual"):  # a counterfactual folder holds the edited plans' traces
+        return [load_bon_run(path)]
+    if kind in _ROLLOUT_KINDS:
         return [_rollout_run(locate_traces(path), "train" if path.name == "train" else "rollout")]
     if kind == "train-orchestrator":
-        from .training import load_training_run
-
         return [load_training_run(path)]
-    raise RunFileError(f"{path}: a {kind} folder holds no runs to view",
-                       hint="pass a rollout folder, its traces.jsonl, a best-of-N folder or a loop folder")  # fmt: skip
+    raise RunFileError(f"{path}: a {kind} folder holds no runs to view", hint=_HINT)
 
 
-def display_name(path: Path) -> str:
-    parts = path.resolve().parts
-    return "/".join(parts[-3:])
+def _kind(path: Path) -> str:
+    """The kind `path` is stamped with; a folder written before stamps is told apart by the files it holds, and
+    a path that is neither is a `RunFileError`."""
+    kind = folder_kind(path)
+    if kind is not None:
+        return kind
+    if path.is_dir() and (path / LOOP_FILE).exists():
+        return "loop"
+    if is_bon_run(path):
+        return "bon"
+    if path.is_file() or find_traces(path):
+        return "rollout"
+    if is_training_run(path):
+        return "train-orchestrator"
+    raise RunFileError(f"{path}: not a run folder", hint=_HINT)
 
 
 def _rollout_run(traces_file: Path, kind: str) -> Run:
     traces = read_traces(traces_file)
     ids = list(dict.fromkeys(t.question_id for t in traces))
-    n = _run_setting(traces_file.parent / RUN_FILE, "n_plans") or (max((t.plan_index for t in traces), default=-1) + 1)
+    n = run_setting(traces_file.parent / RUN_FILE, "n_plans") or (max((t.plan_index for t in traces), default=-1) + 1)
     kept = run_traces(traces, ids, n)
     folder = traces_file.parent
     return Run(name=display_name(folder), kind=kind, traces={t.key: t for t in kept}, question_ids=ids)
-
-
-def _run_setting(path: Path, key: str) -> int | None:
-    """A positive integer setting of run.json, or None: the view reads the traces whatever the file holds."""
-    if not path.exists():
-        return None
-    try:
-        value = safejson.read(path).get(key)
-    except (OSError, safejson.UnsafeJSONError, AttributeError):
-        return None
-    return value if type(value) is int and value > 0 else None
-
-
-def _bon_run(folder: Path) -> Run:
-    summary = _bon_summary(folder / RESULTS_FILE)
-    rows = jsonl.read(folder / PER_QUESTION_FILE, _row, "per-question row")
-    per_question = {r["question_id"]: r for r in rows}
-    held = find_traces(folder / HELDOUT_DIR)
-    traces = read_traces(held) if held else []
-    ids = list(per_question) or list(dict.fromkeys(t.question_id for t in traces))
-    n = (
-        summary.get("n")
-        or _run_setting(folder / HELDOUT_DIR / RUN_FILE, "n_plans")
-        or 1 + max((t.plan_index for t in traces), default=-1)
-    )
-    kept = run_traces(traces, ids, n)
-    judgments = {
-        j.question_id: {"best": j.best, "scores": j.scores, "status": j.status}
-        for j in read_judgments(folder / JUDGMENTS_FILE)
-        if j.n == n
-    }
-    return Run(
-        name=display_name(folder),
-        kind="bon",
-        traces={t.key: t for t in kept},
-        question_ids=ids,
-        per_question=per_question,
-        judgments=judgments,
-        summary=summary,
-    )
-
-
-def _row(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict) or not isinstance(value.get("question_id"), str):
-        raise jsonl.RecordError("a per-question row needs a question_id")
-    return value
-
-
-def _bon_summary(path: Path) -> dict[str, Any]:
-    """The run's N and each method's accuracy and mean tokens by category; read with the typed model, or from
-    the raw JSON for a results file written before a field the model now requires."""
-    if not path.exists():
-        return {}
-    try:
-        data = read_results(path).dump()
-    except ValidationError:
-        try:
-            data = safejson.read(path)
-        except safejson.UnsafeJSONError as exc:
-            raise RunFileError(f"{path}: not a results file ({exc})") from None
-    methods = {}
-    for name, m in (data.get("methods") or {}).items():
-        acc = m.get("accuracy") or {}
-        methods[name] = {
-            "accuracy": acc.get("mean", acc.get("value")),
-            "low": acc.get("low"),
-            "high": acc.get("high"),
-            "tokens": m.get("tokens") or {},
-            "executed_plans": m.get("executed_plans"),
-        }
-    return {"n": data.get("n"), "task": data.get("task"), "model": data.get("model"), "methods": methods}
 
 
 # ---- the JSON the page reads -------------------------------------------------------------------------------
@@ -244,8 +142,6 @@ def run_index(runs: list[Run]) -> list[dict[str, Any]]:
 def run_questions(run: Run) -> dict[str, Any]:
     """Every question of a run with one summary per plan (outcome, tokens, reward) and each method's pick."""
     if run.kind == "grpo":
-        from .training import training_questions
-
         return {
             "id": run.name,
             "kind": run.kind,
@@ -302,42 +198,10 @@ def run_questions(run: Run) -> dict[str, Any]:
     }
 
 
-def plan_graph(plan: Plan | None) -> dict[str, Any]:
-    """The plan as a layered DAG for drawing: nodes with a level (longest path from a source) and a row within
-    it, edges from `${id}` references and explicit edges, and the sink."""
-    if plan is None or not plan.agents:
-        return {"nodes": [], "edges": [], "sink": None}
-    ids = {a.id for a in plan.agents}
-    edges = list(
-        dict.fromkeys(
-            (e.src, e.dst)
-            for e in [*plan.edges, *plan.implied_edges()]
-            if e.src in ids and e.dst in ids and e.src != e.dst
-        )
-    )
-    graph = plan.model_copy(update={"edges": [Edge(src=s, dst=d) for s, d in edges]})
-    order = list(dict.fromkeys(topological_order(graph, cycles="append")))
-    level: dict[str, int] = {}
-    for node in order:
-        ups = [level[s] for s, d in edges if d == node and s in level]
-        level[node] = 1 + max(ups) if ups else 0
-    rows: dict[int, int] = {}
-    types = {a.id: a.type for a in plan.agents}
-    nodes = []
-    for node in order:
-        lv = level[node]
-        nodes.append({"id": node, "type": types[node], "level": lv, "row": rows.get(lv, 0)})
-        rows[lv] = rows.get(lv, 0) + 1
-    sinks = graph.sinks()
-    return {"nodes": nodes, "edges": [list(e) for e in edges], "sink": sinks[0] if len(sinks) == 1 else None}
-
-
 def trace_detail(run: Run, question_id: str, plan_index: int) -> dict[str, Any] | None:
     """One trace in full (every agent's calls and outputs), its DAG, and what the run's methods made of it; for
     a grpo run, one sampled plan with its reward."""
     if run.kind == "grpo":
-        from .training import sample_detail
-
         return sample_detail(run, question_id, plan_index)
     t = run.traces.get((question_id, plan_index))
     if t is None:

@@ -14,7 +14,8 @@ from typing import Any
 from .. import safejson
 from ..mas.plans import PlanError, parse_plan, plan_shape
 from ..samples import SAMPLES_FILE, SampleRecord, read_samples
-from .runs import Run, display_name, plan_graph
+from .graph import plan_graph
+from .model import Run, display_name
 
 TOKENS_NAME = "tokens.json"
 STEP_ROWS = 12
