@@ -1,0 +1,82 @@
+"""Pilot (issue #27): does a kind-matched worked example make plan *content*, not shape, decide?
+
+    .venv/bin/python bench/pilot_nearest_example.py runs/nearest              # 12 held-out questions x 8 plans
+    .venv/bin/python bench/content_headroom.py runs/nearest --label pilot-nearest-example-content-kinds
+
+The orchestration bench's held-out settings (DAG plans under the schema, T = 0.9, limits 320 / 192, agent
+context `final`) on `world_qa:kinds=bridge+fanout+arithmetic+compare`, with one change to the orchestrator's
+prompt: after the usual system prompt, the user turn first shows the one worked example nearest to the
+question (BM25 over the example questions of the prompt files plus three for the templates they lack). A
+pilot, not a feature: it patches `plan_messages` for this process only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+from pathlib import Path
+
+import bm25s
+
+from orchrm.llm import Message, open_llm
+from orchrm.mas import orchestrator
+from orchrm.mas.agents.base import PROMPTS
+from orchrm.mas.rollout import arollout
+from orchrm.mas.run_config import RunConfig
+from orchrm.tasks import load_task
+
+TASK = "world_qa:kinds=bridge+fanout+arithmetic+compare"
+EXTRA = """\
+Example question: In which city is the headquarters of the company Ilsa Marrow works for?
+Example plan:
+{"agents": [{"id": "a1", "type": "search", "input": "Which company does Ilsa Marrow work for?"}, {"id": "a2", "type": "search", "input": "In which city is ${a1} headquartered?"}]}
+
+Example question: How many years after Arlen Mills was Dovet Labs founded?
+Example plan:
+{"agents": [{"id": "a1", "type": "search", "input": "In which year was Arlen Mills founded?"}, {"id": "a2", "type": "search", "input": "In which year was Dovet Labs founded?"}, {"id": "a3", "type": "python", "input": "Subtract ${a1} from ${a2}."}]}
+
+Example question: In which country was Ilsa Marrow born?
+Example plan:
+{"agents": [{"id": "a1", "type": "search", "input": "In which city was Ilsa Marrow born?"}, {"id": "a2", "type": "search", "input": "In which country is ${a1}?"}]}
+"""  # noqa: E501
+
+
+def example_bank() -> list[str]:
+    text = "\n\n".join((PROMPTS / f"examples_{k}.md").read_text() for k in ("search", "math")) + "\n\n" + EXTRA
+    return [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip().startswith("Example question")]
+
+
+def nearest_example_messages(blocks: list[str]):  # noqa: ANN201
+    questions = [b.splitlines()[0].removeprefix("Example question: ") for b in blocks]
+    index = bm25s.BM25()
+    index.index(bm25s.tokenize(questions, show_progress=False), show_progress=False)
+    plain = orchestrator.plan_messages
+
+    def plan_messages(system: str, question: str, degree: str) -> list[Message]:
+        docs, _ = index.retrieve(bm25s.tokenize([question], show_progress=False), k=1, show_progress=False)
+        shown = blocks[int(docs[0][0])]
+        messages = plain(system, question, degree)
+        user = f"The worked example nearest to this question:\n{shown}\n\nQuestion: {question}\nPlan:"
+        return [*messages[:-1], Message(role="user", content=user)]
+
+    return plan_messages
+
+
+async def main(out: Path, questions: int) -> None:
+    orchestrator.plan_messages = nearest_example_messages(example_bank())
+    config = RunConfig(
+        task=TASK, split="test", n_questions=questions, n_plans=8, seed=0, degree="dag", constrained=True,
+        temperature=0.9, plan_max_tokens=320, agent_max_tokens=192, agent_max_samples=3, agent_max_rounds=1,
+        agent_context="final",
+    )  # fmt: skip
+    async with open_llm("local") as llm:
+        await arollout(load_task(TASK), llm, out, config, parallel_questions=4)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--questions", type=int, default=12)
+    args = ap.parse_args()
+    asyncio.run(main(args.out, args.questions))
