@@ -16,6 +16,9 @@ steps, group size, learning rate and seed, two arms:
   issue #13's training rollouts): the cheapest reward that could fake the RM's;
 - `scratch`: the RM reward again, from the bare prompt (no worked example plans): training from scratch,
   compared with the base orchestrator on that same bare prompt (`base-bare`);
+- `router`: the content-blind router (`bon.router.Router`: question words × plan shape, logistic regression)
+  fitted on those same traces — best-of-N's strongest selector that never reads a plan (issue #24);
+- `valid`: 1 for any valid plan, the penalty otherwise: what learning to write valid plans alone gives;
 - `rm-decoder`: the RM reward from the decoder backbone (the embedded Qwen, LoRA + value head) trained on the
   same pairs by `bench/rm_backbones.py` (its folder is reused; trained here the same way when missing).
 
@@ -55,8 +58,19 @@ from pathlib import Path
 import clock
 from orchrm.atomic import write_text_atomic
 from orchrm.bon.prior import ShapePrior
+from orchrm.bon.router import Router
 from orchrm.bon.stats import Bootstrap
-from orchrm.grpo import ExecuteScorer, GRPORunConfig, PriorScorer, RMScorer, open_run, policy_weights, resolve_sampler
+from orchrm.grpo import (
+    ExecuteScorer,
+    GRPORunConfig,
+    PriorScorer,
+    RMScorer,
+    RouterScorer,
+    ValidScorer,
+    open_run,
+    policy_weights,
+    resolve_sampler,
+)
 from orchrm.grpo import train_orchestrator as train
 from orchrm.grpo.adapter import served_adapter
 from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
@@ -73,15 +87,18 @@ HERE = Path(__file__).parent
 TASK = "mix:world_qa,chain_sum"
 PAIRS_FROM = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"  # issue #13's committed run
 DECODER_RM = HERE / "results" / "rm_backbones" / "qwen2.5-coder-0.5b"  # bench/rm_backbones.py's decoder RM
-ARMS = ("rm", "execute", "scratch", "prior", "rm-decoder")
+ARMS = ("rm", "execute", "scratch", "prior", "rm-decoder", "router", "valid")
 BASE_OF = {
     "rm": "base",
     "execute": "base",
     "scratch": "base-bare",
     "prior": "base",
     "rm-decoder": "base",
+    "router": "base",
+    "valid": "base",
 }  # the evaluation each arm starts from
-REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior", "rm-decoder": "rm"}
+REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior", "rm-decoder": "rm", "router": "router",
+             "valid": "valid"}  # fmt: skip
 
 
 def kind(arm: str) -> str:
@@ -98,7 +115,8 @@ def arms_on_disk(root: Path) -> list[str]:
 # Paired on the same held-out questions at every step both arms evaluated (results.json "paired"; the last
 # such step also as "<a>_minus_<b>"). `prior.2` against `prior`: two runs of one arm, what noise alone gives.
 PAIRED = (("rm", "execute"), ("rm", "prior"), ("rm-decoder", "prior"), ("rm-decoder", "prior.2"), ("rm-decoder", "rm"),
-          ("rm-decoder", "execute"), ("prior.2", "prior"))  # fmt: skip
+          ("rm-decoder", "execute"), ("prior.2", "prior"), ("rm", "router"), ("rm", "valid"), ("rm-decoder", "router"),
+          ("rm-decoder", "valid"))  # fmt: skip
 
 
 def slug(task: str) -> str:
@@ -167,6 +185,11 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
             scorer = RMScorer(rm, ledger)
         elif reward == "prior":
             scorer = PriorScorer(ShapePrior.from_file(PAIRS_FROM / "train"))
+        elif reward == "router":  # the best content-blind selector of best-of-N, fitted on the same traces
+            traces = read_traces(locate_traces(PAIRS_FROM / "train"))
+            scorer = RouterScorer(Router.fit(traces, prior=ShapePrior.fit(traces)))
+        elif reward == "valid":
+            scorer = ValidScorer()
         else:
             assert agent_llm is not None
             agent_llm.ledger = ledger

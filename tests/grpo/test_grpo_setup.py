@@ -35,7 +35,13 @@ def test_agents_that_cannot_answer_stop_the_run_before_any_training(tmp_path, po
 
 @pytest.mark.parametrize(
     ("reward", "rm", "message"),
-    [("rm", None, "--rm DIR"), ("execute", Path("rm"), "--rm is for --reward rm"), ("custom", None, "custom reward")],
+    [
+        ("rm", None, "--rm DIR"),
+        ("execute", Path("rm"), "--rm is for --reward rm"),
+        ("valid", Path("rm"), "--reward valid reads no reward model"),
+        ("custom", None, "custom reward"),
+        ("router", None, "custom reward"),  # needs training traces: the bench builds it
+    ],
 )
 def test_a_reward_that_does_not_fit_its_options_is_refused_before_anything_loads(tmp_path, reward, rm, message):
     settings = GRPORunConfig(task="no-such-task", policy="no-such-policy", reward=reward)

@@ -158,3 +158,43 @@ def test_a_decoder_rms_reads_are_counted_under_verify_and_an_encoders_are_not(tm
         assert (verify.calls if verify else 0) == calls
     assert verify.prompt_tokens == sum(decoder.token_counts(qs[q].question, [PLAN, other])) > 0
     assert verify.completion_tokens == 0 and set(ledger.totals()) == {"verify"}
+
+
+def test_the_router_reward_reads_the_question_and_the_shape_and_says_when_it_fell_back(tmp_path):
+    from orchrm.bon.prior import ShapePrior
+    from orchrm.bon.router import Router
+    from orchrm.grpo.rewards import RouterScorer
+    from orchrm.mas.plans import Plan
+
+    def plan(kind, text):
+        return Plan.model_validate({"agents": [{"id": "a1", "type": kind, "input": text}]})
+
+    task = make_task(tmp_path)
+    [q] = task.questions(1)
+
+    class Row:  # the fields Router.fit reads of a training trace
+        def __init__(self, question, p, ok):
+            self.question, self.plan, self.valid, self.executed = question, p, True, True
+            self.question_id, self.score = question, type("S", (), {"correct": ok})()
+
+    rows = [Row(q.question, plan("python", "x"), True), Row(q.question, plan("cot", "y"), False)] * 4
+    prior = ShapePrior()
+    for r in rows:
+        prior.add(r.plan, r.score.correct)
+    router = Router.fit(rows, prior=prior)
+    a, b, unseen = asyncio.run(
+        RouterScorer(router).score(q, [plan("python", "one"), plan("cot", "two"), plan("search", "three")])
+    )
+    assert a.reward > b.reward and a.detail == {"fallback": False}
+    assert asyncio.run(RouterScorer(router).score(q, [plan("python", "other words")]))[0].reward == a.reward
+    assert unseen.detail == {"fallback": True} and unseen.reward == prior.score(plan("search", "three"))
+
+
+def test_the_valid_reward_is_one_for_a_valid_plan_and_the_penalty_for_an_invalid_one(tmp_path):
+    from orchrm.grpo.rewards import ValidScorer
+
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(1)}
+    [q] = qs
+    reward = PlanReward(ValidScorer(), qs, degree="dag", agent_types=agent_types_for(task), penalty=-0.5)
+    assert _call(reward, [PLAN, "not a plan"], [q, q]) == [1.0, -0.5]

@@ -42,7 +42,7 @@ def train_orchestrator(
     task: TaskName,
     out: Annotated[Path, typer.Option(help="Run folder (created, or resumed from its last checkpoint).")],
     *,
-    reward: Literal["rm", "execute"] = field_option(GRPORunConfig, "reward"),
+    reward: Literal["rm", "execute", "valid"] = field_option(GRPORunConfig, "reward"),
     rm: Annotated[Path | None, typer.Option(help="Reward-model folder from `orchrm train-rm` (--reward rm).")] = None,
     policy: str = field_option(GRPORunConfig, "policy", default=DEFAULT_MODEL),
     invalid_penalty: float = field_option(GRPORunConfig, "invalid_penalty", "--penalty"),

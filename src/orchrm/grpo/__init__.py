@@ -4,7 +4,7 @@ from ..llm.weights import PolicyWeights, convert_gguf, policy_weights
 from ..samples import SampleRecord
 from .accounting import LedgerLog
 from .config import GRPORunConfig
-from .rewards import ExecuteScorer, PlanReward, PriorScorer, RMScorer, Scored
+from .rewards import ExecuteScorer, PlanReward, PriorScorer, RMScorer, RouterScorer, Scored, ValidScorer
 from .sampler import PlanEngine, Sampling, resolve_sampler
 from .setup import AgentOptions, GRPOSetup, setup_run
 from .timing import StepTiming
@@ -21,11 +21,13 @@ __all__ = [
     "PolicyWeights",
     "PriorScorer",
     "RMScorer",
+    "RouterScorer",
     "SampleRecord",
     "Sampling",
     "Scored",
     "StepTiming",
     "TrainOutcome",
+    "ValidScorer",
     "convert_gguf",
     "open_run",
     "policy_weights",

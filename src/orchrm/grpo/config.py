@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from ..mas.run_config import PlanSampling
 
-RewardKind = Literal["rm", "execute", "prior", "custom"]
+RewardKind = Literal["rm", "execute", "prior", "router", "valid", "custom"]
 SamplerKind = Literal["trl", "server", "vllm"]
 RESUMABLE = frozenset({"max_steps", "sampler"})  # settings a resumed run may change
 
@@ -28,7 +28,9 @@ class GRPORunConfig(PlanSampling):
     policy: str = Field(description="Embedded model name, GGUF path or transformers folder being trained.")
     policy_sha256: str = Field("", description="sha256 of the GGUF (or weights) the policy started from.")
     reward: RewardKind = Field(
-        "rm", description="rm: the reward model scores each plan; execute: sub-agents run it, the task grades it."
+        "rm",
+        description="rm: the reward model scores each plan; execute: sub-agents run it, the task grades it; valid: "
+        "1 for any valid plan (the baseline that learns only to write valid plans).",
     )
     rm_sha256: str = Field("", description="The reward model's weights, for --reward rm.")
     agent_model_id: str = Field("", description="The sub-agents' model, for --reward execute.")

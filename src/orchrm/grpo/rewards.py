@@ -141,6 +141,32 @@ class PriorScorer:
         return [Scored(reward=(p := self.prior.lookup(plan)).value, detail={"grain": p.grain}) for plan in plans]
 
 
+class RouterScorer:
+    """The content-blind router's success probability for each plan (`bon.router.Router`: question words
+    crossed with plan shape, fitted on training traces). It sees the question but never what a plan says, so it
+    is the strongest cheap reward an RM-guided arm must beat; a shape it never saw falls back to the shape
+    prior and the sample's detail says so."""
+
+    name = "router"
+
+    def __init__(self, router: Any) -> None:
+        self.router = router
+
+    async def score(self, question: Question, plans: list[Plan]) -> list[Scored]:
+        looked = [self.router.lookup(question.question, plan) for plan in plans]
+        return [Scored(reward=r.value, detail={"fallback": r.fallback}) for r in looked]
+
+
+class ValidScorer:
+    """1 for every plan that parses and passes the plan rules (invalid ones get `PlanReward`'s penalty): how
+    much of a trained orchestrator's gain is writing valid plans rather than choosing good ones."""
+
+    name = "valid"
+
+    async def score(self, question: Question, plans: list[Plan]) -> list[Scored]:
+        return [Scored(reward=1.0) for _ in plans]
+
+
 class ExecuteScorer:
     """Each plan run by the sub-agents and graded by the task's scorer (its score in [0, 1])."""
 

@@ -27,7 +27,7 @@ from ..tasks.base import Task
 from .accounting import LedgerLog
 from .config import GRPORunConfig
 from .processes import process_state
-from .rewards import ExecuteScorer, PlanScorer, RMScorer
+from .rewards import ExecuteScorer, PlanScorer, RMScorer, ValidScorer
 from .sampler import SamplerChoice, resolve_sampler
 from .train import TrainOutcome, open_run, plans_per_process, train_orchestrator
 
@@ -98,10 +98,14 @@ def setup_run(
         raise ConfigError(
             "--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute"
         )
-    if settings.reward == "execute" and rm is not None:
-        raise ConfigError("--rm is for --reward rm; --reward execute grades plans by running them")
-    if settings.reward == "custom":
-        raise ConfigError("setup_run builds the rm and execute rewards; pass a custom reward to train_orchestrator")
+    if settings.reward in ("execute", "valid") and rm is not None:
+        raise ConfigError(f"--rm is for --reward rm; --reward {settings.reward} reads no reward model")
+    if settings.reward not in ("rm", "execute", "valid"):
+        raise ConfigError(
+            f"setup_run builds the rm, execute and valid rewards; pass a custom reward ({settings.reward}) to "
+            "train_orchestrator",
+            hint="bench/train_orchestrator.py builds the prior and router scorers from training traces",
+        )
     from ..rm.model import RewardModel
 
     task = load_task(settings.task)
@@ -136,6 +140,8 @@ def _scorer(task: Task, config: GRPORunConfig, ledger: LedgerLog, reward_model: 
 
     if reward_model is not None:
         return RMScorer(reward_model, ledger), rm_warnings(reward_model, task, config.task)
+    if config.reward == "valid":
+        return ValidScorer(), []
     assert agent_llm is not None
     agent_llm.ledger = ledger  # sub-agent tokens land in the run's ledger under `execute`
     asyncio.run(ensure_reachable(agent_llm, "agent"))
