@@ -11,7 +11,7 @@ from orchrm.bon.cases import build_cases
 from orchrm.bon.compute import compute_results
 from orchrm.bon.config import BonConfig
 from orchrm.bon.prior import KindPrior, ShapePrior
-from orchrm.bon.report import mark_rows
+from orchrm.bon.report import content_lines, mark_rows
 from orchrm.bon.results import RunInfo
 from orchrm.bon.router import Router, question_ngrams
 from orchrm.bon.selection import METHODS, Context
@@ -129,3 +129,38 @@ def test_rm_is_held_to_the_best_content_blind_selector_and_to_shape_mean():
     assert set(res.auc) >= {"kind-prior", "router", "shape-mean"}
     rows = {r[0]: r[1] for r in mark_rows(res)}
     assert rows["rm - best content-blind selector, router (accuracy points)"].startswith("33.3")
+
+
+def test_marks_are_repeated_on_templates_training_saw_and_on_those_it_never_did():
+    def c(i, ok, reward, shape, router):
+        return Candidate(i, True, reward, f"#{i}", ok, 10, 100, 1.0, 1.0, length=5, prior=0.5, kind_prior=0.5,
+                         router=router, shape=shape)  # fmt: skip
+
+    # seen: rm and the router agree; unseen: the router routes wrong, rm reads right
+    seen = [Case(f"s{k}", [c(0, True, 2.0, "x", 0.9), c(1, False, 1.0, "y", 0.1)], seen=True) for k in range(3)]
+    unseen = [Case(f"u{k}", [c(0, True, 2.0, "x", 0.1), c(1, False, 1.0, "y", 0.9)], seen=False) for k in range(2)]
+    untemplated = [Case("n", [c(0, False, 2.0, "x", 0.1), c(1, True, 1.0, "y", 0.9)])]
+    config = BonConfig(n=2, judge=False, resamples=200)
+    res = compute_results(seen + unseen + untemplated, config, [], meta=RunInfo(task="t"))
+    g = res.by_template
+    assert set(g) == {"seen", "unseen"} and (g["seen"].questions, g["unseen"].questions) == (3, 2)
+    assert g["seen"].accuracy["rm"] == 1.0 and g["seen"].marks["rm_minus_best_content_blind"].value == 0.0
+    assert g["unseen"].accuracy["router"] == 0.0 and g["unseen"].marks["best_content_blind"] != "router"
+    assert g["unseen"].marks["rm_minus_best_content_blind"].value > 0
+    assert "by_template" in res.dump() and any(line.startswith("unseen templates (2") for line in content_lines(res))
+    every_seen = compute_results(seen + untemplated, config, [], meta=RunInfo(task="t"))
+    assert every_seen.by_template is None and "by_template" not in every_seen.dump()  # old files keep their keys
+
+
+def test_a_case_is_seen_when_training_traces_hold_its_template():
+    rows = [t.model_copy(update={"question_template": "lookup.employer"}) for t in training()]
+    blind = ContentBlind.fit(rows)
+    assert blind.templates == frozenset({"lookup.employer"})
+    held = [trace("h", i, SEARCH, correct=True) for i in range(2)]
+    new = [t.model_copy(update={"question_template": "bridge.employer_city"}) for t in held]
+    old = [t.model_copy(update={"question_template": "lookup.employer"}) for t in held]
+    [case_new], [case_old], [case_none] = (
+        build_cases({"h": g}, {"h": [0.0, 0.0]}, {}, blind) for g in (new, old, held)
+    )
+    assert (case_new.seen, case_old.seen, case_none.seen) == (False, True, None)
+    assert ContentBlind.fit(training()).templates is None  # traces without templates: no seen/unseen split

@@ -358,3 +358,15 @@ def test_kill_9_with_two_models_then_rerun_gives_one_record_per_pair(tmp_path):
     traces = read_traces(path)
     assert Counter(t.key for t in traces) == Counter({k: 1 for k in {t.key for t in traces}}) and len(traces) == 24
     assert {(t.orchestrator.model_id, t.agent_model_id) for t in traces} == {("big", "small")}
+
+
+def test_a_templated_question_records_kind_dot_template_and_others_none():
+    from orchrm.mas.rollout import question_template
+    from orchrm.tasks.base import Question
+
+    def q(**meta):
+        return Question(id="q", question="?", answer="1", metadata=meta)
+
+    assert question_template(q(kind="bridge", template="employer_city")) == "bridge.employer_city"
+    assert question_template(q(template="employer_city")) == "employer_city"
+    assert question_template(q(kind="chain_sum")) is None and question_template(q()) is None

@@ -29,6 +29,8 @@ class ContentBlind:
     prior: ShapePrior
     kind_prior: KindPrior | None = None
     router: Router | None = None
+    # the question templates training saw (`Trace.question_template`); None when no training trace has one
+    templates: frozenset[str] | None = None
 
     @classmethod
     def fit(
@@ -37,10 +39,12 @@ class ContentBlind:
         """Every baseline from the same training rows; held-out ids in `exclude` never count."""
         rows, skip = list(traces), set(exclude)
         prior = ShapePrior.fit(rows, strength=strength, exclude=skip, source=source)
+        templates = frozenset(t.question_template for t in rows if t.question_template and t.question_id not in skip)
         return cls(
             prior=prior,
             kind_prior=KindPrior.fit(rows, strength=strength, exclude=skip, source=source),
             router=Router.fit(rows, prior=prior, exclude=skip),
+            templates=templates or None,
         )
 
     @classmethod

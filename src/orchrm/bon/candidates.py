@@ -45,11 +45,13 @@ class Case:
     rm_tokens: int = 0  # tokens a decoder RM read scoring them (`verify`; 0 for an encoder RM)
     kind: str | None = None  # the question's kind, for per-kind breakdowns
     judged: bool = False  # a judgment exists for exactly these candidates
+    seen: bool | None = None  # whether training saw the question's template (None: untemplated, or unknown)
 
     def prefix(self, n: int) -> Case:
         """The case as if only the first n plans had been sampled (judge fields belong to the full case)."""
         share = self.rm_tokens * n // max(len(self.candidates), 1)  # a decoder RM reads each plan once
-        return Case(self.question_id, self.candidates[:n], rm_s=self.rm_s, rm_tokens=share, kind=self.kind)
+        return Case(self.question_id, self.candidates[:n], rm_s=self.rm_s, rm_tokens=share, kind=self.kind,
+                    seen=self.seen)  # fmt: skip
 
     @property
     def valid(self) -> list[Candidate]:

@@ -38,6 +38,14 @@ def _alone(plans: list[Trace]) -> list[int]:
     ]
 
 
+def _seen(plans: list[Trace], blind: ContentBlind | None) -> bool | None:
+    """Whether the training traces the baselines were fitted on hold the question's template."""
+    template = plans[0].question_template if plans else None
+    if template is None or blind is None or blind.templates is None:
+        return None
+    return template in blind.templates
+
+
 def _with_blind(c: Candidate, t: Trace, blind: ContentBlind | None) -> Candidate:
     """A valid plan's shape and every fitted content-blind baseline's score of it."""
     if t.plan is None or not t.valid:
@@ -86,5 +94,5 @@ def build_cases(
             for t, r, length, alone in zip(plans, rewards[q], plan_lengths(plans), _alone(plans), strict=True)
         ]
         cases.append(Case(q, cands, rm_s=rm_s.get(q, 0.0), rm_tokens=(rm_tokens or {}).get(q, 0),
-                          kind=plans[0].question_kind if plans else None))  # fmt: skip
+                          kind=plans[0].question_kind if plans else None, seen=_seen(plans, blind)))  # fmt: skip
     return cases

@@ -14,7 +14,7 @@ from .candidates import CATEGORIES, Case, Outcome
 from .config import BonConfig
 from .content import content_stats
 from .judge import JudgeRecord
-from .results import Auc, BonResults, CurvePoint, MethodSummary, RunInfo, SweepPoint
+from .results import Auc, BonResults, CurvePoint, MethodSummary, RunInfo, SweepPoint, TemplateGroup
 from .selection import CONTENT_BLIND, METHODS, TRIVIAL, Context
 from .selectors import select_adaptive
 from .stats import Bootstrap, Interval
@@ -50,6 +50,32 @@ def per_kind(cases: list[Case], acc: dict[str, list[float]]) -> dict[str, dict[s
         kind: {**{m: statistics.fmean(xs[i] for i in idx) for m, xs in acc.items()}, "n": len(idx)}
         for kind, idx in sorted(groups.items())
     }
+
+
+#: The marks a template group repeats: what says whether rm reads beyond routing, on templates seen or not.
+TEMPLATE_MARKS = ("best_content_blind", "rm_minus_best_content_blind", "rm_minus_shape-mean")
+
+
+def by_template(
+    cases: list[Case], full: dict[str, list[Outcome]], config: BonConfig
+) -> dict[str, TemplateGroup] | None:
+    """Accuracy and the content marks on held-out questions whose template training saw and on those whose
+    template it never did (untemplated questions are in neither); None unless some template is unseen."""
+    if not any(c.seen is False for c in cases):
+        return None
+    groups = {}
+    for label, want in (("seen", True), ("unseen", False)):
+        idx = [i for i, c in enumerate(cases) if c.seen is want]
+        if not idx:
+            continue
+        sub = {m: [outs[i] for i in idx] for m, outs in full.items()}
+        group_marks = marks(Bootstrap(len(idx), config.resamples, config.seed), sub)
+        groups[label] = TemplateGroup(
+            questions=len(idx),
+            accuracy={m: statistics.fmean(o.correct for o in outs) for m, outs in sub.items()},
+            marks={k: v for k, v in group_marks.items() if k in TEMPLATE_MARKS},
+        )
+    return groups
 
 
 def best_of_marks(
@@ -185,6 +211,7 @@ def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeR
             seed=config.seed,
         ),
         per_kind=per_kind(cases, {m: [o.correct for o in full[m]] for m in full}),
+        by_template=by_template(cases, full, config),
         notes=notes,
         adaptive_sweep=adaptive_sweep(cases, config, scale, jmap, boot),
         curves=curves(cases, config, scale, jmap, boot),

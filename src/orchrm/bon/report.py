@@ -149,11 +149,25 @@ def auc_rows(results: BonResults) -> list[list[str]]:
 AUC_HEADER = ["scores by", "within-question AUC [95% CI]", "questions with mixed outcomes"]
 
 
+def template_lines(results: BonResults) -> list[str]:
+    """rm against the best content-blind selector and shape-mean on templates training saw, and on those it did not."""
+    out = []
+    for label, g in (results.by_template or {}).items():
+        iv = {k: m.fmt() for k, m in g.marks.items() if not isinstance(m, str)}
+        out.append(
+            f"{label} templates ({g.questions} questions): rm {100 * g.accuracy.get('rm', 0.0):.1f}%; rm − best "
+            f"content-blind ({g.marks.get('best_content_blind', 'none')}) "
+            f"{iv.get('rm_minus_best_content_blind', 'n/a')} points; rm − shape-mean {iv.get('rm_minus_shape-mean', 'n/a')} points"
+        )
+    return out
+
+
 def content_lines(results: BonResults) -> list[str]:
-    """Whether plan content decides (headroom, same-shape pairs) and each score's AUC among same-shape plans."""
+    """Whether plan content decides (headroom, same-shape pairs), each score's AUC among same-shape plans, and rm's
+    edge on seen and unseen templates."""
     c = results.content
     if c is None:
-        return []
+        return template_lines(results)
     return [
         f"content headroom (best shape's P(any right) − mean right, mean over {c.questions} questions): "
         f"{c.headroom.fmt()} points",
@@ -163,6 +177,7 @@ def content_lines(results: BonResults) -> list[str]:
             f"same-shape AUC of {m}: {a.fmt(1.0, 3)} ({a.n_pairs} pairs, {a.n_questions} questions)"
             for m, a in c.auc.items()
         ),
+        *template_lines(results),
     ]
 
 

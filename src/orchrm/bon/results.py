@@ -86,6 +86,15 @@ class RunInfo(BaseModel):
     baselines: BaselinesInfo | None = None  # kind-prior and router, fitted with the prior
 
 
+class TemplateGroup(BaseModel):
+    """Held-out questions whose template training saw, or never did: each method's accuracy, and rm against the
+    best content-blind selector (chosen within the group) and against shape-mean, paired within the group."""
+
+    questions: int
+    accuracy: dict[str, float]
+    marks: dict[str, Interval | str]
+
+
 class BonResults(RunInfo):
     """Every method's results at N, the marks, AUCs, per-kind accuracy, the adaptive sweep and the curves."""
 
@@ -102,6 +111,8 @@ class BonResults(RunInfo):
     auc: dict[str, Auc]
     content: ContentStats | None = None  # same-shape pairs, content headroom, each score's same-shape AUC
     per_kind: dict[str, dict[str, int | float]]  # kind -> method -> accuracy, and "n": the kind's questions
+    # "seen" / "unseen": only when training traces carry templates and some held-out template is new to them
+    by_template: dict[str, TemplateGroup] | None = None
     notes: list[str] = Field(default_factory=list)
     adaptive_sweep: list[SweepPoint]
     curves: dict[str, dict[str, CurvePoint]]  # method -> N (as a string) -> point
@@ -123,6 +134,8 @@ class BonResults(RunInfo):
     def dump(self) -> dict[str, Any]:
         """The JSON form: the run fields that were never given are left out, as they always were."""
         unset = {k for k in RunInfo.model_fields if k not in self.model_fields_set}
+        if self.by_template is None:  # results written before templates were recorded keep their exact keys
+            unset.add("by_template")
         return self.model_dump(exclude=unset)
 
 

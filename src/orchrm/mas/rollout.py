@@ -143,6 +143,14 @@ async def score_trace(task: Task, trace: Trace, question: Question) -> ScoreReco
     return ScoreRecord(value=value, correct=ok)
 
 
+def question_template(question: Question) -> str | None:
+    """`kind.template` of a templated question (the template alone when it has no kind), else None."""
+    template, kind = question.metadata.get("template"), question.metadata.get("kind")
+    if not isinstance(template, str) or not template:
+        return None
+    return f"{kind}.{template}" if isinstance(kind, str) and kind else template
+
+
 async def build_trace(
     sample: PlanSample, question: Question, task: Task, agent_llm: LLM, config: RunConfig, *, execute: bool
 ) -> Trace:
@@ -160,6 +168,7 @@ async def build_trace(
         orchestrator=sample.info,
         plan_call=sample.call,
         question_kind=question.metadata.get("kind"),
+        question_template=question_template(question),
         agent_backend=agent_llm.backend.kind,
         agent_model_id=agent_llm.backend.model_id,
     )
@@ -279,6 +288,8 @@ async def replay(
         raise ConfigError(f"trace {trace.question_id}#{trace.plan_index} has no valid plan to execute")
     cfg = config or RunConfig(task=trace.task)
     kind = {"kind": trace.question_kind} if trace.question_kind else {}
+    if trace.question_template:
+        kind["template"] = trace.question_template.rpartition(".")[2]
     question = Question(id=trace.question_id, question=trace.question, answer=trace.gold or "", metadata=kind)
     sample = PlanSample(trace.plan_index, trace.plan_text, trace.plan_call, plan=trace.plan, info=trace.orchestrator)
     start = time.perf_counter()

@@ -101,6 +101,9 @@ class Trace(BaseModel):
     question: str
     gold: str | None = None
     question_kind: str | None = None  # the task's kind for the question (metadata["kind"]), for breakdowns
+    # `kind.template` of a templated question (world_qa), so best-of-N can tell held-out questions whose
+    # template training saw from those whose template it never did
+    question_template: str | None = None
     plan_index: int
     plan_text: str
     plan: Plan | None = None
