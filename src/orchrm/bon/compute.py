@@ -52,10 +52,6 @@ def per_kind(cases: list[Case], acc: dict[str, list[float]]) -> dict[str, dict[s
     }
 
 
-#: The marks a template group repeats: what says whether rm reads beyond routing, on templates seen or not.
-TEMPLATE_MARKS = ("best_content_blind", "rm_minus_best_content_blind", "rm_minus_shape-mean")
-
-
 def by_template(
     cases: list[Case], full: dict[str, list[Outcome]], config: BonConfig
 ) -> dict[str, TemplateGroup] | None:
@@ -68,12 +64,15 @@ def by_template(
         idx = [i for i, c in enumerate(cases) if c.seen is want]
         if not idx:
             continue
-        sub = {m: [outs[i] for i in idx] for m, outs in full.items()}
-        group_marks = marks(Bootstrap(len(idx), config.resamples, config.seed), sub)
+        acc = {m: [outs[i].correct for i in idx] for m, outs in full.items()}
+        boot = Bootstrap(len(idx), config.resamples, config.seed)
+        # only what says whether rm reads beyond routing: its edge over the best content-blind and shape-mean
+        blind = best_of_marks(boot, acc, CONTENT_BLIND, "content_blind")
+        group_marks = {k: v for k, v in blind.items() if k in ("best_content_blind", "rm_minus_best_content_blind")}
+        if "shape-mean" in acc:
+            group_marks["rm_minus_shape-mean"] = boot.diff(acc["rm"], acc["shape-mean"])
         groups[label] = TemplateGroup(
-            questions=len(idx),
-            accuracy={m: statistics.fmean(o.correct for o in outs) for m, outs in sub.items()},
-            marks={k: v for k, v in group_marks.items() if k in TEMPLATE_MARKS},
+            questions=len(idx), accuracy={m: statistics.fmean(xs) for m, xs in acc.items()}, marks=group_marks
         )
     return groups
 
