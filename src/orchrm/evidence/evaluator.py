@@ -11,80 +11,29 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from ..errors import ConfigError
 from ..llm import LLM, TokenCount
 from ..sandbox import SandboxLimits
 from ._usage import judgment_fields, summed
+from ._verdicts import PairRules, gathered, llm_evidence, llm_preference
 from .agent import AgentConfig, AgentOutcome, EvaluatorAgent, JudgeTask
 from .aggregate import (
     Aggregate,
     Evidence,
-    OrderedJudgment,
-    PairVerdict,
     aggregate,
     best_index,
     combine_pair_preferences,
-    orders_preference,
     pairwise_from_aggregates,
-    unit,
     verdict_of,
 )
 from .execute import as_evidence, run_resource
+from .judgment import EvaluatorConfig, Judgment
 from .skills import Skill, load_skills
 
-
-class EvaluatorConfig(BaseModel):
-    """How the evaluator gathers and weighs evidence."""
-
-    max_steps: int = Field(6, ge=1, description="Agent steps per run, the forced final answer included.")
-    max_tokens: int = Field(320, ge=16, description="Completion tokens per agent step.")
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    use_references: bool = Field(True, description="Let verifiers that need a reference answer use it.")
-    skip_llm_when_decisive: bool = Field(True, description="No LLM call when rule evidence already decides.")
-    prerun_costs: tuple[str, ...] = Field(("low",), description="Verifier costs run before the agent.")
-    strong_weight: float = Field(0.85, ge=0.5, le=1.0)
-    tie_margin: float = Field(0.1, ge=0.0, lt=0.5)
-    both_orders: bool = Field(True, description="Pairwise: judge in both orders to cancel position bias.")
-    protocol: Literal["auto", "json", "tools"] = Field(
-        "auto", description="Agent actions: JSON under a schema, native tool calls, or auto (tools for served models)."
-    )
-    sandbox_cpu_s: int = Field(5, ge=1)
-    sandbox_memory_mb: int = Field(512, ge=64)
-
-
-class Judgment(BaseModel):
-    """One judgment, as the CLI writes it (one JSON line per input row)."""
-
-    mode: Literal["pointwise", "pairwise", "listwise"]
-    status: Literal["ok", "error"] = "ok"
-    score: float | None = Field(None, description="pointwise: 0-1.")
-    verdict: Literal["A", "B", "tie"] | None = Field(None, description="pairwise.")
-    best: int | None = Field(None, description="listwise: index of the best response.")
-    scores: list[float | None] = Field(default_factory=list, description="pairwise/listwise: per-response scores.")
-    confidence: float = 0.0
-    used_resources: list[str] = Field(default_factory=list)
-    reason: str = ""
-    llm_skipped: bool = False
-    flags: list[str] = Field(default_factory=list, description="Every fallback that happened.")
-    errors: list[str] = Field(default_factory=list, description="Evidence that errored (never read as a score).")
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    llm_calls: int = 0
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    @property
-    def usage(self) -> TokenCount:
-        return TokenCount(
-            calls=self.llm_calls, prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens
-        )
+# the settings and judgment models moved to `judgment.py`; importing them from here keeps working
+__all__ = ["EvaluatorConfig", "Judgment", "SkillEvaluator"]
 
 
 class SkillEvaluator:
@@ -148,9 +97,9 @@ class SkillEvaluator:
     def _aggregate(self, evidence: Sequence[Evidence]) -> Aggregate:
         return aggregate(evidence, strong_weight=self.config.strong_weight)
 
-    def _pair_rules(self, ev_a: Sequence[Evidence], ev_b: Sequence[Evidence]) -> _PairRules:
+    def _pair_rules(self, ev_a: Sequence[Evidence], ev_b: Sequence[Evidence]) -> PairRules:
         a, b = self._aggregate(ev_a), self._aggregate(ev_b)
-        return _PairRules(a, b, *pairwise_from_aggregates(a, b, margin=self.config.tie_margin))
+        return PairRules(a, b, *pairwise_from_aggregates(a, b, margin=self.config.tie_margin))
 
     # --- modes -------------------------------------------------------------------------------------
 
@@ -181,7 +130,7 @@ class SkillEvaluator:
         outcome = await self._agent().run(task)
         evidence, flags = list(outcome.evidence.get("response", [])), []
         if outcome.final is not None:
-            judged = _llm_evidence(outcome.final)
+            judged = llm_evidence(outcome.final)
             if judged is None:
                 flags.append("final_without_score: the agent's final answer has no score; not used")
             else:
@@ -243,13 +192,13 @@ class SkillEvaluator:
         return self._pairwise_result(rules, ev_a, ev_b, list(await asyncio.gather(*runs)))
 
     def _pairwise_result(
-        self, before: _PairRules, ev_a: list[Evidence], ev_b: list[Evidence], outcomes: list[AgentOutcome]
+        self, before: PairRules, ev_a: list[Evidence], ev_b: list[Evidence], outcomes: list[AgentOutcome]
     ) -> Judgment:
         """The rule evidence, what the agent runs added to it, and their verdicts, into one judgment."""
         flags = [f"order{i + 1}: {f}" for i, o in enumerate(outcomes) for f in o.flags]
-        more_a, more_b = _gathered(outcomes, len(ev_a), len(ev_b))
+        more_a, more_b = gathered(outcomes, len(ev_a), len(ev_b))
         rules = self._pair_rules([*ev_a, *more_a], [*ev_b, *more_b])
-        llm_p, llm_conf, llm_flags = _llm_preference([o.final for o in outcomes])
+        llm_p, llm_conf, llm_flags = llm_preference([o.final for o in outcomes])
         flags += llm_flags
         p = combine_pair_preferences(rules.preference, rules.decisive, llm_p, llm_conf)
         tokens = judgment_fields(summed(o.tokens for o in outcomes))
@@ -314,62 +263,3 @@ class SkillEvaluator:
     def close(self) -> None:
         if self._loop is not None and not self._loop.is_closed():
             self._loop.close()
-
-
-@dataclass(frozen=True)
-class _PairRules:
-    """Two responses' aggregated rule evidence and the verdict it gives."""
-
-    a: Aggregate
-    b: Aggregate
-    verdict: PairVerdict
-    confidence: float
-    decisive: bool
-
-    @property
-    def scores(self) -> list[float | None]:
-        return [self.a.score, self.b.score]
-
-    @property
-    def used(self) -> list[str]:
-        return list(dict.fromkeys([*self.a.used, *self.b.used]))
-
-    @property
-    def errors(self) -> list[str]:
-        return [*self.a.errors, *self.b.errors]
-
-    @property
-    def preference(self) -> float | None:
-        """P(A better) from the scores alone."""
-        return None if self.a.score is None or self.b.score is None else 0.5 + (self.a.score - self.b.score) / 2
-
-
-def _gathered(outcomes: list[AgentOutcome], given_a: int, given_b: int) -> tuple[list[Evidence], list[Evidence]]:
-    """The evidence the agent runs added to what they were given, under the original labels (the second
-    run was shown the responses swapped)."""
-    first = outcomes[0].evidence
-    second = outcomes[1].evidence if len(outcomes) > 1 else {}
-    more_a = [*first.get("A", [])[given_a:], *second.get("B", [])[given_a:]]
-    more_b = [*first.get("B", [])[given_b:], *second.get("A", [])[given_b:]]
-    return more_a, more_b
-
-
-def _llm_preference(finals: list[dict[str, Any] | None]) -> tuple[float | None, float, list[str]]:
-    """The agent runs' verdicts into (P(A better), confidence, flags); a run without a final answer voids
-    the other order's verdict too (one order alone carries the position bias both orders cancel)."""
-    if all(f is not None for f in finals):
-        return orders_preference([OrderedJudgment.of_final(f, swapped=i == 1) for i, f in enumerate(finals)])  # type: ignore[arg-type]
-    if any(f is not None for f in finals):
-        return None, 0.0, ["one_order_only: the other order gave no final answer; its judgment is not used"]
-    return None, 0.0, []
-
-
-def _llm_evidence(final: dict[str, Any]) -> Evidence | None:
-    """A pointwise final answer as evidence; None when it has no score (never a default)."""
-    score = final.get("score")
-    if isinstance(score, bool) or not isinstance(score, int | float):
-        return None
-    return Evidence(
-        source="llm-judgment", impact="evidence", score=unit(float(score)), verdict="judged",
-        reason=str(final.get("reason", ""))[:300], confidence=max(unit(float(final["confidence"])), 0.05),
-    )  # fmt: skip

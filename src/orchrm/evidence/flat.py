@@ -14,7 +14,7 @@ from ..errors import LLMError, SchemaViolation
 from ..llm import LLM, TokenCount
 from ._usage import count_completions, count_violation, judgment_fields
 from .aggregate import OrderedJudgment, orders_preference, verdict_of
-from .evaluator import Judgment
+from .judgment import Judgment
 from .skills import Skill
 
 _PROMPT = Path(__file__).with_name("prompts") / "flat_judge.txt"
