@@ -36,6 +36,17 @@ from .scoring import (
 )
 from .search_qa import World, build_world, world_documents
 
+# The question-kind generators moved to world_qa_kinds; the `as` imports re-export them so code written
+# against this module still imports them from here.
+from .world_qa_kinds import Item as Item
+from .world_qa_kinds import _bridges as _bridges
+from .world_qa_kinds import _chains as _chains
+from .world_qa_kinds import _fanout as _fanout
+from .world_qa_kinds import _item as _item
+from .world_qa_kinds import _join as _join
+from .world_qa_kinds import _lookups as _lookups
+from .world_qa_kinds import _pair as _pair
+
 #: The default pool's kinds. `chain` is asked for by name, so the default pool (and every committed run drawn
 #: from it) keeps its questions.
 KINDS = ("lookup", "bridge", "fanout", "compare", "arithmetic")
@@ -52,142 +63,6 @@ _COMPARE = re.compile(
 # A number followed by its unit ("12 years") is still that number.
 _UNITS = re.compile(r"\s+(?:years?|people|persons|employees|residents|inhabitants)\.?$", re.IGNORECASE)
 _NUMBER_IN_TEXT = re.compile(r"\d[\d,]*")
-
-Item = dict  # kind, template, question, answer, entities, docs
-
-
-def _join(names: list[str]) -> str:
-    return " and ".join(names) if len(names) == 2 else ", ".join(names[:-1]) + f" and {names[-1]}"
-
-
-def _lookups(w: World) -> list[Item]:
-    out = []
-    for name, p in w.people.items():
-        doc = [f"person:{name}"]
-        out.append(_item("lookup", "employer", f"Which company does {name} work for?", p["employer"], [name], doc))
-        out.append(_item("lookup", "birth_city", f"In which city was {name} born?", p["born"], [name], doc))
-    for name, c in w.companies.items():
-        doc = [f"company:{name}"]
-        out.append(_item("lookup", "founded", f"In what year was {name} founded?", c["founded"], [name], doc))
-        out.append(_item("lookup", "employees", f"How many people does {name} employ?", c["employees"], [name], doc))
-    for name, c in w.cities.items():
-        q = f"What is the population of {name}?"
-        out.append(_item("lookup", "population", q, c["population"], [name], [f"city:{name}"]))
-    return out
-
-
-def _bridges(w: World) -> list[Item]:
-    # search_qa's four two-hop templates, with the documents each needs.
-    out = []
-    for name, p in w.people.items():
-        born, employer = p["born"], p["employer"]
-        company = w.companies[employer]
-        via_city, via_company = [f"person:{name}", f"city:{born}"], [f"person:{name}", f"company:{employer}"]
-        for template, question, answer, docs in (
-            ("birth_country", f"In which country was {name} born?", w.cities[born]["country"], via_city),
-            (
-                "employer_founded",
-                f"In what year was the company that {name} works for founded?",
-                company["founded"],
-                via_company,
-            ),
-            (
-                "employer_city",
-                f"In which city is the headquarters of the company {name} works for?",
-                company["city"],
-                via_company,
-            ),
-        ):
-            out.append(_item("bridge", template, question, answer, [name], docs))
-    for name, c in w.companies.items():
-        q = f"What is the population of the city where {name} is headquartered?"
-        docs = [f"company:{name}", f"city:{c['city']}"]
-        out.append(_item("bridge", "hq_population", q, w.cities[c["city"]]["population"], [name], docs))
-    return out
-
-
-def _chains(w: World) -> list[Item]:
-    # Three hops: person -> employer -> headquarters city -> a fact of that city.
-    out = []
-    for name, p in w.people.items():
-        company = w.companies[p["employer"]]
-        city = w.cities[company["city"]]
-        docs = [f"person:{name}", f"company:{p['employer']}", f"city:{company['city']}"]
-        for template, question, answer in (
-            ("employer_hq_population",
-             f"What is the population of the city where the company that {name} works for is headquartered?",
-             city["population"]),
-            ("employer_hq_country", f"In which country is the company that {name} works for headquartered?",
-             city["country"]),
-        ):  # fmt: skip
-            out.append(_item("chain", template, question, answer, [name], docs))
-    return out
-
-
-def _fanout(w: World, rng: random.Random) -> Item:
-    template = rng.choice(["birth_population", "employees", "population"])
-    k = rng.choice([2, 3])
-    if template == "birth_population":
-        # Distinct birth cities: "the cities where A and B were born" must not double-count one city.
-        people = rng.sample(sorted(w.people), k)
-        cities = [w.people[p]["born"] for p in people]
-        if len(set(cities)) < k:
-            return {}
-        total = sum(w.cities[c]["population"] for c in cities)
-        q = f"What is the total population of the cities where {_join(people)} were born?"
-        docs = [f"person:{p}" for p in people] + [f"city:{c}" for c in cities]
-        return _item("fanout", template, q, total, people, docs)
-    if template == "employees":
-        names = rng.sample(sorted(w.companies), k)
-        total = sum(w.companies[n]["employees"] for n in names)
-        q = f"How many people do {_join(names)} employ together?"
-        return _item("fanout", template, q, total, names, [f"company:{n}" for n in names])
-    names = rng.sample(sorted(w.cities), k)
-    total = sum(w.cities[n]["population"] for n in names)
-    q = f"What is the total population of {_join(names)}?"
-    return _item("fanout", template, q, total, names, [f"city:{n}" for n in names])
-
-
-def _pair(w: World, rng: random.Random, kind: str) -> Item:
-    template = rng.choice(["founded", "employees", "population"])
-    if template == "population":
-        a, b = rng.sample(sorted(w.cities), 2)
-        va, vb, prefix = w.cities[a]["population"], w.cities[b]["population"], "city"
-    else:
-        a, b = rng.sample(sorted(w.companies), 2)
-        va, vb, prefix = w.companies[a][template], w.companies[b][template], "company"
-    if va == vb:
-        return {}  # no ties: a comparison has one right entity, a difference is never zero
-    if kind == "compare":
-        first = a if va < vb else b  # the earlier founding, or (below) the larger count
-        larger = a if va > vb else b
-        question, answer = {
-            "founded": (f"Which was founded first, {a} or {b}?", first),
-            "employees": (f"Which company employs more people, {a} or {b}?", larger),
-            "population": (f"Which city has the larger population, {a} or {b}?", larger),
-        }[template]
-        return _item(kind, template, question, answer, [a, b], [f"{prefix}:{a}", f"{prefix}:{b}"])
-    # arithmetic: name the larger second (founding) or first (counts), so the answer is positive.
-    lo, hi = (a, b) if va < vb else (b, a)
-    if template == "founded":
-        question, entities = f"How many years after {lo} was {hi} founded?", [lo, hi]
-    elif template == "employees":
-        question, entities = f"How many more people does {hi} employ than {lo}?", [hi, lo]
-    else:
-        question, entities = f"How many more people live in {hi} than in {lo}?", [hi, lo]
-    docs = [f"{prefix}:{e}" for e in entities]
-    return _item(kind, f"{template}_gap", question, abs(va - vb), entities, docs)
-
-
-def _item(kind: str, template: str, question: str, answer: object, entities: list[str], docs: list[str]) -> Item:
-    return {
-        "kind": kind,
-        "template": template,
-        "question": question,
-        "answer": str(answer),
-        "entities": entities,
-        "docs": docs,
-    }
 
 
 def _sampled(make: Callable[[], Item], n: int, keep: Callable[[Item], bool]) -> list[Item]:
