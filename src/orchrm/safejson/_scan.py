@@ -152,16 +152,8 @@ def _parse_object(
             return done
 
 
-def _step(
-    text: str,
-    pos: int,
-    state: int,
-    stack: list[list[Any]],
-    inner: list[tuple[int, dict[str, Any]]],
-    limits: Limits,
-    match: Any = _TOKEN.match,
-    startswith: Any = str.startswith,
-) -> tuple[int, int, Any]:
+def _step(text: str, pos: int, state: int, stack: list[list[Any]], inner: list[tuple[int, dict[str, Any]]],
+          limits: Limits, match: Any = _TOKEN.match, startswith: Any = str.startswith) -> tuple[int, int, Any]:  # fmt: skip
     """One token read the general way: (offset after it, the next state, None), or, once the object is complete
     or has failed, (offset, state, what `_parse_object` returns)."""
     m = match(text, pos)
