@@ -15,7 +15,7 @@ from rich.console import Console
 
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
-from ..evidence import EvaluatorConfig, Judgment, SkillEvaluator, load_skills
+from ..evidence import EvaluatorConfig, Judgment, Skill, SkillEvaluator, load_skills
 from ..llm import open_llm
 from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, LogEvery, Model, Quiet
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode
@@ -100,6 +100,71 @@ async def judge_rows(ev: SkillEvaluator, rows: list[JudgeRow], mode: Mode, kind:
     return list(await asyncio.gather(*(one(r) for r in rows)))
 
 
+def _prepare(
+    input_path: Path,
+    mode: str,
+    protocol: str,
+    skills: list[Path] | None,
+    max_steps: int,
+    reference_free: bool,
+    always_llm: bool,
+    single_order: bool,
+) -> tuple[list[JudgeRow], list[Skill], EvaluatorConfig]:
+    """The options checked and resolved, before any model is opened: rows, skills and evaluator settings."""
+    if mode not in _NEEDS:
+        raise ConfigError(f"unknown mode {mode!r}", hint="use pointwise, pairwise or listwise")
+    if protocol not in ("auto", "json", "tools"):
+        raise ConfigError(f"unknown protocol {protocol!r}", hint="use auto, json or tools")
+    rows = read_rows(input_path, mode)  # type: ignore[arg-type]
+    loaded = load_skills(list(skills) if skills else None)
+    config = EvaluatorConfig(
+        max_steps=max_steps,
+        protocol=protocol,
+        use_references=not reference_free,
+        skip_llm_when_decisive=not always_llm,
+        both_orders=not single_order,
+    )
+    return rows, loaded, config
+
+
+def _run_judgment(
+    llm: Any,
+    rows: list[JudgeRow],
+    loaded: list[Skill],
+    config: EvaluatorConfig,
+    mode: str,
+    kind: str,
+    concurrency: int,
+    quiet: bool,
+    log_every: float,
+) -> list[Judgment]:
+    """Every row judged with `llm` (None: rule evidence only), progress reported as rows finish."""
+    ev = SkillEvaluator(llm, loaded, config)
+    with Reporter(choose_mode(quiet=quiet), interval_s=log_every) as progress:
+        spent = (lambda: llm.ledger.total().total_tokens) if llm is not None else (lambda: 0)  # noqa: E731
+        report = lambda n: progress.update("judged rows", done=n, total=len(rows), tokens=spent())  # noqa: E731
+        return asyncio.run(judge_rows(ev, rows, mode, kind, concurrency, report))  # type: ignore[arg-type]
+
+
+def _write_judgments(rows: list[JudgeRow], judgments: list[Judgment], ledger: Any, output: Path | None) -> None:
+    """Judgments as JSONL to `output` (or stdout); the summary and token usage to stderr."""
+    err = Console(stderr=True, highlight=False)
+    lines = [
+        json.dumps({"id": r.id, **j.model_dump()}, ensure_ascii=False) for r, j in zip(rows, judgments, strict=True)
+    ]
+    if output is None:
+        print("\n".join(lines))
+    else:
+        write_text_atomic(output, "\n".join(lines) + "\n")
+    ok = sum(j.status == "ok" for j in judgments)
+    skipped = sum(j.llm_skipped for j in judgments)
+    err.print(
+        f"{len(judgments)} judged ({ok} ok, {len(judgments) - ok} error), LLM skipped on {skipped} by rule evidence"
+    )
+    if ledger is not None:
+        err.print(usage_table(ledger))
+
+
 def judge(
     input_path: Annotated[Path, typer.Argument(metavar="INPUT", help="JSONL rows; '-' reads stdin.")],
     mode: Annotated[str, typer.Option(help="pointwise | pairwise | listwise.")] = "pairwise",
@@ -130,27 +195,12 @@ def judge(
     log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Judge responses with the skill evaluator; one judgment per input row, token usage under `verify`."""
-    if mode not in _NEEDS:
-        raise ConfigError(f"unknown mode {mode!r}", hint="use pointwise, pairwise or listwise")
-    if protocol not in ("auto", "json", "tools"):
-        raise ConfigError(f"unknown protocol {protocol!r}", hint="use auto, json or tools")
-    rows = read_rows(input_path, mode)  # type: ignore[arg-type]
-    loaded = load_skills(list(skills) if skills else None)
-    config = EvaluatorConfig(
-        max_steps=max_steps,
-        protocol=protocol,
-        use_references=not reference_free,
-        skip_llm_when_decisive=not always_llm,
-        both_orders=not single_order,
+    rows, loaded, config = _prepare(
+        input_path, mode, protocol, skills, max_steps, reference_free, always_llm, single_order
     )
-    err = Console(stderr=True, highlight=False)
 
     def run(llm: Any) -> list[Judgment]:
-        ev = SkillEvaluator(llm, loaded, config)
-        with Reporter(choose_mode(quiet=quiet), interval_s=log_every) as progress:
-            spent = (lambda: llm.ledger.total().total_tokens) if llm is not None else (lambda: 0)  # noqa: E731
-            report = lambda n: progress.update("judged rows", done=n, total=len(rows), tokens=spent())  # noqa: E731
-            return asyncio.run(judge_rows(ev, rows, mode, kind, concurrency, report))  # type: ignore[arg-type]
+        return _run_judgment(llm, rows, loaded, config, mode, kind, concurrency, quiet, log_every)
 
     if no_llm:
         judgments, ledger = run(None), None
@@ -159,17 +209,4 @@ def judge(
             backend, cache=not no_cache, model=model, base_url=base_url, api_key_env=api_key_env, concurrency=None
         ) as llm:
             judgments, ledger = run(llm), llm.ledger
-    lines = [
-        json.dumps({"id": r.id, **j.model_dump()}, ensure_ascii=False) for r, j in zip(rows, judgments, strict=True)
-    ]
-    if output is None:
-        print("\n".join(lines))
-    else:
-        write_text_atomic(output, "\n".join(lines) + "\n")
-    ok = sum(j.status == "ok" for j in judgments)
-    skipped = sum(j.llm_skipped for j in judgments)
-    err.print(
-        f"{len(judgments)} judged ({ok} ok, {len(judgments) - ok} error), LLM skipped on {skipped} by rule evidence"
-    )
-    if ledger is not None:
-        err.print(usage_table(ledger))
+    _write_judgments(rows, judgments, ledger, output)
