@@ -13,7 +13,7 @@ from rich.panel import Panel
 
 from .. import safejson
 from ..errors import ConfigError
-from ..llm import GenerateConfig, open_llm
+from ..llm import LLM, Completion, GenerateConfig, open_llm
 from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
 from .render import completions_table, usage_table
 
@@ -30,6 +30,36 @@ def _read_schema(path: Path | None) -> dict[str, Any] | None:
     if not isinstance(schema, dict):
         raise ConfigError(f"schema file {path} must hold a JSON object")
     return schema
+
+
+def _generate_config(
+    temperature: float, top_p: float, max_tokens: int, stop: list[str] | None, seed: int | None, schema: Path | None
+) -> GenerateConfig:
+    return GenerateConfig(
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
+        stop=tuple(stop or ()),
+        seed=seed,
+        json_schema=_read_schema(schema),
+    )
+
+
+def _show(llm: LLM, completions: list[Completion], as_json: bool) -> None:
+    if as_json:
+        out = {
+            "backend": llm.backend.kind,
+            "model_id": llm.backend.model_id,
+            "completions": [c.model_dump() for c in completions],
+            "usage": {k: v.model_dump() for k, v in llm.ledger.totals().items()},
+        }
+        print(json.dumps(out, indent=2))
+        return
+    console = Console()
+    for c in completions:
+        console.print(Panel(c.text, title=f"sample {c.sample_index}", title_align="left"), markup=False)
+    console.print(completions_table(completions))
+    console.print(usage_table(llm.ledger))
 
 
 def generate(
@@ -62,14 +92,7 @@ def generate(
     """Send one prompt through a backend and print the completions with their token usage."""
     if prompt == "-":
         prompt = sys.stdin.read()
-    config = GenerateConfig(
-        temperature=temperature,
-        top_p=top_p,
-        max_tokens=max_tokens,
-        stop=tuple(stop or ()),
-        seed=seed,
-        json_schema=_read_schema(schema),
-    )
+    config = _generate_config(temperature, top_p, max_tokens, stop, seed, schema)
     with open_llm(
         backend,
         cache=not no_cache,
@@ -82,17 +105,4 @@ def generate(
         concurrency=concurrency,
     ) as llm:
         completions = llm.generate(prompt, category=category, n=n, system=system)
-        if as_json:
-            out = {
-                "backend": llm.backend.kind,
-                "model_id": llm.backend.model_id,
-                "completions": [c.model_dump() for c in completions],
-                "usage": {k: v.model_dump() for k, v in llm.ledger.totals().items()},
-            }
-            print(json.dumps(out, indent=2))
-            return
-        console = Console()
-        for c in completions:
-            console.print(Panel(c.text, title=f"sample {c.sample_index}", title_align="left"), markup=False)
-        console.print(completions_table(completions))
-        console.print(usage_table(llm.ledger))
+        _show(llm, completions, as_json)
