@@ -47,6 +47,7 @@ import argparse
 import asyncio
 import functools
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -59,7 +60,7 @@ import clock
 from orchrm.atomic import write_text_atomic
 from orchrm.bon.prior import ShapePrior
 from orchrm.bon.router import Router
-from orchrm.bon.stats import Bootstrap
+from orchrm.bon.stats import Bootstrap, two_way
 from orchrm.grpo import (
     ExecuteScorer,
     GRPORunConfig,
@@ -87,7 +88,7 @@ HERE = Path(__file__).parent
 TASK = "mix:world_qa,chain_sum"
 PAIRS_FROM = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"  # issue #13's committed run
 DECODER_RM = HERE / "results" / "rm_backbones" / "qwen2.5-coder-0.5b"  # bench/rm_backbones.py's decoder RM
-ARMS = ("rm", "execute", "scratch", "prior", "rm-decoder", "router", "valid")
+ARMS = ("rm", "execute", "scratch", "prior", "rm-decoder", "router", "valid", "scratch-kl", "scratch-entropy")
 BASE_OF = {
     "rm": "base",
     "execute": "base",
@@ -96,15 +97,30 @@ BASE_OF = {
     "rm-decoder": "base",
     "router": "base",
     "valid": "base",
+    "scratch-kl": "base-bare",
+    "scratch-entropy": "base-bare",
 }  # the evaluation each arm starts from
 REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior", "rm-decoder": "rm", "router": "router",
-             "valid": "valid"}  # fmt: skip
+             "valid": "valid", "scratch-kl": "rm", "scratch-entropy": "rm"}  # fmt: skip
+# The from-scratch remedies (issue #24 item 4): `scratch` again with a KL term to the base policy (TRL's old
+# default coefficient), or with an entropy bonus in the loss. Everything else as `scratch`.
+REMEDY_OF: dict[str, dict[str, float]] = {"scratch-kl": {"beta": 0.04}, "scratch-entropy": {"entropy_coef": 0.05}}
 
 
 def kind(arm: str) -> str:
-    """`prior.2` is a second run of `prior` (same settings, its own folder): how far two runs of one arm differ
-    is what a difference between arms must be read against."""
-    return arm.split(".")[0]
+    """An arm's name is `<kind>[.<repeat>][@<training seed>]`: `prior.2` is a second run of `prior` (same
+    settings and seed, its own folder), `router@1` a run of `router` with training seed 1. How far runs of
+    one kind differ is what a difference between kinds must be read against."""
+    return arm.split("@")[0].split(".")[0]
+
+
+def training_seed(arm: str, default: int) -> int:
+    return int(arm.split("@")[1]) if "@" in arm else default
+
+
+def bare(arm: str) -> bool:
+    """Arms trained (and evaluated) on the bare prompt, without worked example plans."""
+    return kind(arm).startswith("scratch")
 
 
 def arms_on_disk(root: Path) -> list[str]:
@@ -126,7 +142,7 @@ def slug(task: str) -> str:
 def eval_config(args: argparse.Namespace, label: str, llm, agent_llm, examples: bool = True) -> RunConfig:  # noqa: ANN001
     return RunConfig(
         prompt_examples=examples,
-        task=args.task, split="test", n_questions=args.eval_questions, n_plans=args.eval_plans, seed=args.seed,
+        task=args.task, split="test", n_questions=args.eval_questions, skip_questions=args.eval_skip, n_plans=args.eval_plans, seed=args.seed,
         execute="all", degree="dag", temperature=args.temperature, top_p=0.95, plan_max_tokens=args.plan_max_tokens,
         constrained=False, checkpoint=label, agent_max_tokens=args.agent_max_tokens, agent_max_samples=3,
         agent_max_rounds=1, model_id=llm.backend.model_id, **agent_fields(llm, agent_llm),
@@ -176,8 +192,9 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
         task=args.task, policy=DEFAULT_MODEL, policy_sha256=weights.sha256, reward=reward,  # type: ignore[arg-type]
         rm_sha256=rm.card.weights_sha256 if rm else "", agent_model_id=agent_llm.backend.model_id if agent_llm else "",
         group_size=args.group, n_questions=args.train_questions, max_steps=args.steps, save_steps=args.eval_every,
-        learning_rate=args.lr, plan_max_tokens=args.plan_max_tokens, temperature=args.temperature, seed=args.seed,
-        sampler=resolve_sampler("auto", weights), prompt_examples=kind(arm) != "scratch",
+        learning_rate=args.lr, plan_max_tokens=args.plan_max_tokens, temperature=args.temperature,
+        seed=training_seed(arm, args.seed), sampler=resolve_sampler("auto", weights), prompt_examples=not bare(arm),
+        **REMEDY_OF.get(kind(arm), {}),
     )  # fmt: skip
     ledger = open_run(out, config)
     try:
@@ -206,16 +223,27 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
 CHECKPOINT_FILE = "checkpoint.json"  # in an evaluation folder: the step and cumulative tokens of what it evaluated
 
 
+def evals_dir(root: Path, skip: int) -> Path:
+    """Where evaluations on one held-out set live: `evals/` for the first test questions (among those
+    best-of-N chose its RMs on), `evals-skip<N>/` for questions after the first N (never used to choose)."""
+    return root / ("evals" if not skip else f"evals-skip{skip}")
+
+
+def results_name(skip: int) -> str:
+    return "results.json" if not skip else f"results-skip{skip}.json"
+
+
 def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: Path, examples: bool = True) -> None:
     """`--eval-plans` plans per held-out question from the base or an adapter, executed and graded. A
     checkpoint's step and tokens (from its seal) are kept beside its traces: the checkpoints themselves stay
     local, and the summary must be rebuilt from what is committed."""
     task = load_task(args.task)
+    evals = evals_dir(root, args.eval_skip)
     if adapter is not None:
         seal = json.loads((adapter / SEAL_FILE).read_text())
-        (root / "evals" / label).mkdir(parents=True, exist_ok=True)
+        (evals / label).mkdir(parents=True, exist_ok=True)
         write_text_atomic(
-            root / "evals" / label / CHECKPOINT_FILE,
+            evals / label / CHECKPOINT_FILE,
             json.dumps({"step": seal["step"], "tokens": seal["tokens"]}, indent=2) + "\n",
         )
     served = served_adapter(adapter, DEFAULT_MODEL) if adapter is not None else None
@@ -224,7 +252,7 @@ def evaluate(label: str, adapter: Path | None, args: argparse.Namespace, root: P
     )
     try:
         cfg = eval_config(args, label, llm, agent_llm, examples)
-        asyncio.run(arollout(task, llm, root / "evals" / label, cfg, agent_llm=agent_llm, parallel_questions=2))
+        asyncio.run(arollout(task, llm, evals / label, cfg, agent_llm=agent_llm, parallel_questions=2))
     finally:
         close_llms(llm, agent_llm)
 
@@ -233,10 +261,10 @@ def eval_points(arm_dir: Path) -> list[tuple[int, Path]]:
     return [(s, p) for s, p in checkpoints(arm_dir / "checkpoints") if (p / SEAL_FILE).is_file()]
 
 
-def evaluated(root: Path, arm: str) -> list[tuple[int, Path, dict]]:
+def evaluated(evals: Path, arm: str) -> list[tuple[int, Path, dict]]:
     """The arm's evaluated checkpoints, by step: (step, evaluation folder, what `evaluate` kept of the seal)."""
     found = []
-    for folder in root.joinpath("evals").glob(f"{arm}:step-*"):
+    for folder in evals.glob(f"{arm}:step-*"):
         if (folder / CHECKPOINT_FILE).is_file() and find_traces(folder):
             info = json.loads((folder / CHECKPOINT_FILE).read_text())
             found.append((info["step"], folder, info))
@@ -294,7 +322,7 @@ def described(e: dict, qs: list[str], boot: Bootstrap) -> dict:
 
 
 def arm_summary(
-    arm_dir: Path, root: Path, base: dict[str, float], boot: Bootstrap, load: Callable[[Path], dict | None]
+    arm_dir: Path, evals: Path, base: dict[str, float], boot: Bootstrap, load: Callable[[Path], dict | None]
 ) -> dict:
     """An arm's training curve, step times, tokens, and each evaluated checkpoint paired with `base`."""
     run = json.loads((arm_dir / "run.json").read_text())
@@ -319,7 +347,7 @@ def arm_summary(
     curve = [{"step": k, "valid": sum(s["valid"] for s in v) / len(v),
               "reward": statistics.fmean(s["reward"] for s in v if s["reward"] is not None)} for k, v in sorted(by_step.items())]  # fmt: skip
     points = []
-    for step, folder, info in evaluated(root, arm_dir.name):
+    for step, folder, info in evaluated(evals, arm_dir.name):
         e = load(folder)
         if e is None or set(e["per_question"]) != set(base):
             continue
@@ -330,15 +358,85 @@ def arm_summary(
                        "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
                        "tokens": info["tokens"]["total"]["total_tokens"], **d})  # fmt: skip
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
-    return {"reward": run["reward"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
+    return {"reward": run["reward"], "seed": run["seed"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
+            "diverged": diverged(curve, samples, run["max_steps"]),
             "steps_done": max((s["step"] for s in steps), default=0), "tokens": tokens.get("categories", {}),
             "total_tokens": tokens.get("total", {}).get("total_tokens", 0), "curve": curve, "evals": points,
             "step_time": {k: mean(k) for k in ("generation_s", "sync_s", "reward_s", "update_s", "step_s")}}  # fmt: skip
 
 
+def diverged(curve: list[dict], samples: list[dict], max_steps: int) -> str | None:
+    """Why a run counts as diverged (it stays in every table, as what that seed gave), or None. A NaN loss
+    shows here too: the policy it leaves writes no valid plan, or its rewards stop being numbers."""
+    if any(s["reward"] is not None and not math.isfinite(s["reward"]) for s in samples):
+        return "a non-finite reward"
+    if curve and curve[-1]["step"] == max_steps - 1 and curve[-1]["valid"] == 0:
+        return "every plan of the last step invalid"
+    return None
+
+
+# Kinds compared across training runs (issue #24's marks): the RM arms against each content-blind reward and
+# against execution, and each from-scratch remedy against plain `scratch`.
+KIND_PAIRS = (("rm", "router"), ("rm", "prior"), ("rm", "valid"), ("rm", "execute"), ("rm-decoder", "router"),
+              ("rm-decoder", "prior"), ("rm-decoder", "valid"), ("rm-decoder", "execute"), ("router", "prior"),
+              ("scratch-kl", "scratch"), ("scratch-entropy", "scratch"), ("execute", "scratch"))  # fmt: skip
+CONTENT_BLIND = ("router", "prior", "valid")
+
+
+def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) -> tuple[dict, list[dict]]:
+    """Each kind's runs (training seeds, repeats) at its final evaluated step, with two-way intervals over
+    questions and runs; and the differences between kinds at a step both reached. Runs with different plans
+    per question are compared on their first plan alone (one footing)."""
+    at: dict[str, dict[int, dict[str, dict]]] = defaultdict(lambda: defaultdict(dict))  # kind -> step -> run -> eval
+    for arm in out["arms"]:
+        for step, folder, _ in evaluated(evals, arm):
+            if (e := load(folder)) is not None:
+                at[kind(arm)][step][arm] = e
+
+    def columns(evs: list[dict], first: bool, qs: list[str]) -> list[list[float]]:
+        return [[e["first" if first else "per_question"][q] for q in qs] for e in evs]
+
+    def footing(evs: list[dict]) -> bool:  # True: first plan only
+        return len({e["plans"] / len(e["per_question"]) for e in evs}) > 1
+
+    kinds = {}
+    for k, steps in at.items():
+        step = max(steps)
+        evs = list(steps[step].values())
+        qs = sorted(set.intersection(*(set(e["per_question"]) for e in evs)))
+        first = footing(evs)
+        runs = [a for a in out["arms"] if kind(a) == k]
+        kinds[k] = {"runs": runs, "seeds": [out["arms"][a]["seed"] for a in runs], "step": step,
+                    "evaluated": list(steps[step]), "questions": len(qs), "footing": "first plan" if first else "all plans",
+                    "accuracy": two_way(columns(evs, first, qs)).model_dump(),
+                    "diverged": {a: out["arms"][a]["diverged"] for a in runs if out["arms"][a]["diverged"]}}  # fmt: skip
+    diffs = []
+    blind = [k for k in CONTENT_BLIND if k in kinds]
+    for one in ("rm", "rm-decoder"):  # the mark's reading: rm against the best content-blind kind at its step
+        if one in kinds and blind:
+            best = max((k for k in blind if kinds[k]["step"] == kinds[one]["step"]), default=None,
+                       key=lambda k: kinds[k]["accuracy"]["value"])  # fmt: skip
+            if best is not None:
+                diffs.append((one, best, "best content-blind"))
+    diffs += [(a, b, "") for a, b in KIND_PAIRS if a in kinds and b in kinds]
+    table = []
+    for a, b, note in diffs:
+        step = min(kinds[a]["step"], kinds[b]["step"])
+        if step not in at[a] or step not in at[b]:
+            continue
+        ea, eb = list(at[a][step].values()), list(at[b][step].values())
+        qs = sorted(set.intersection(*(set(e["per_question"]) for e in ea + eb)))
+        first = footing(ea + eb)
+        table.append({"kind": a, "minus": b, "note": note, "step": step, "runs": [len(ea), len(eb)], "questions": len(qs),
+                      "footing": "first plan" if first else "all plans",
+                      "points": two_way(columns(ea, first, qs), columns(eb, first, qs)).model_dump()})  # fmt: skip
+    return kinds, table
+
+
 def summarize(args: argparse.Namespace, root: Path) -> dict:
     load = functools.cache(read_evaluation)  # each folder read once per summary
-    starts = {label: e for label in sorted(set(BASE_OF.values())) if (e := load(root / "evals" / label))}
+    evals = evals_dir(root, args.eval_skip)
+    starts = {label: e for label in sorted(set(BASE_OF.values())) if (e := load(evals / label))}
     out = {"task": args.task, "eval_questions": len(starts["base"]["per_question"]) if "base" in starts else 0,
            "starts": {k: described(e, list(e["per_question"]), Bootstrap(len(e["per_question"]), seed=0)) for k, e in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
@@ -347,11 +445,11 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
             base = starts[BASE_OF[kind(arm)]]["per_question"]
             out["arms"][arm] = {
                 "start": BASE_OF[kind(arm)],
-                **arm_summary(root / "arms" / arm, root, base, Bootstrap(len(base), seed=0), load),
+                **arm_summary(root / "arms" / arm, evals, base, Bootstrap(len(base), seed=0), load),
             }
     out["paired"] = []
     for one, other in PAIRED:  # arms on the same questions: paired intervals, not two separate ones
-        steps = {a: {step: folder for step, folder, _ in evaluated(root, a)} for a in (one, other)}
+        steps = {a: {step: folder for step, folder, _ in evaluated(evals, a)} for a in (one, other)}
         common = sorted(set(steps[one]) & set(steps[other]))
         if one not in out["arms"] or other not in out["arms"] or not common:
             continue
@@ -361,7 +459,8 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
             diff = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
             out["paired"].append({"arm": one, "minus": other, "step": step, "questions": len(qs), "points": diff})
         out[f"{one}_minus_{other}"] = out["paired"][-1]["points"]  # at the last step both evaluated
-    (root / "results.json").write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")
+    out["kinds"], out["two_way"] = across_seeds(out, evals, load)
+    (root / results_name(args.eval_skip)).write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")
     return out
 
 
@@ -462,12 +561,35 @@ def markdown(r: dict) -> str:
             "—" if t[k] is None else f"{t[k]:.1f}" for k in ("generation_s", "sync_s", "reward_s", "update_s")
         )
         lines.append(f"| {arm} | {a['steps_done']} | {cats} | {times} |")
+    lines += ["", "Across training runs (final evaluated step; 95% intervals resample questions and runs together):", "",
+              "| kind | runs (training seeds) | step | questions | footing | accuracy % | diverged |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for k, v in r.get("kinds", {}).items():
+        lines.append(f"| {k} | {len(v['evaluated'])} of {len(v['runs'])} ({', '.join(map(str, v['seeds']))}) | {v['step']} | "
+                     f"{v['questions']} | {v['footing']} | {_iv(v['accuracy'])} | {'; '.join(f'{a}: {w}' for a, w in v['diverged'].items()) or '—'} |")  # fmt: skip
+    lines += [
+        "",
+        "| kind − kind | step | runs | questions | footing | points [two-way 95% CI] |",
+        "|---|---|---|---|---|---|",
+    ]
+    for d in r.get("two_way", []):
+        name = f"{d['kind']} − {d['minus']}" + (f" ({d['note']})" if d["note"] else "")
+        lines.append(
+            f"| {name} | {d['step']} | {d['runs'][0]} vs {d['runs'][1]} | {d['questions']} | {d['footing']} | {_iv(d['points'])} |"
+        )
     lines += ["", *marks(r)]
     lines += ["", f"Tokens issue #13's training rollouts spent collecting the RM's pairs: {r['pair_collection_tokens']:,}.", "",
               "Training curve (mean reward, valid-plan share per step):", ""]  # fmt: skip
     for arm, a in r["arms"].items():
         lines.append(f"- {arm}: " + ", ".join(f"{c['step']}: {c['reward']:.2f}/{c['valid']:.2f}" for c in a["curve"]))
     return "\n".join(lines) + "\n"
+
+
+def report_file(args: argparse.Namespace) -> Path:
+    return (
+        HERE
+        / "results"
+        / ("train_orchestrator.md" if not args.eval_skip else f"train_orchestrator-skip{args.eval_skip}.md")
+    )
 
 
 def main() -> None:
@@ -480,6 +602,13 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--train-questions", type=int, default=64)
     ap.add_argument("--eval-questions", type=int, default=30)
+    ap.add_argument(
+        "--eval-skip",
+        type=int,
+        default=0,
+        help="Held-out questions after the first N of the test split (150: never used to choose an RM); "
+        "evaluations in evals-skip<N>/, tables in results-skip<N>.json and train_orchestrator-skip<N>.md.",
+    )
     ap.add_argument("--eval-plans", type=int, default=1)
     ap.add_argument("--plan-max-tokens", type=int, default=320)
     ap.add_argument("--agent-max-tokens", type=int, default=192)
@@ -500,7 +629,7 @@ def main() -> None:
     if not args.tables_only:
         wanted = {int(x) for x in args.eval_steps.split(",")} if args.eval_steps else None
         for arm in args.arms.split(","):
-            examples = kind(arm) != "scratch"
+            examples = not bare(arm)
             if not late():
                 evaluate(BASE_OF[kind(arm)], None, args, root, examples)
             if late():
@@ -511,9 +640,9 @@ def main() -> None:
             for step, path in eval_points(root / "arms" / arm):
                 if not late() and (wanted is None or step in wanted):
                     evaluate(f"{arm}:step-{step}", path, args, root, examples)
-            (HERE / "results" / "train_orchestrator.md").write_text(markdown(summarize(args, root)))
+            report_file(args).write_text(markdown(summarize(args, root)))
     report = markdown(summarize(args, root))  # every trace read once more, so once
-    (HERE / "results" / "train_orchestrator.md").write_text(report)
+    report_file(args).write_text(report)
     print(report)
 
 

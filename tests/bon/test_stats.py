@@ -1,5 +1,6 @@
 """Bootstrap intervals: they contain the estimate, shrink with more questions, and pair methods."""
 
+import numpy as np
 import pytest
 
 from orchrm.bon.stats import Bootstrap
@@ -30,3 +31,29 @@ def test_ratio_and_gap_closed():
 def test_no_questions_gives_no_interval():
     assert Bootstrap(0).mean([]).value is None
     assert Bootstrap(0).mean([]).fmt() == "n/a"
+
+
+def test_two_way_widens_with_the_spread_between_training_runs():
+    from orchrm.bon.stats import Bootstrap, two_way
+
+    rng = np.random.default_rng(1)
+    per_q = rng.random(40)
+    agreeing = [per_q, per_q, per_q]
+    spread = [np.clip(per_q + d, 0, 1) for d in (-0.2, 0.0, 0.2)]
+    one = two_way(agreeing)
+    assert one.value == pytest.approx(per_q.mean())
+    q_only = Bootstrap(40, seed=0).mean(per_q)
+    assert one.high - one.low == pytest.approx(q_only.high - q_only.low, rel=0.25)  # runs agree: questions alone
+    wide = two_way(spread)
+    assert wide.high - wide.low > 1.5 * (one.high - one.low)  # runs disagree: the interval says so
+
+
+def test_two_way_difference_is_paired_on_questions():
+    from orchrm.bon.stats import two_way
+
+    rng = np.random.default_rng(2)
+    per_q = rng.random(50)
+    d = two_way([per_q + 0.05, per_q + 0.05], [per_q, per_q])
+    assert d.value == pytest.approx(0.05) and d.low == pytest.approx(0.05) and d.high == pytest.approx(0.05)
+    with pytest.raises(ValueError, match="same questions"):
+        two_way([per_q], [per_q[:10]])

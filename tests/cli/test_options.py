@@ -63,7 +63,7 @@ FLAGS_BEFORE = {
     "demo": "--agent-context --agent-max-tokens --agent-model --config --degree --epochs --json --judge --log-every "
     "--model --n --no-judge --orchestrator-model --out --quiet --seed --task --test-questions --train-questions -q",
     "train-orchestrator": "--agent-backend --agent-base-url --agent-max-tokens --agent-model --api-key-env --beta --bf16 "
-    "--concurrency --config --degree --group-size --json --log-every --lora-r --lr --n-questions --no-bf16 "
+    "--concurrency --config --degree --entropy-coef --group-size --json --log-every --lora-r --lr --n-questions --no-bf16 "
     "--no-prompt-examples --out --penalty --plan-max-tokens --policy --prompt-examples --questions-per-step --quiet "
     "--reward --rm --sampler --save-steps --seed --steps --task --temperature --timeout -q",
 }

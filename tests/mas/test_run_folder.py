@@ -115,3 +115,20 @@ def test_opening_a_run_file_writes_nothing_until_asked(tmp_path):
     assert not grown.new and grown.config.n_plans == 4 and (tmp_path / "run" / "run.json").read_bytes() == before
     grown.write()
     assert json.loads((tmp_path / "run" / "run.json").read_text())["n_plans"] == 4
+
+
+def test_skipped_questions_are_the_splits_first_and_growing_extends_the_same_list():
+    from orchrm.mas.run_folder import run_questions
+    from orchrm.tasks import load_task
+
+    task = load_task("chain_sum")
+    first = [q.id for q in run_questions(task, 8, "test", 0)]
+    held = [q.id for q in run_questions(task, 3, "test", 0, skip=5)]
+    assert held == first[5:8]
+    assert [q.id for q in run_questions(task, 2, "test", 0, skip=5)] == held[:2]
+
+
+def test_a_resume_cannot_change_which_questions_were_skipped(tmp_path):
+    settle_run_file(tmp_path, _config(skip_questions=150), rollout_differences)
+    with pytest.raises(ConfigError, match=r"skip_questions: 150 -> 0"):
+        settle_run_file(tmp_path, _config(), rollout_differences)

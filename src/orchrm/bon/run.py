@@ -115,7 +115,7 @@ async def abon(
     are absent."""
     _check(run_config, config)
     warnings = rm_warnings(rm, task, run_config.task)
-    questions = run_questions(task, run_config.n_questions, "test", run_config.seed)
+    questions = run_questions(task, run_config.n_questions, "test", run_config.seed, run_config.skip_questions)
     # Fitted first, so a missing file fails before any rollout; held-out questions never count toward it.
     blind = None
     if prior_traces is not None:

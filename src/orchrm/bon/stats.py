@@ -79,3 +79,34 @@ class Bootstrap:
                 return np.where(gap > 0, (m.mean(axis=1) - lo.mean(axis=1)) / gap, np.nan)
 
         return self.interval(stat, method, low, high)
+
+
+def two_way(
+    runs: Sequence[Sequence[float]],
+    minus: Sequence[Sequence[float]] | None = None,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Interval:
+    """Mean accuracy over training runs x questions (`runs[r][q]`, each run on the same questions), with an
+    interval that resamples questions and runs together; with `minus`, the difference of two such arms on the
+    same questions (questions drawn once for both, each arm's runs drawn on their own). Whatever is random
+    inside a run (plan seeds) is already in its per-question values; a difference between training runs is
+    what a question-only interval leaves out."""
+    a = np.asarray(runs, dtype=float)
+    b = None if minus is None else np.asarray(minus, dtype=float)
+    if a.ndim != 2 or a.size == 0 or (b is not None and (b.ndim != 2 or b.size == 0 or b.shape[1] != a.shape[1])):
+        raise ValueError("two_way needs [runs][questions] arrays over the same questions")
+    rng = np.random.default_rng(seed)
+    q = rng.integers(0, a.shape[1], size=(resamples, a.shape[1]))
+
+    def draws(x: np.ndarray) -> np.ndarray:  # [B]: each draw's runs (rows) and questions (columns) averaged
+        r = rng.integers(0, x.shape[0], size=(resamples, x.shape[0]))
+        return x[r[:, :, None], q[:, None, :]].mean(axis=(1, 2))
+
+    value = float(a.mean()) - (float(b.mean()) if b is not None else 0.0)
+    d = draws(a) - (draws(b) if b is not None else 0.0)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(d, [tail, 100 - tail])
+    return Interval(value=value, low=float(low), high=float(high))

@@ -39,6 +39,7 @@ def rollout(
     out: Annotated[Path, typer.Option(help="Run folder (created, or resumed when it exists).")],
     *,
     n_questions: int = field_option(RunConfig, "n_questions"),
+    skip_questions: int = field_option(RunConfig, "skip_questions"),
     n_plans: int = field_option(RunConfig, "n_plans"),
     split: str = field_option(RunConfig, "split"),
     execute: str = field_option(RunConfig, "execute"),
@@ -55,7 +56,7 @@ def rollout(
     log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
-    run = dict(settings.model_dump(), task=task, split=split, n_questions=n_questions, n_plans=n_plans, execute=execute,
+    run = dict(settings.model_dump(), task=task, split=split, n_questions=n_questions, skip_questions=skip_questions, n_plans=n_plans, execute=execute,
                backend=models.backend, checkpoint=checkpoint or RUN.checkpoint)  # fmt: skip
     checked(RunConfig, run)
     the_task = load_task(task)

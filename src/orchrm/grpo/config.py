@@ -46,6 +46,11 @@ class GRPORunConfig(PlanSampling):
     lora_r: int = Field(16, ge=1, description="LoRA rank.")
     lora_alpha: int = Field(32, ge=1, description="LoRA alpha.")
     beta: float = Field(0.0, ge=0, description="KL coefficient against the base policy (0: no reference model).")
+    entropy_coef: float = Field(
+        0.0,
+        ge=0,
+        description="Entropy bonus in the loss (TRL's `entropy_coef`): keeps a group's plans from collapsing.",
+    )
     num_iterations: int = Field(1, ge=1, description="Optimisation passes per generated batch.")
     bf16: bool = Field(False, description="Train in bf16 (GPUs; converted weights are bf16 too).")
     sampler: SamplerKind = Field(

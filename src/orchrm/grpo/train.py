@@ -86,6 +86,7 @@ def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool, processes: in
         temperature=config.temperature,
         top_p=config.top_p,
         beta=config.beta,
+        entropy_coef=config.entropy_coef,
         num_iterations=config.num_iterations,
         learning_rate=config.learning_rate,
         max_steps=config.max_steps,

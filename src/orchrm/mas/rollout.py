@@ -213,7 +213,7 @@ async def arollout(
     config = run_file.config
     traces_path = out / TRACES_FILE
     existing = read_traces(traces_path, repair=True)
-    questions = run_questions(task, config.n_questions, config.split, config.seed)
+    questions = run_questions(task, config.n_questions, config.split, config.seed, config.skip_questions)
     done, progress = _resumed(existing, questions, config.n_plans)
     if on_progress:
         on_progress(progress)

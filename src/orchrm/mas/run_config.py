@@ -62,6 +62,9 @@ class RunConfig(RolloutSettings):
     task: str = Field(description="The task spec the questions come from.")
     split: Literal["train", "test"] = Field("train", description="train or test (splits are by question).")
     n_questions: int = Field(10, ge=1, description="Questions to draw from the split.")
+    skip_questions: int = Field(
+        0, ge=0, description="Questions of the split passed over first (held out from what chose a model earlier)."
+    )
     n_plans: int = Field(4, ge=1, description="Plans sampled per question.")
     execute: Literal["none", "all"] = Field(
         "all", description="all: execute every valid plan; none: only sample plans."

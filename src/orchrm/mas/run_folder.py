@@ -34,9 +34,11 @@ GROWABLE = frozenset({"n_questions", "n_plans"})
 Settings = TypeVar("Settings", bound=BaseModel)
 
 
-def run_questions(task: Task, n_questions: int, split: str, seed: int) -> list[Question]:
-    """The questions a run covers, in the order it runs them: the one place runs enumerate a task."""
-    return task.questions(n_questions, split=split, seed=seed)
+def run_questions(task: Task, n_questions: int, split: str, seed: int, skip: int = 0) -> list[Question]:
+    """The questions a run covers, in the order it runs them: the one place runs enumerate a task. The first
+    `skip` of the split are passed over (questions an earlier run chose a model on), so growing `n_questions`
+    extends the same held-out list."""
+    return task.questions(skip + n_questions, split=split, seed=seed)[skip:]
 
 
 def run_traces(traces: Iterable[Trace], question_ids: Iterable[str], n: int) -> list[Trace]:

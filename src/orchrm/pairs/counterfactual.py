@@ -211,7 +211,7 @@ async def acollect_counterfactuals(
     the agent model answers, and it is the one the run's sub-agents ran on."""
     rc = read_run_config(run)
     the_task = task or load_task(rc.task)
-    questions = {q.id: q for q in run_questions(the_task, rc.n_questions, rc.split, rc.seed)}
+    questions = {q.id: q for q in run_questions(the_task, rc.n_questions, rc.split, rc.seed, rc.skip_questions)}
     traces = run_traces(read_traces(find_traces(run) or run / TRACES_FILE), questions, rc.n_plans)
     cfg = (config or CounterfactualConfig()).model_copy(
         update={"run": str(run), "task": rc.task, "agent_model_id": agent_llm.backend.model_id}
