@@ -2,6 +2,7 @@
 and resumes from the last sealed one, also after kill -9."""
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -156,3 +157,14 @@ def test_a_finished_run_started_again_trains_no_further(tmp_path, policy_dir):
     saved = load_file(str(out / "adapter" / "adapter_model.safetensors"))
     sealed = load_file(str(out / CHECKPOINTS_DIR / "checkpoint-1" / "adapter_model.safetensors"))
     assert saved.keys() == sealed.keys() and all(bool((saved[k] == sealed[k]).all()) for k in saved)
+
+
+def test_the_from_scratch_remedies_train_through_the_shared_prompt_pass(tmp_path, policy_dir):
+    """KL to the base (the adapter switched off is the reference) and an entropy bonus reach TRL and train."""
+    from orchrm.grpo.train import grpo_args
+
+    args = grpo_args(config(beta=0.04, entropy_coef=0.05), tmp_path, progress=False)
+    assert (args.beta, args.entropy_coef) == (0.04, 0.05)
+    result = run(tmp_path, policy_dir, tmp_path / "run", beta=0.04, entropy_coef=0.05, max_steps=1)
+    logged = [h for h in result.log_history if "kl" in h]
+    assert result.steps == 1 and logged and math.isfinite(logged[-1]["kl"]) and math.isfinite(logged[-1]["loss"])

@@ -198,3 +198,17 @@ def test_the_valid_reward_is_one_for_a_valid_plan_and_the_penalty_for_an_invalid
     [q] = qs
     reward = PlanReward(ValidScorer(), qs, degree="dag", agent_types=agent_types_for(task), penalty=-0.5)
     assert _call(reward, [PLAN, "not a plan"], [q, q]) == [1.0, -0.5]
+
+
+def test_a_sub_agent_server_that_dies_stops_the_step_instead_of_rewarding_zero(tmp_path):
+    from orchrm.errors import BackendUnreachable
+
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(1)}
+    [q] = qs
+    reward = PlanReward(ExecuteScorer(task, scripted_llm(BackendUnreachable("cannot reach http://x/v1"))), qs,
+                        degree="dag", agent_types=agent_types_for(task), samples_path=tmp_path / "s.jsonl")  # fmt: skip
+    with pytest.raises(BackendUnreachable, match="stopped answering.*cannot reach") as err:
+        _call(reward, [PLAN], [q])
+    assert "resumes from the last sealed checkpoint" in err.value.hint
+    assert not (tmp_path / "s.jsonl").exists()  # nothing recorded for a step that did not happen

@@ -370,3 +370,25 @@ def test_a_templated_question_records_kind_dot_template_and_others_none():
     assert question_template(q(kind="bridge", template="employer_city")) == "bridge.employer_city"
     assert question_template(q(template="employer_city")) == "employer_city"
     assert question_template(q(kind="chain_sum")) is None and question_template(q()) is None
+
+
+def test_a_sub_agent_server_that_dies_stops_the_rollout_and_leaves_no_failed_trace(tmp_path):
+    from orchrm.errors import BackendUnreachable
+
+    task = make_task(tmp_path)
+    out = tmp_path / "run"
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(n_questions=1)))
+    third = task.questions(3)[2].question
+
+    def dead_agents(messages, config):
+        system = messages[0].content if messages[0].role == "system" else ""
+        if "orchestrator" not in system and "What is " in messages[-1].content and third in messages[-1].content:
+            raise BackendUnreachable("cannot reach http://agents/v1")
+        return replies()(messages, config)
+
+    with pytest.raises(BackendUnreachable, match="cannot reach"):
+        asyncio.run(arollout(task, scripted_llm(dead_agents), out, run_config(n_questions=3)))
+    written = list(read_traces(out / "traces.jsonl"))
+    assert not any(t.question == third and t.executed for t in written)  # no trace says the plan failed
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(n_questions=3)))  # resumes
+    assert sum(t.question == third and t.executed for t in read_traces(out / "traces.jsonl")) == 1

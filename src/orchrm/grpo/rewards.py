@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from .. import jsonl
 from ..completions import completion_text
-from ..errors import OrchrmError
+from ..errors import BackendUnreachable, OrchrmError
 from ..llm import LLM, TokenLedger, UsageRecord
 from ..mas.executor import ExecutorConfig, execute_plan
 from ..mas.orchestrator import check_plan
@@ -181,7 +181,12 @@ class ExecuteScorer:
         return list(await asyncio.gather(*(self._one(question, p) for p in plans)))
 
     async def _one(self, question: Question, plan: Plan) -> Scored:
-        ex = await execute_plan(plan, question.question, self.llm, retriever=self.task.corpus, config=self.config)
+        try:
+            ex = await execute_plan(plan, question.question, self.llm, retriever=self.task.corpus, config=self.config)
+        except BackendUnreachable as exc:  # not a wrong plan: a zero reward here would train on the outage
+            raise BackendUnreachable(f"the sub-agents' server stopped answering while scoring a plan: {exc}",
+                                     hint="the step stops; bring the server back and run the same command again: "
+                                     "training resumes from the last sealed checkpoint") from exc  # fmt: skip
         detail = {"final_answer": ex.final_answer, "agent_errors": ex.errors}
         try:
             value, ok = await asyncio.to_thread(self.task.correct, ex.final_answer, question)

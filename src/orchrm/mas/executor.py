@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from ..errors import OrchrmError
+from ..errors import BackendUnreachable, OrchrmError
 from ..llm import LLM
 from .agents import AGENTS, AgentRun, AgentSettings, Retriever
 from .plans import REFERENCE, AgentSpec, Plan, topological_order
@@ -142,6 +142,8 @@ class _PlanRun:
                 result = await asyncio.wait_for(agent.run(run), timeout=cfg.timeout_s)
             except TimeoutError:
                 error = f"timed out after {cfg.timeout_s:g}s"
+            except BackendUnreachable:
+                raise  # the server is gone, not the plan at fault: the run stops and resumes, no "failed" trace
             except OrchrmError as exc:
                 error = f"{type(exc).__name__}: {exc}"
             else:
