@@ -54,9 +54,18 @@ def test_best_epoch_is_checkpointed_and_restored_only_with_validation_pairs(tmp_
     assert (without.eval_strategy, without.save_strategy, without.load_best_model_at_end) == ("no", "no", False)
 
 
-def test_training_stays_on_the_cpu_unless_asked(tmp_path):
+def test_training_stays_on_the_cpu_unless_asked(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
     assert reward_config(RMConfig(), str(tmp_path), 64, validate=False, progress=False).use_cpu is True
     assert reward_config(RMConfig(device="auto"), str(tmp_path), 64, validate=False, progress=False).use_cpu is False
+
+
+def test_auto_without_an_accelerator_trains_on_the_cpu_in_bf16_too(tmp_path, monkeypatch):
+    # transformers refused bf16 with use_cpu off and no GPU ("Your setup doesn't support bf16/gpu"): device="auto"
+    # with bf16 failed on a CPU machine, where device="cpu" with bf16 trains
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
+    args = reward_config(RMConfig(device="auto", bf16=True), str(tmp_path), 64, validate=False, progress=False)
+    assert (args.use_cpu, args.bf16) == (True, True)
 
 
 def test_lora_is_off_by_default_and_needs_peft():

@@ -64,12 +64,20 @@ def reward_config(config: RMConfig, out: str, n_train: int, validate: bool, prog
         greater_is_better=True,
         logging_steps=max(1, n_train // (config.batch_size * 4)),
         report_to=[],
-        use_cpu=config.device == "cpu",
+        use_cpu=config.device == "cpu" or not accelerator_present(),
         bf16=config.bf16,
         seed=config.seed,
         disable_tqdm=not progress,
         dataloader_num_workers=0,
     )
+
+
+def accelerator_present() -> bool:
+    """Whether `device="auto"` finds an accelerator. Without one it must say `use_cpu`: transformers refuses bf16
+    when `use_cpu` is off and no GPU is there, even though it would then train on the CPU."""
+    import torch
+
+    return bool(torch.accelerator.is_available())
 
 
 def lora_config(config: RMConfig, *, decoder: bool = False) -> Any:
