@@ -16,7 +16,7 @@ collecting them executed every plan of issue #13's training rollouts, and at a l
 cost more too. Over a run that samples S*G plans, counting the pairs' collection (n_pair plans, each its
 plan tokens plus e), the ratio is bounded by S*G / n_pair whatever e is.
 
-The measurement: the same plans (the execute arm's own training samples, valid ones, last steps first) run by
+The measurement: the same plans (the execute arm's own training samples, valid ones, evenly spread over its steps) run by
 the embedded sub-agents at today's budgets (self-consistency 3 samples, 1 reflexion/debate round, search as
 the plan says: 3 steps x top 2 by default) and at MAS-Orchestra's (self-consistency 5 samples, reflexion 5
 rounds, debate 3 rounds, search 5 steps x top 5 documents), tokens from each call's usage, no response cache
@@ -79,11 +79,11 @@ def at_budget(plan: Plan, regime: str) -> Plan:
 
 
 def sampled_plans(n: int) -> list[tuple[int, str, str]]:
-    """(step, question id, completion) of the execute arm's valid training samples, last steps first."""
+    """(step, question id, completion) of `n` of the execute arm's valid training samples, evenly spread over
+    its steps (what execution cost over the whole run: early steps hold the costlier shapes, late ones python)."""
     rows = [json.loads(x) for x in (RUN / "arms" / "execute" / "samples.jsonl").read_text().splitlines()]
-    return [
-        (r["step"], r["question_id"], r["completion"]) for r in sorted(rows, key=lambda r: -r["step"]) if r["valid"]
-    ][:n]
+    valid = [(r["step"], r["question_id"], r["completion"]) for r in rows if r["valid"]]
+    return [valid[i * len(valid) // n] for i in range(min(n, len(valid)))]
 
 
 async def measure(n: int, agent_max_tokens: int) -> None:
@@ -123,7 +123,7 @@ async def measure(n: int, agent_max_tokens: int) -> None:
                     flush=True,
                 )
     finally:
-        llm.close()
+        await llm.aclose()
 
 
 def arm_json(arm: str, name: str) -> dict:
