@@ -76,7 +76,7 @@ from orchrm.grpo import train_orchestrator as train
 from orchrm.grpo.adapter import served_adapter
 from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
-from orchrm.mas.plans import plan_shape
+from orchrm.mas.plans import PlanError, parse_plan, plan_shape
 from orchrm.mas.rollout import RunConfig, agent_fields, arollout, executor_config
 from orchrm.mas.traces import Trace, find_traces, locate_traces, read_traces
 from orchrm.rm.config import RMConfig
@@ -359,10 +359,37 @@ def arm_summary(
                        "tokens": info["tokens"]["total"]["total_tokens"], **d})  # fmt: skip
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
     return {"reward": run["reward"], "seed": run["seed"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
-            "diverged": diverged(curve, samples, run["max_steps"]),
+            "diverged": diverged(curve, samples, run["max_steps"]), "sampled_shapes": sampled_shapes(samples),
             "steps_done": max((s["step"] for s in steps), default=0), "tokens": tokens.get("categories", {}),
             "total_tokens": tokens.get("total", {}).get("total_tokens", 0), "curve": curve, "evals": points,
             "step_time": {k: mean(k) for k in ("generation_s", "sync_s", "reward_s", "update_s", "step_s")}}  # fmt: skip
+
+
+def sample_shape(completion: str) -> str:
+    try:
+        return plan_shape(parse_plan(completion))
+    except PlanError:
+        return "invalid"
+
+
+def sampled_shapes(samples: list[dict]) -> dict:
+    """What training sampled: the last step's plan shapes and the top one's share (issue #24's collapse mark:
+    no shape above 80%), and each (question kind, shape)'s plans and mean reward over the run (what the
+    reward told the policy)."""
+    if not samples:
+        return {}
+    last = max(s["step"] for s in samples)
+    shapes_last = Counter(sample_shape(s["completion"]) for s in samples if s["step"] == last)
+    # One question a step: a last step of 8 `python` plans on an arithmetic question is no collapse, so the
+    # last 4 steps (4 questions) are shown beside it.
+    shapes_4 = Counter(sample_shape(s["completion"]) for s in samples if s["step"] > last - 4)
+    cells: dict[str, list[float]] = defaultdict(list)
+    for s in samples:
+        if s["reward"] is not None:
+            cells[f"{s['question_id'].split('/')[0]} · {sample_shape(s['completion'])}"].append(s["reward"])
+    return {"last_step": last, "last": dict(shapes_last.most_common()), "top_share": max(shapes_last.values()) / sum(shapes_last.values()),
+            "last_4": dict(shapes_4.most_common()), "top_share_4": max(shapes_4.values()) / sum(shapes_4.values()),
+            "reward": {k: {"plans": len(v), "mean": statistics.fmean(v)} for k, v in sorted(cells.items(), key=lambda kv: -len(kv[1]))}}  # fmt: skip
 
 
 def diverged(curve: list[dict], samples: list[dict], max_steps: int) -> str | None:
@@ -577,6 +604,13 @@ def markdown(r: dict) -> str:
             f"| {name} | {d['step']} | {d['runs'][0]} vs {d['runs'][1]} | {d['questions']} | {d['footing']} | {_iv(d['points'])} |"
         )
     lines += ["", *marks(r)]
+    lines += [
+        "",
+        "Sampled plan shapes at the last training step (top shape's share; the collapse mark: ≤ 80%) · over the last 4 steps:",
+        "",
+    ]
+    lines += [f"- {arm}: {h['last']} ({h['top_share']:.0%}) · {h['last_4']} ({h['top_share_4']:.0%})" for arm, a in r["arms"].items()
+              if (h := a.get("sampled_shapes"))]  # fmt: skip
     lines += ["", f"Tokens issue #13's training rollouts spent collecting the RM's pairs: {r['pair_collection_tokens']:,}.", "",
               "Training curve (mean reward, valid-plan share per step):", ""]  # fmt: skip
     for arm, a in r["arms"].items():
