@@ -20,7 +20,8 @@ The measurement: the same plans (the execute arm's own training samples, valid o
 the embedded sub-agents at today's budgets (self-consistency 3 samples, 1 reflexion/debate round, search as
 the plan says: 3 steps x top 2 by default) and at MAS-Orchestra's (self-consistency 5 samples, reflexion 5
 rounds, debate 3 rounds, search 5 steps x top 5 documents), tokens from each call's usage, no response cache
-(wall-clock is real). Results append one line per (plan, regime) to bench/results/cost_regimes/measured.jsonl
+(wall-clock is real). Results append one line per (plan, regime) to bench/results/cost_regimes/measured.jsonl (two plans of one
+step, question and shape are measured once)
 and the curve is written to bench/results/cost_regimes.json.
 """
 
@@ -187,7 +188,16 @@ def curve(parts: dict, measured: list[Measured]) -> dict:
             **{f"run_ratio_16_steps_{k}": 16 * (a0 + g * e) / (16 * (a0 + g * r) + collect) for k, r in parts["r"].items()},
             **{f"steps_for_{x}x_{k}": steps_needed(x, e, r, collect) for x in RATIOS for k, r in parts["r"].items()},
         }  # fmt: skip
-    grid = [{"e": e, **{f"{k}": per_step(e, r) for k, r in parts["r"].items()}}
+
+    def collect_at(e: float) -> float:  # the pairs' collection when each executed plan costs e / valid share
+        return (
+            parts["pair_tokens"]["plan"]
+            + parts["pair_tokens"]["verify"]
+            + parts["pair_executed"] * e / parts["valid_share"]
+        )
+
+    grid = [{"e": e, **{f"{k}": per_step(e, r) for k, r in parts["r"].items()},
+             **{f"steps_for_{x}x_minilm": steps_needed(x, e, 0.0, collect_at(e)) for x in RATIOS}}
             for e in (100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000)]  # fmt: skip
     return {"parts": parts, "per_step_tokens_without_execution": a0, "regimes": regimes, "grid": grid,
             "break_even": {f"{x}x_{k}": break_even(x, r) for x in RATIOS for k, r in parts["r"].items()}}  # fmt: skip
@@ -207,8 +217,10 @@ def markdown(c: dict) -> str:
                      f"{r['run_ratio_16_steps_minilm']:.2f}x | {fmt(r['steps_for_5x_minilm'])} / {fmt(r['steps_for_10x_minilm'])} |")  # fmt: skip
     lines += ["", "Execution tokens per sampled plan at which the RM arm's step costs 5x / 10x less: "
               + ", ".join(f"{k} {v:,.0f}" for k, v in c["break_even"].items()), "",
-              "| execution tokens / sampled plan | execute / rm per step (MiniLM RM) | (decoder RM) |", "|---|---|---|"]  # fmt: skip
-    lines += [f"| {row['e']:,} | {row['minilm']:.2f}x | {row['decoder']:.2f}x |" for row in c["grid"]]
+              "| execution tokens / sampled plan | execute / rm per step (MiniLM RM) | (decoder RM) | steps until 5x / 10x counting the pairs' collection (MiniLM) |",
+              "|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {row['e']:,} | {row['minilm']:.2f}x | {row['decoder']:.2f}x | {fmt(row['steps_for_5x_minilm'])} / {fmt(row['steps_for_10x_minilm'])} |"
+              for row in c["grid"]]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
