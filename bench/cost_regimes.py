@@ -41,10 +41,11 @@ from orchrm.atomic import write_text_atomic
 from orchrm.llm import open_llm
 from orchrm.mas.agents.base import AgentSettings
 from orchrm.mas.executor import ExecutorConfig, execute_plan
-from orchrm.mas.plans import Plan, parse_and_validate
+from orchrm.mas.plans import Plan, parse_and_validate, plan_shape
 from orchrm.mas.rollout import agent_types_for
 from orchrm.mas.traces import locate_traces, read_traces
 from orchrm.tasks import load_task
+from orchrm.tasks.base import Question
 from stamp import stamp
 
 HERE = Path(__file__).parent
@@ -79,19 +80,26 @@ def at_budget(plan: Plan, regime: str) -> Plan:
     return plan.model_copy(update={"agents": agents})
 
 
+def execute_samples() -> list[dict]:
+    return [json.loads(x) for x in (RUN / "arms" / "execute" / "samples.jsonl").read_text().splitlines()]
+
+
+def train_questions() -> dict[str, Question]:
+    """The GRPO runs' prompt set (the execute arm's run.json: its questions and seed), by id."""
+    run = arm_json("execute", "run.json")
+    return {q.id: q for q in load_task(TASK).questions(run["n_questions"], split="train", seed=run["seed"])}
+
+
 def sampled_plans(n: int) -> list[tuple[int, str, str]]:
     """(step, question id, completion) of `n` of the execute arm's valid training samples, evenly spread over
     its steps (what execution cost over the whole run: early steps hold the costlier shapes, late ones python)."""
-    rows = [json.loads(x) for x in (RUN / "arms" / "execute" / "samples.jsonl").read_text().splitlines()]
-    valid = [(r["step"], r["question_id"], r["completion"]) for r in rows if r["valid"]]
+    valid = [(r["step"], r["question_id"], r["completion"]) for r in execute_samples() if r["valid"]]
     return [valid[i * len(valid) // n] for i in range(min(n, len(valid)))]
 
 
 async def measure(n: int, agent_max_tokens: int) -> None:
-    from orchrm.mas.plans import plan_shape
-
     task = load_task(TASK)
-    questions = {q.id: q for q in task.questions(64, split="train", seed=0)}  # the GRPO runs' prompt set
+    questions = train_questions()
     path = OUT / "measured.jsonl"
     done = {
         (m.regime, m.step, m.question_id, m.shape)
@@ -143,9 +151,8 @@ def step_parts() -> dict:
     run, plan = arm_json("router", "run.json"), arm_json("router", "tokens.json")["categories"]["plan"]
     g, groups = run["group_size"], plan["calls"] // run["group_size"]
     ex = arm_json("execute", "tokens.json")["categories"]["execute"]
-    rows = [json.loads(x) for x in (RUN / "arms" / "execute" / "samples.jsonl").read_text().splitlines()]
-    task = load_task(TASK)
-    questions = {q.id: q.question for q in task.questions(64, split="train", seed=0)}
+    rows = execute_samples()
+    questions = {qid: q.question for qid, q in train_questions().items()}
     tok = AutoTokenizer.from_pretrained(policy_weights(DEFAULT_MODEL).path, local_files_only=True)
     decoder = [json.loads(x) for x in (RUN / "arms" / "rm-decoder" / "samples.jsonl").read_text().splitlines()]
     r = statistics.fmean(len(tok(questions[s["question_id"]])["input_ids"]) + s["completion_tokens"] for s in decoder)

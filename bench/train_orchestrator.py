@@ -365,9 +365,12 @@ def arm_summary(
             "step_time": {k: mean(k) for k in ("generation_s", "sync_s", "reward_s", "update_s", "step_s")}}  # fmt: skip
 
 
-def sample_shape(completion: str) -> str:
+def sample_shape(sample: dict) -> str:
+    """A training sample's plan shape, "invalid" for one the validator rejected (as the evaluations count it)."""
+    if not sample["valid"]:
+        return "invalid"
     try:
-        return plan_shape(parse_plan(completion))
+        return plan_shape(parse_plan(sample["completion"]))
     except PlanError:
         return "invalid"
 
@@ -379,14 +382,15 @@ def sampled_shapes(samples: list[dict]) -> dict:
     if not samples:
         return {}
     last = max(s["step"] for s in samples)
-    shapes_last = Counter(sample_shape(s["completion"]) for s in samples if s["step"] == last)
+    shaped = [(s, sample_shape(s)) for s in samples]  # each completion parsed once
+    shapes_last = Counter(shape for s, shape in shaped if s["step"] == last)
     # One question a step: a last step of 8 `python` plans on an arithmetic question is no collapse, so the
     # last 4 steps (4 questions) are shown beside it.
-    shapes_4 = Counter(sample_shape(s["completion"]) for s in samples if s["step"] > last - 4)
+    shapes_4 = Counter(shape for s, shape in shaped if s["step"] > last - 4)
     cells: dict[str, list[float]] = defaultdict(list)
-    for s in samples:
+    for s, shape in shaped:
         if s["reward"] is not None:
-            cells[f"{s['question_id'].split('/')[0]} · {sample_shape(s['completion'])}"].append(s["reward"])
+            cells[f"{s['question_id'].split('/')[0]} · {shape}"].append(s["reward"])
     return {"last_step": last, "last": dict(shapes_last.most_common()), "top_share": max(shapes_last.values()) / sum(shapes_last.values()),
             "last_4": dict(shapes_4.most_common()), "top_share_4": max(shapes_4.values()) / sum(shapes_4.values()),
             "reward": {k: {"plans": len(v), "mean": statistics.fmean(v)} for k, v in sorted(cells.items(), key=lambda kv: -len(kv[1]))}}  # fmt: skip

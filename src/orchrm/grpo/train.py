@@ -33,7 +33,7 @@ from .config import GRPORunConfig
 from .data import prompt_dataset
 from .processes import gathered, on_main, process_state
 from .rewards import PlanReward, PlanScorer
-from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, server_rollout
+from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, on_gpu, server_rollout
 from .shared_prompt import shared_prompt_trainer
 from .timing import STEPS_FILE, StepClock, StepTiming
 
@@ -73,7 +73,6 @@ def plans_per_process(config: GRPORunConfig, processes: int) -> int:
 
 
 def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool, processes: int = 1) -> Any:
-    import torch
     from trl import GRPOConfig
 
     from ..rm.trl_setup import checkpointing
@@ -94,7 +93,7 @@ def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool, processes: in
         save_steps=config.save_steps,
         logging_steps=1,
         report_to=[],
-        use_cpu=not torch.cuda.is_available(),
+        use_cpu=not on_gpu(),
         bf16=config.bf16,
         seed=config.seed,
         disable_tqdm=not progress,
