@@ -322,9 +322,10 @@ def described(e: dict, qs: list[str], boot: Bootstrap) -> dict:
 
 
 def arm_summary(
-    arm_dir: Path, evals: Path, base: dict[str, float], boot: Bootstrap, load: Callable[[Path], dict | None]
+    arm_dir: Path, evals: Path, base: dict[str, float] | None, boot: Bootstrap, load: Callable[[Path], dict | None]
 ) -> dict:
-    """An arm's training curve, step times, tokens, and each evaluated checkpoint paired with `base`."""
+    """An arm's training curve, step times, tokens, and each evaluated checkpoint paired with `base` (when the
+    base was not evaluated on this set yet, `minus_base` is None and the checkpoint's own questions count)."""
     run = json.loads((arm_dir / "run.json").read_text())
     tokens = json.loads((arm_dir / "tokens.json").read_text()) if (arm_dir / "tokens.json").is_file() else {}
     steps = (
@@ -349,13 +350,17 @@ def arm_summary(
     points = []
     for step, folder, info in evaluated(evals, arm_dir.name):
         e = load(folder)
-        if e is None or set(e["per_question"]) != set(base):
+        if (
+            e is None
+            or set(e["per_question"]) != set(base if base is not None else e["per_question"])
+            or len(e["per_question"]) != boot.n
+        ):
             continue
-        qs = sorted(base)
+        qs = sorted(base if base is not None else e["per_question"])
         acc = e["per_question"]
         d = described(e, qs, boot)
-        points.append({"step": step, "accuracy": d.pop("accuracy"), "first_plan": d.pop("first_plan"),
-                       "minus_base": boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump(),
+        minus = boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump() if base is not None else None
+        points.append({"step": step, "accuracy": d.pop("accuracy"), "first_plan": d.pop("first_plan"), "minus_base": minus,
                        "tokens": info["tokens"]["total"]["total_tokens"], **d})  # fmt: skip
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
     return {"reward": run["reward"], "seed": run["seed"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
@@ -469,16 +474,17 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
     load = functools.cache(read_evaluation)  # each folder read once per summary
     evals = evals_dir(root, args.eval_skip)
     starts = {label: e for label in sorted(set(BASE_OF.values())) if (e := load(evals / label))}
-    out = {"task": args.task, "eval_questions": len(starts["base"]["per_question"]) if "base" in starts else 0,
+    out = {"task": args.task, "eval_questions": len(starts["base"]["per_question"]) if "base" in starts else args.eval_questions,
            "starts": {k: described(e, list(e["per_question"]), Bootstrap(len(e["per_question"]), seed=0)) for k, e in starts.items()},
            "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
     for arm in arms_on_disk(root):
-        if BASE_OF[kind(arm)] in starts:
-            base = starts[BASE_OF[kind(arm)]]["per_question"]
-            out["arms"][arm] = {
-                "start": BASE_OF[kind(arm)],
-                **arm_summary(root / "arms" / arm, evals, base, Bootstrap(len(base), seed=0), load),
-            }
+        start = starts.get(BASE_OF[kind(arm)])
+        base = start["per_question"] if start else None
+        n = len(base) if base is not None else args.eval_questions
+        out["arms"][arm] = {
+            "start": BASE_OF[kind(arm)],
+            **arm_summary(root / "arms" / arm, evals, base, Bootstrap(n, seed=0), load),
+        }
     out["paired"] = []
     for one, other in PAIRED:  # arms on the same questions: paired intervals, not two separate ones
         steps = {a: {step: folder for step, folder, _ in evaluated(evals, a)} for a in (one, other)}
@@ -656,6 +662,11 @@ def main() -> None:
     ap.add_argument("--until", help="HH:MM: stop at the first checkpoint after it, and start no evaluation after it.")
     ap.add_argument("--tables-only", action="store_true")
     ap.add_argument("--eval-steps", help="Evaluate only these checkpoint steps (comma-separated); default all.")
+    ap.add_argument(
+        "--no-base",
+        action="store_true",
+        help="Evaluate no base orchestrator before the arms (arm against arm needs none; run it later).",
+    )
     ap.add_argument("--only-train", help=argparse.SUPPRESS)  # one arm's training, in a process of its own
     args = ap.parse_args()
     root = HERE / "results" / "train_orchestrator" / slug(args.task)
@@ -669,7 +680,7 @@ def main() -> None:
         wanted = {int(x) for x in args.eval_steps.split(",")} if args.eval_steps else None
         for arm in args.arms.split(","):
             examples = not bare(arm)
-            if not late():
+            if not late() and not args.no_base:
                 evaluate(BASE_OF[kind(arm)], None, args, root, examples)
             if late():
                 break
