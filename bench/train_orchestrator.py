@@ -75,6 +75,7 @@ from orchrm.grpo import (
 from orchrm.grpo import train_orchestrator as train
 from orchrm.grpo.adapter import served_adapter
 from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
+from orchrm.grpo.diverse import DRAWS_FILE
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
 from orchrm.mas.plans import PlanError, parse_plan, plan_shape
 from orchrm.mas.rollout import RunConfig, agent_fields, arollout, executor_config
@@ -88,7 +89,18 @@ HERE = Path(__file__).parent
 TASK = "mix:world_qa,chain_sum"
 PAIRS_FROM = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum"  # issue #13's committed run
 DECODER_RM = HERE / "results" / "rm_backbones" / "qwen2.5-coder-0.5b"  # bench/rm_backbones.py's decoder RM
-ARMS = ("rm", "execute", "scratch", "prior", "rm-decoder", "router", "valid", "scratch-kl", "scratch-entropy")
+ARMS = (
+    "rm",
+    "execute",
+    "scratch",
+    "prior",
+    "rm-decoder",
+    "router",
+    "valid",
+    "scratch-kl",
+    "scratch-entropy",
+    "scratch-diverse",
+)
 BASE_OF = {
     "rm": "base",
     "execute": "base",
@@ -99,12 +111,15 @@ BASE_OF = {
     "valid": "base",
     "scratch-kl": "base-bare",
     "scratch-entropy": "base-bare",
+    "scratch-diverse": "base-bare",
 }  # the evaluation each arm starts from
 REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior", "rm-decoder": "rm", "router": "router",
-             "valid": "valid", "scratch-kl": "rm", "scratch-entropy": "rm"}  # fmt: skip
+             "valid": "valid", "scratch-kl": "rm", "scratch-entropy": "rm", "scratch-diverse": "rm"}  # fmt: skip
 # The from-scratch remedies (issue #24 item 4): `scratch` again with a KL term to the base policy (TRL's old
-# default coefficient), or with an entropy bonus in the loss. Everything else as `scratch`.
-REMEDY_OF: dict[str, dict[str, float]] = {"scratch-kl": {"beta": 0.04}, "scratch-entropy": {"entropy_coef": 0.05}}
+# default coefficient), with an entropy bonus in the loss, or with a group kept diverse out of twice as many
+# draws (grpo/diverse.py). Everything else as `scratch`.
+REMEDY_OF: dict[str, dict[str, float | int]] = {"scratch-kl": {"beta": 0.04}, "scratch-entropy": {"entropy_coef": 0.05},
+                                          "scratch-diverse": {"diverse_draws": 2}}  # fmt: skip
 
 
 def kind(arm: str) -> str:
@@ -365,6 +380,7 @@ def arm_summary(
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
     return {"reward": run["reward"], "seed": run["seed"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
             "diverged": diverged(curve, samples, run["max_steps"]), "sampled_shapes": sampled_shapes(samples),
+            "drawn_shapes": drawn_shapes(arm_dir, run["max_steps"]),
             "steps_done": max((s["step"] for s in steps), default=0), "tokens": tokens.get("categories", {}),
             "total_tokens": tokens.get("total", {}).get("total_tokens", 0), "curve": curve, "evals": points,
             "step_time": {k: mean(k) for k in ("generation_s", "sync_s", "reward_s", "update_s", "step_s")}}  # fmt: skip
@@ -380,25 +396,42 @@ def sample_shape(sample: dict) -> str:
         return "invalid"
 
 
-def sampled_shapes(samples: list[dict]) -> dict:
-    """What training sampled: the last step's plan shapes and the top one's share (issue #24's collapse mark:
-    no shape above 80%), and each (question kind, shape)'s plans and mean reward over the run (what the
-    reward told the policy)."""
-    if not samples:
-        return {}
-    last = max(s["step"] for s in samples)
-    shaped = [(s, sample_shape(s)) for s in samples]  # each completion parsed once
-    shapes_last = Counter(shape for s, shape in shaped if s["step"] == last)
+def shape_shares(shaped: list[tuple[int, str]]) -> dict:
+    """Of (step, shape) pairs: the last step's shapes and the top one's share (issue #24's collapse mark: no
+    shape above 80%), and the same over the last 4 steps."""
+    last = max(step for step, _ in shaped)
+    shapes_last = Counter(shape for step, shape in shaped if step == last)
     # One question a step: a last step of 8 `python` plans on an arithmetic question is no collapse, so the
     # last 4 steps (4 questions) are shown beside it.
-    shapes_4 = Counter(shape for s, shape in shaped if s["step"] > last - 4)
+    shapes_4 = Counter(shape for step, shape in shaped if step > last - 4)
+    return {"last_step": last, "last": dict(shapes_last.most_common()), "top_share": max(shapes_last.values()) / sum(shapes_last.values()),
+            "last_4": dict(shapes_4.most_common()), "top_share_4": max(shapes_4.values()) / sum(shapes_4.values())}  # fmt: skip
+
+
+def sampled_shapes(samples: list[dict]) -> dict:
+    """What training sampled (and, under a diverse group, kept): `shape_shares`, and each (question kind,
+    shape)'s plans and mean reward over the run (what the reward told the policy)."""
+    if not samples:
+        return {}
+    shaped = [(s, sample_shape(s)) for s in samples]  # each completion parsed once
     cells: dict[str, list[float]] = defaultdict(list)
     for s, shape in shaped:
         if s["reward"] is not None:
             cells[f"{s['question_id'].split('/')[0]} · {shape}"].append(s["reward"])
-    return {"last_step": last, "last": dict(shapes_last.most_common()), "top_share": max(shapes_last.values()) / sum(shapes_last.values()),
-            "last_4": dict(shapes_4.most_common()), "top_share_4": max(shapes_4.values()) / sum(shapes_4.values()),
+    return {**shape_shares([(s["step"], shape) for s, shape in shaped]),
             "reward": {k: {"plans": len(v), "mean": statistics.fmean(v)} for k, v in sorted(cells.items(), key=lambda kv: -len(kv[1]))}}  # fmt: skip
+
+
+def drawn_shapes(arm_dir: Path, max_steps: int) -> dict:
+    """Under a diverse group (`diverse_draws`), every plan the policy drew, kept or not (`draws.jsonl`): the
+    collapse mark is read here, on the policy's own samples, not on the group chosen from them."""
+    path = arm_dir / DRAWS_FILE
+    if not path.is_file():
+        return {}
+    by_step = {
+        r["step"]: r["shapes"] for r in map(json.loads, path.read_text().splitlines())
+    }  # a redone step: its last
+    return shape_shares([(step, shape) for step, shapes in by_step.items() if step < max_steps for shape in shapes])
 
 
 def diverged(curve: list[dict], samples: list[dict], max_steps: int) -> str | None:
@@ -416,7 +449,8 @@ def diverged(curve: list[dict], samples: list[dict], max_steps: int) -> str | No
 KIND_PAIRS = (("rm", "router"), ("rm", "prior"), ("rm", "valid"), ("rm", "execute"), ("rm-decoder", "router"),
               ("rm-decoder", "prior"), ("rm-decoder", "valid"), ("rm-decoder", "execute"), ("router", "prior"),
               ("scratch-kl", "scratch"), ("scratch-entropy", "scratch"), ("execute", "scratch"), ("scratch-kl", "execute"),
-              ("scratch-entropy", "execute"), ("scratch-entropy", "scratch-kl"))  # fmt: skip
+              ("scratch-entropy", "execute"), ("scratch-entropy", "scratch-kl"), ("scratch-diverse", "scratch"),
+              ("scratch-diverse", "execute"), ("scratch-diverse", "scratch-entropy"))  # fmt: skip
 CONTENT_BLIND = ("router", "prior", "valid")
 
 

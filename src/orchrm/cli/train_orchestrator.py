@@ -55,6 +55,7 @@ def train_orchestrator(
     lora_r: int = field_option(GRPORunConfig, "lora_r", note="Alpha is twice it."),
     beta: float = field_option(GRPORunConfig, "beta"),
     entropy_coef: float = field_option(GRPORunConfig, "entropy_coef"),
+    diverse_draws: int = field_option(GRPORunConfig, "diverse_draws"),
     sampling: PlanSampling,
     bf16: bool = field_option(GRPORunConfig, "bf16"),
     sampler: Annotated[Literal["auto", "server", "trl", "vllm"], typer.Option(help=SAMPLER_HELP)] = "auto",
@@ -79,7 +80,7 @@ def train_orchestrator(
         sampling.model_dump(), task=task, policy=policy, reward=reward, invalid_penalty=invalid_penalty, group_size=group_size,
         questions_per_step=questions_per_step, n_questions=n_questions, max_steps=max_steps, save_steps=save_steps,
         learning_rate=learning_rate, lora_r=lora_r, lora_alpha=2 * lora_r, beta=beta, entropy_coef=entropy_coef,
-        bf16=bf16,
+        diverse_draws=diverse_draws, bf16=bf16,
     ), {"invalid_penalty": "--penalty", "max_steps": "--steps", "learning_rate": "--lr", "lora_alpha": "--lora-r"})  # fmt: skip
     agents = AgentOptions(backend=agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
                           concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip

@@ -105,7 +105,7 @@ class Accounted:
     only the first plan of each distinct prompt carries it under `train`; sampling reads it once too where
     the sampler shares it (`shared_sampling`: llama-server's `n_cmpl`, vLLM's prefix cache), per plan under
     TRL's own generate. The prompt a plan did not pay is kept as `prompt_shared`, so the per-sample count
-    stays visible beside it. Recorded here because the reward function is the one place TRL shows both the
+    stays visible beside it. Plans a diverse group drew and dropped (`unkept_tokens`) are `plan` tokens too. Recorded here because the reward function is the one place TRL shows both the
     prompt columns and the completion ids of every sample.
     """
 
@@ -136,6 +136,10 @@ class Accounted:
                                completion_tokens=len(completion_ids[i]), cached=False, prompt_shared=p - paid)  # fmt: skip
 
         plan = [usage("plan", i, self.shared_sampling) for i in range(len(completion_ids))]
+        # Plans a diverse group drew and did not keep (diverse.py): sampled beside the group's, so paid for.
+        unkept = kwargs.get("unkept_tokens") or []
+        plan += [UsageRecord(category="plan", backend=self.backend, model_id=self.model_id, prompt_tokens=0,
+                             completion_tokens=int(n), cached=False) for lengths in unkept for n in lengths]  # fmt: skip
         train = [usage("train", i, True) for i in range(len(completion_ids)) for _ in range(self.num_iterations)]
         self.ledger.add([*plan, *train])
         out = self.reward(prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs)

@@ -51,6 +51,12 @@ class GRPORunConfig(PlanSampling):
         ge=0,
         description="Entropy bonus in the loss (TRL's `entropy_coef`): keeps a group's plans from collapsing.",
     )
+    diverse_draws: int = Field(
+        1,
+        ge=1,
+        description="Draw this many times the group per question and keep the first plan of every valid shape "
+        "drawn, then the earliest others (the server sampler; 1: the group is what was drawn).",
+    )
     num_iterations: int = Field(1, ge=1, description="Optimisation passes per generated batch.")
     bf16: bool = Field(False, description="Train in bf16 (GPUs; converted weights are bf16 too).")
     sampler: SamplerKind = Field(

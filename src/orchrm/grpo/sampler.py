@@ -30,6 +30,7 @@ from ..errors import ConfigError, ServerError
 from ..llm.weights import PolicyWeights
 from .config import SamplerKind
 from .data import chat_ids
+from .diverse import DiverseDraws
 from .timing import StepClock
 
 SamplerChoice = Literal["auto", "trl", "server", "vllm"]
@@ -102,13 +103,14 @@ class ServerRollout:
     """TRL's `rollout_func`: plans sampled by a `PlanEngine` that follows the trainer's current adapter."""
 
     def __init__(self, engine: PlanEngine, tokenizer: Any, sampling: Sampling, work: Path, *, seed: int = 0,
-                 clock: StepClock | None = None) -> None:  # fmt: skip
+                 clock: StepClock | None = None, diverse: DiverseDraws | None = None) -> None:  # fmt: skip
         self.engine = engine
         self.tokenizer = tokenizer
         self.sampling = sampling
         self.work = work
         self.seed = seed
         self.clock = clock
+        self.diverse = diverse
         self.synced_step: int | None = None
 
     def __call__(self, prompts: list, trainer: Any) -> dict[str, Any]:
@@ -123,9 +125,16 @@ class ServerRollout:
         prompt_ids = [chat_ids(self.tokenizer, p) for p in prompts]
         # Distinct seeds from the run's seed, the step and the sample's index (a step generates once), so a
         # resumed run draws what the uninterrupted one would have.
-        base = (self.seed * 1_000_003 + step * 10_007) % (2**31 - len(prompts))
-        completion_ids = self.engine.complete(prompt_ids, self.sampling, [base + i for i in range(len(prompts))])
-        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": None}
+        draws = self.diverse.draws if self.diverse is not None else 1
+        base = (self.seed * 1_000_003 + step * 10_007) % (2**31 - len(prompts) * draws)
+        seeds = [base + i * draws for i in range(len(prompts))]  # room for each plan's extra draws
+        if self.diverse is None:
+            return {"prompt_ids": prompt_ids, "completion_ids": self.engine.complete(prompt_ids, self.sampling, seeds),
+                    "logprobs": None}  # fmt: skip
+        complete = lambda ids, s: self.engine.complete(ids, self.sampling, s)  # noqa: E731
+        completion_ids, unkept = self.diverse.sample(prompt_ids, seeds, complete, step)
+        # TRL hands extra columns to the reward functions, where `Accounted` bills the plans drawn and not kept.
+        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": None, "unkept_tokens": unkept}
 
     def export_adapter(self, trainer: Any) -> Path:
         """The trainer's current LoRA adapter as a peft folder (safetensors), replaced in place."""
@@ -216,14 +225,17 @@ class LlamaServerEngine:
 
 
 def server_rollout(weights: PolicyWeights, tokenizer: Any, sampling: Sampling, run_dir: Path, *, group: int, batch: int,
-                   ctx_per_slot: int, seed: int, clock: StepClock | None = None) -> ServerRollout:  # fmt: skip
+                   ctx_per_slot: int, seed: int, clock: StepClock | None = None,
+                   diverse: DiverseDraws | None = None) -> ServerRollout:  # fmt: skip
     """The `server` sampler for a run: llama-server on the policy's GGUF, a slot for every plan of a batch
     (decoding 8 plans together beat 4 on two cores: 64 vs 41 tok/s, bench/results/llm_throughput.json)."""
     if weights.gguf is None:
         raise ConfigError("the server sampler needs a GGUF policy", hint="use --sampler trl")
     work = run_dir / SAMPLER_DIR
     work.mkdir(parents=True, exist_ok=True)
+    draws = diverse.draws if diverse is not None else 1
     engine = LlamaServerEngine(
-        weights.gguf, weights.path, work, parallel=max(group, min(batch, MAX_SLOTS)), ctx_per_slot=ctx_per_slot
-    )
-    return ServerRollout(engine, tokenizer, sampling, work, seed=seed, clock=clock)
+        weights.gguf, weights.path, work, parallel=max(group * draws, min(batch * draws, MAX_SLOTS)),
+        ctx_per_slot=ctx_per_slot,
+    )  # fmt: skip
+    return ServerRollout(engine, tokenizer, sampling, work, seed=seed, clock=clock, diverse=diverse)

@@ -31,6 +31,7 @@ from .adapter import ADAPTER_DIR, save_adapter
 from .checkpoints import checkpoint_step, last_checkpoint, make_seal_callback
 from .config import GRPORunConfig
 from .data import prompt_dataset
+from .diverse import DRAWS_FILE, DiverseDraws
 from .processes import gathered, on_main, process_state
 from .rewards import PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, on_gpu, server_rollout
@@ -151,6 +152,9 @@ def train_orchestrator(
         raise ConfigError("train_orchestrator needs exactly one of scorer and reward")
     processes = process_state()
     check_processes(config.sampler, processes.num_processes)
+    if config.diverse_draws > 1 and config.sampler != "server":
+        raise ConfigError(f"--diverse-draws needs the server sampler (this run samples with {config.sampler})",
+                          hint="use --sampler server, or --diverse-draws 1")  # fmt: skip
     args = grpo_args(config, out, progress=progress, processes=processes.num_processes)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     model, tokenizer = load_policy(weights, config.bf16)
@@ -164,7 +168,9 @@ def train_orchestrator(
     rollout = None
     if config.sampler == "server":
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental
-        rollout = _rollout(config, weights, tokenizer, dataset, out, clock, engine)
+        diverse = (DiverseDraws(config.diverse_draws, tokenizer, degree=config.degree, agent_types=agent_types_for(task),
+                                log=out / DRAWS_FILE) if config.diverse_draws > 1 else None)  # fmt: skip
+        rollout = _rollout(config, weights, tokenizer, dataset, out, clock, engine, diverse)
     backend = rollout.engine.backend if rollout is not None else "vllm" if config.sampler == "vllm" else POLICY_BACKEND
     accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock,
                           shared_sampling=config.sampler in ("server", "vllm"))  # fmt: skip
@@ -217,10 +223,12 @@ def _finish(trainer: Any, tokenizer: Any, weights: PolicyWeights, config: GRPORu
 
 
 def _rollout(config: GRPORunConfig, weights: PolicyWeights, tokenizer: Any, dataset: Any, out: Path, clock: StepClock,
-             engine: PlanEngine | None) -> ServerRollout:  # fmt: skip
+             engine: PlanEngine | None, diverse: DiverseDraws | None) -> ServerRollout:  # fmt: skip
     sampling = Sampling(max_tokens=config.plan_max_tokens, temperature=config.temperature, top_p=config.top_p)
     if engine is not None:
-        return ServerRollout(engine, tokenizer, sampling, out / SAMPLER_DIR, seed=config.seed, clock=clock)
+        return ServerRollout(
+            engine, tokenizer, sampling, out / SAMPLER_DIR, seed=config.seed, clock=clock, diverse=diverse
+        )
     longest = max(dataset["prompt_tokens"]) + config.plan_max_tokens
     return server_rollout(weights, tokenizer, sampling, out, group=config.group_size, batch=config.group_size * config.questions_per_step,
-                          ctx_per_slot=256 * (longest // 256 + 1), seed=config.seed, clock=clock)  # fmt: skip
+                          ctx_per_slot=256 * (longest // 256 + 1), seed=config.seed, clock=clock, diverse=diverse)  # fmt: skip
