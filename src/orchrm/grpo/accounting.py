@@ -105,8 +105,9 @@ class Accounted:
     only the first plan of each distinct prompt carries it under `train`; sampling reads it once too where
     the sampler shares it (`shared_sampling`: llama-server's `n_cmpl`, vLLM's prefix cache), per plan under
     TRL's own generate. The prompt a plan did not pay is kept as `prompt_shared`, so the per-sample count
-    stays visible beside it. Plans a diverse group drew and dropped (`unkept_tokens`) are `plan` tokens too. Recorded here because the reward function is the one place TRL shows both the
-    prompt columns and the completion ids of every sample.
+    stays visible beside it. Plans a diverse group drew and dropped (`unkept_tokens`) are `plan` tokens too.
+    Recorded here because the reward function is the one place TRL shows both the prompt columns and the
+    completion ids of every sample.
     """
 
     def __init__(self, reward: Any, ledger: TokenLedger, model_id: str, num_iterations: int = 1, *,

@@ -5,7 +5,8 @@ the policy samples takes the whole group within a few steps, after which a group
 reward's noise and nothing else is ever compared. `DiverseDraws` draws `draws` times the group for each
 question and keeps, of those, the first plan of every valid shape drawn, then the earliest others: whenever
 the policy can still write a second shape within the draws, the group compares it. Every kept plan is the
-policy's own sample (the update is on-policy as before); only which samples are kept is chosen. The plans
+policy's own sample; which are kept leans to rare shapes (that is the remedy), so a group's mean reward is no
+longer the policy's expected reward, and GRPO's baseline carries that bias. The plans
 drawn and not kept are paid for (their tokens go to the ledger under `plan`) and written down
 (`draws.jsonl`), so what the policy samples stays visible beside what the group held.
 """
