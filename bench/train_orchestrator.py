@@ -636,7 +636,8 @@ def markdown(r: dict) -> str:
     lines += ["", "Across training runs (final evaluated step; 95% intervals resample questions and runs together):", "",
               "| kind | runs (training seeds) | step | questions | footing | accuracy % | diverged |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     for k, v in r.get("kinds", {}).items():
-        lines.append(f"| {k} | {len(v['evaluated'])} of {len(v['runs'])} ({', '.join(map(str, v['seeds']))}) | {v['step']} | "
+        seeds = ", ".join(str(r["arms"][a]["seed"]) for a in v["evaluated"])  # of the runs evaluated here
+        lines.append(f"| {k} | {len(v['evaluated'])} of {len(v['runs'])} ({seeds}) | {v['step']} | "
                      f"{v['questions']} | {v['footing']} | {_iv(v['accuracy'])} | {'; '.join(f'{a}: {w}' for a, w in v['diverged'].items()) or '—'} |")  # fmt: skip
     lines += [
         "",
