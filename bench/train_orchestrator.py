@@ -657,6 +657,12 @@ def markdown(r: dict) -> str:
     ]
     lines += [f"- {arm}: {h['last']} ({h['top_share']:.0%}) · {h['last_4']} ({h['top_share_4']:.0%})" for arm, a in r["arms"].items()
               if (h := a.get("sampled_shapes"))]  # fmt: skip
+    drawn = [(arm, h) for arm, a in r["arms"].items() if (h := a.get("drawn_shapes"))]
+    if drawn:  # a diverse group is chosen from the draws: the policy's own collapse shows in what it drew
+        lines += ["", "Every plan drawn (diverse group: kept or not), last step · last 4 steps:", ""]
+        lines += [
+            f"- {arm}: {h['last']} ({h['top_share']:.0%}) · {h['last_4']} ({h['top_share_4']:.0%})" for arm, h in drawn
+        ]
     lines += ["", f"Tokens issue #13's training rollouts spent collecting the RM's pairs: {r['pair_collection_tokens']:,}.", "",
               "Training curve (mean reward, valid-plan share per step):", ""]  # fmt: skip
     for arm, a in r["arms"].items():
