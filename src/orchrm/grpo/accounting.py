@@ -140,7 +140,7 @@ class Accounted:
         # Plans a diverse group drew and did not keep (diverse.py): sampled beside the group's, so paid for.
         unkept = kwargs.get("unkept_tokens") or []
         plan += [UsageRecord(category="plan", backend=self.backend, model_id=self.model_id, prompt_tokens=0,
-                             completion_tokens=int(n), cached=False) for lengths in unkept for n in lengths]  # fmt: skip
+                             completion_tokens=n, cached=False) for lengths in unkept for n in lengths]  # fmt: skip
         train = [usage("train", i, True) for i in range(len(completion_ids)) for _ in range(self.num_iterations)]
         self.ledger.add([*plan, *train])
         out = self.reward(prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs)
