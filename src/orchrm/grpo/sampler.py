@@ -69,13 +69,17 @@ def resolve_sampler(choice: SamplerChoice, weights: PolicyWeights, processes: in
     return choice
 
 
-def check_processes(sampler: SamplerKind, processes: int) -> None:
-    """Refuse a sampler that cannot serve a run of several processes."""
+def check_processes(sampler: SamplerKind, processes: int, diverse_draws: int = 1) -> None:
+    """Refuse a sampler that cannot serve the run: `server` under several processes; a diverse group (chosen
+    from extra draws, diverse.py) under any sampler but `server`."""
     if sampler == "server" and processes > 1:
         raise ConfigError(
             f"--sampler server samples in one process; this run has {processes}",
             hint="use --sampler trl, or vllm on GPUs",
         )
+    if diverse_draws > 1 and sampler != "server":
+        raise ConfigError(f"--diverse-draws needs the server sampler (this run samples with {sampler})",
+                          hint="use --sampler server, or --diverse-draws 1")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -151,10 +151,7 @@ def train_orchestrator(
     if (scorer is None) == (reward is None):
         raise ConfigError("train_orchestrator needs exactly one of scorer and reward")
     processes = process_state()
-    check_processes(config.sampler, processes.num_processes)
-    if config.diverse_draws > 1 and config.sampler != "server":
-        raise ConfigError(f"--diverse-draws needs the server sampler (this run samples with {config.sampler})",
-                          hint="use --sampler server, or --diverse-draws 1")  # fmt: skip
+    check_processes(config.sampler, processes.num_processes, config.diverse_draws)
     args = grpo_args(config, out, progress=progress, processes=processes.num_processes)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     model, tokenizer = load_policy(weights, config.bf16)
@@ -168,9 +165,7 @@ def train_orchestrator(
     rollout = None
     if config.sampler == "server":
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental
-        diverse = (DiverseDraws(config.diverse_draws, tokenizer, degree=config.degree, agent_types=agent_types_for(task),
-                                log=out / DRAWS_FILE) if config.diverse_draws > 1 else None)  # fmt: skip
-        rollout = _rollout(config, weights, tokenizer, dataset, out, clock, engine, diverse)
+        rollout = _rollout(config, weights, tokenizer, dataset, out, clock, engine, agent_types_for(task))
     backend = rollout.engine.backend if rollout is not None else "vllm" if config.sampler == "vllm" else POLICY_BACKEND
     accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock,
                           shared_sampling=config.sampler in ("server", "vllm"))  # fmt: skip
@@ -223,8 +218,10 @@ def _finish(trainer: Any, tokenizer: Any, weights: PolicyWeights, config: GRPORu
 
 
 def _rollout(config: GRPORunConfig, weights: PolicyWeights, tokenizer: Any, dataset: Any, out: Path, clock: StepClock,
-             engine: PlanEngine | None, diverse: DiverseDraws | None) -> ServerRollout:  # fmt: skip
+             engine: PlanEngine | None, agent_types: tuple[str, ...]) -> ServerRollout:  # fmt: skip
     sampling = Sampling(max_tokens=config.plan_max_tokens, temperature=config.temperature, top_p=config.top_p)
+    diverse = (DiverseDraws(config.diverse_draws, tokenizer, degree=config.degree, agent_types=agent_types,
+                            log=out / DRAWS_FILE) if config.diverse_draws > 1 else None)  # fmt: skip
     if engine is not None:
         return ServerRollout(
             engine, tokenizer, sampling, out / SAMPLER_DIR, seed=config.seed, clock=clock, diverse=diverse
