@@ -82,6 +82,7 @@ from orchrm.mas.rollout import RunConfig, agent_fields, arollout, executor_confi
 from orchrm.mas.traces import Trace, find_traces, locate_traces, read_traces
 from orchrm.rm.config import RMConfig
 from orchrm.rm.model import RewardModel
+from orchrm.samples import latest_attempts, read_samples
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -194,6 +195,11 @@ def deadline_callback(deadline: float | None, save_steps: int):  # noqa: ANN201
                 control.should_save = True
 
     return Deadline()
+
+
+def gone(arm_dir: Path) -> bool:
+    """A finished run (it wrote tokens.json) with no sealed checkpoint here: nothing to resume or evaluate."""
+    return (arm_dir / "tokens.json").is_file() and not eval_points(arm_dir)
 
 
 def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | None) -> None:
@@ -348,11 +354,7 @@ def arm_summary(
         if (arm_dir / "steps.jsonl").is_file()
         else []
     )
-    samples = (
-        [json.loads(x) for x in (arm_dir / "samples.jsonl").read_text().splitlines()]
-        if (arm_dir / "samples.jsonl").is_file()
-        else []
-    )
+    samples = [r.model_dump() for r in latest_attempts(read_samples(arm_dir))]  # a resume's repeat supersedes
     # Steps past the run's max_steps (a resume of a finished run trained one more before that was fixed) are
     # left out; evaluations and their token counts come from the sealed checkpoints anyway.
     steps = [s for s in steps if s["step"] <= run["max_steps"]]
@@ -489,7 +491,9 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
                        key=lambda k: kinds[k]["accuracy"]["value"])  # fmt: skip
             if best is not None:
                 diffs.append((one, best, "best content-blind"))
-    diffs += [(a, b, "") for a, b in KIND_PAIRS if a in kinds and b in kinds]
+    diffs += [
+        (a, b, "") for a, b in KIND_PAIRS if a in kinds and b in kinds and (a, b, "best content-blind") not in diffs
+    ]
     table = []
     for a, b, note in diffs:
         step = min(kinds[a]["step"], kinds[b]["step"])
@@ -725,6 +729,10 @@ def main() -> None:
                 evaluate(BASE_OF[kind(arm)], None, args, root, examples)
             if late():
                 break
+            if gone(root / "arms" / arm):
+                print(f"{arm}: finished, and its checkpoints are not on this machine: not trained again, which "
+                      f"would start a second run over its records; train a repeat ({arm}.2) or a seed ({kind(arm)}@N)", flush=True)  # fmt: skip
+                continue
             # Each arm trains in a process of its own: a finished trainer's memory (10+ GB here) is not all
             # given back, and the next arm would start beside it.
             subprocess.run([sys.executable, __file__, *sys.argv[1:], "--only-train", arm], check=True)

@@ -1,5 +1,9 @@
 """`samples.jsonl`, the one owner of its contract: every plan orchestrator training (GRPO) sampled, as the
 reward saw it. `grpo.rewards` writes it; the viewer reads it here without loading the training stack.
+
+A run resumed from a checkpoint samples again the steps after it that a kill cut short. The file is
+append-only (and those plans' tokens were spent), so it keeps both attempts, each record stamped with the
+start of the run that wrote it; `latest_attempts` is the run as it stands, one attempt per step.
 """
 
 from __future__ import annotations
@@ -27,8 +31,24 @@ class SampleRecord(BaseModel):
     reward: float | None
     detail: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+    attempt: int = Field(0, ge=0, description="Which start of the run wrote it (0, then one more per resume).")
 
 
 def read_samples(folder: Path) -> list[SampleRecord]:
     """Every record of a training run folder's `samples.jsonl`, in file order."""
     return jsonl.read(folder / SAMPLES_FILE, SampleRecord.model_validate, "sample record")
+
+
+def next_attempt(path: Path) -> int:
+    """The attempt number a run starting now stamps on what it writes to `path`: one past the file's last."""
+    records = jsonl.read(path, SampleRecord.model_validate, "sample record")
+    return max((r.attempt for r in records), default=-1) + 1
+
+
+def latest_attempts(records: list[SampleRecord]) -> list[SampleRecord]:
+    """Each step's records from the last attempt that sampled it, in file order: a resumed run's repeat of a
+    step supersedes the attempt a kill cut short."""
+    last: dict[int, int] = {}
+    for r in records:
+        last[r.step] = max(last.get(r.step, r.attempt), r.attempt)
+    return [r for r in records if r.attempt == last[r.step]]

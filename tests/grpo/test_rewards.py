@@ -11,7 +11,7 @@ from orchrm.grpo.rewards import ExecuteScorer, PlanReward, RMScorer
 from orchrm.llm.accounting import TokenLedger
 from orchrm.mas.rollout import agent_types_for
 from orchrm.rm import RewardModel
-from orchrm.samples import SampleRecord
+from orchrm.samples import SampleRecord, latest_attempts, read_samples
 from tiny_policy import tiny_rm
 
 DIRECT = json.dumps({"answer": "4"})
@@ -55,6 +55,30 @@ def test_invalid_plans_get_the_penalty_and_a_record_never_a_crash(tmp_path):
     rows = [SampleRecord.model_validate_json(line) for line in (tmp_path / "samples.jsonl").read_text().splitlines()]
     assert [r.valid for r in rows] == [True, False, False, False, True]
     assert rows[1].rule == "parse" and rows[2].rule == "cycle" and rows[2].reward == -2.5
+
+
+def test_a_resumed_run_s_repeat_of_a_step_supersedes_the_attempt_a_kill_cut_short(tmp_path):
+    task = make_task(tmp_path)
+    qs = {q.id: q for q in task.questions(1)}
+    (q,) = qs
+
+    def step(reward, n, texts):
+        asyncio.run(reward(prompts=[[]] * 2, completions=[_msg(t) for t in texts], completion_ids=[[1]] * 2,
+                           question_id=[q, q], trainer_state=type("State", (), {"global_step": n})()))  # fmt: skip
+
+    first = PlanReward(
+        Constant(), qs, degree="dag", agent_types=agent_types_for(task), samples_path=tmp_path / "samples.jsonl"
+    )
+    step(first, 0, [PLAN, PLAN])
+    step(first, 1, ["{ not json", PLAN])  # killed before step 1's checkpoint: the resume samples step 1 again
+    again = PlanReward(
+        Constant(), qs, degree="dag", agent_types=agent_types_for(task), samples_path=tmp_path / "samples.jsonl"
+    )
+    step(again, 1, [PLAN, PLAN])
+    records = read_samples(tmp_path)
+    assert [(r.step, r.attempt) for r in records] == [(0, 0), (0, 0), (1, 0), (1, 0), (1, 1), (1, 1)]  # every draw kept
+    latest = latest_attempts(records)
+    assert [(r.step, r.attempt, r.valid) for r in latest] == [(0, 0, True), (0, 0, True), (1, 1, True), (1, 1, True)]
 
 
 def test_the_degree_decides_what_is_valid(tmp_path):

@@ -67,6 +67,24 @@ def test_resume_skips_done_pairs_and_discards_a_torn_line(tmp_path):
     assert path.read_bytes().endswith(b"\n")
 
 
+def test_a_finished_packed_run_resumes_as_done_and_one_that_grows_asks_to_unpack(tmp_path):
+    import gzip
+
+    task = make_task(tmp_path)
+    out = tmp_path / "run"
+    asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(n_questions=2)))
+    path = out / "traces.jsonl"
+    (out / "traces.jsonl.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+    path.unlink()  # how committed results are stored
+    llm = scripted_llm(replies())
+    result = asyncio.run(arollout(task, llm, out, run_config(n_questions=2)))
+    assert result.progress.resumed == 4 and len(result.traces()) == 4 and not path.exists()
+    assert "plan" not in llm.ledger.totals()  # nothing sampled
+    with pytest.raises(RunFileError, match="compressed"):
+        asyncio.run(arollout(task, scripted_llm(replies()), out, run_config(n_questions=3)))
+    assert not path.exists() and json.loads((out / "run.json").read_text())["n_questions"] == 2
+
+
 def test_a_grown_resume_that_fails_leaves_run_json_byte_for_byte_and_one_that_succeeds_records_it(tmp_path):
     task = make_task(tmp_path)
     out = tmp_path / "run"

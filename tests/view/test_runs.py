@@ -131,6 +131,22 @@ def test_grpo_folder_reads_every_sampled_plan(grpo_dir):
     assert trace_detail(run, "g0", 6) is None
 
 
+def test_a_resumed_run_shows_each_step_once(grpo_dir):
+    from orchrm.jsonl import append
+    from orchrm.samples import SAMPLES_FILE, SampleRecord
+
+    # the resume after a kill sampled step 2 again: its first attempt is superseded, not shown beside it
+    for q in ("g0", "g1"):
+        append(
+            grpo_dir / SAMPLES_FILE,
+            SampleRecord(step=2, question_id=q, completion="{", valid=False, reward=-1.0, attempt=1),
+        )
+    (run,) = load_runs([grpo_dir])
+    assert len(run.samples) == 6 + 2
+    steps = run_index([run])[0]["grpo"]["steps"]
+    assert [(s["step"], s["valid"]) for s in steps] == [(1, pytest.approx(2 / 3)), (2, 0.0)]
+
+
 def test_many_steps_are_thinned_to_a_dozen_rows():
     from types import SimpleNamespace
 

@@ -29,7 +29,7 @@ from ..mas.orchestrator import check_plan
 from ..mas.plans import Plan, PlanError
 
 # SAMPLES_FILE is not used here: bench/grpo_step.py still imports it from this module (its owner moves it).
-from ..samples import SAMPLES_FILE, SampleRecord  # noqa: F401
+from ..samples import SAMPLES_FILE, SampleRecord, next_attempt  # noqa: F401
 from ..tasks.base import Question, Task
 
 
@@ -68,6 +68,8 @@ class PlanReward:
         self.agent_types = agent_types
         self.penalty = penalty
         self.samples_path = samples_path
+        # stamped on what this start of the run writes, so a repeat of a step after a resume supersedes it
+        self.attempt = next_attempt(samples_path) if samples_path is not None else 0
         self.gather = gather  # every process's records, in process order (processes.gathered)
         self.__name__ = scorer.name
 
@@ -99,7 +101,7 @@ class PlanReward:
         if self.samples_path is not None:
             with jsonl.JsonlWriter(self.samples_path) as writer:
                 for r in everyone:
-                    writer.write(r)
+                    writer.write(r.model_copy(update={"attempt": self.attempt}))
         return [r.reward for r in records]
 
 

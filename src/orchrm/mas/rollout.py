@@ -23,7 +23,7 @@ from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
 from .plans import AGENT_TYPES
 from .run_config import RolloutSettings, RunConfig
 from .run_folder import RunFile, first_plans, open_run_file, rollout_differences, run_questions, run_traces
-from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, read_traces, token_totals
+from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, find_traces, read_traces, token_totals
 
 #: How each run version seeds its plans (`OrchestratorConfig.seeds`; `RUN_VERSION` documents them).
 _SEEDS_BY_VERSION = {1: "index", 2: "question", 3: "group"}
@@ -212,11 +212,14 @@ async def arollout(
         run_file.write()
     config = run_file.config
     traces_path = out / TRACES_FILE
-    existing = read_traces(traces_path, repair=True)
+    found = find_traces(out) or traces_path  # a finished run may be stored gzipped (never repaired or appended to)
+    existing = read_traces(found, repair=found == traces_path)
     questions = run_questions(task, config.n_questions, config.split, config.seed, config.skip_questions)
     done, progress = _resumed(existing, questions, config.n_plans)
     if on_progress:
         on_progress(progress)
+    if all(set(range(config.n_plans)) <= done.get(q.id, set()) for q in questions):
+        return RolloutResult(config, questions, found, progress)  # nothing to run: a packed run needs no unpacking
     orchestrator = Orchestrator(llm, orchestrator_config(config), agent_types_for(task))
     sem = asyncio.Semaphore(parallel_questions)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import safejson
 from ..mas.plans import PlanError, parse_plan, plan_shape
-from ..samples import SAMPLES_FILE, SampleRecord, read_samples
+from ..samples import SAMPLES_FILE, SampleRecord, latest_attempts, read_samples
 from .graph import plan_graph
 from .model import Run, display_name
 
@@ -39,7 +39,7 @@ def is_training_run(path: Path) -> bool:
 
 
 def load_training_run(folder: Path) -> Run:
-    records = read_samples(folder)
+    records = latest_attempts(read_samples(folder))
     samples: dict[tuple[str, int], Sample] = {}
     counts: dict[str, int] = {}
     for r in records:
