@@ -197,9 +197,14 @@ def deadline_callback(deadline: float | None, save_steps: int):  # noqa: ANN201
     return Deadline()
 
 
-def gone(arm_dir: Path) -> bool:
-    """A finished run (it wrote tokens.json) with no sealed checkpoint here: nothing to resume or evaluate."""
-    return (arm_dir / "tokens.json").is_file() and not eval_points(arm_dir)
+def gone(root: Path, arm: str) -> bool:
+    """A finished run (it wrote tokens.json) with no sealed checkpoint here: nothing to resume or evaluate, and
+    training it again would start a second run over its records."""
+    if not (root / "arms" / arm / "tokens.json").is_file() or eval_points(root / "arms" / arm):
+        return False
+    print(f"{arm}: finished, and its checkpoints are not on this machine: not trained again; train a repeat "
+          f"({arm}.2) or a seed ({kind(arm)}@N)", flush=True)  # fmt: skip
+    return True
 
 
 def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | None) -> None:
@@ -729,9 +734,7 @@ def main() -> None:
                 evaluate(BASE_OF[kind(arm)], None, args, root, examples)
             if late():
                 break
-            if gone(root / "arms" / arm):
-                print(f"{arm}: finished, and its checkpoints are not on this machine: not trained again, which "
-                      f"would start a second run over its records; train a repeat ({arm}.2) or a seed ({kind(arm)}@N)", flush=True)  # fmt: skip
+            if gone(root, arm):
                 continue
             # Each arm trains in a process of its own: a finished trainer's memory (10+ GB here) is not all
             # given back, and the next arm would start beside it.

@@ -212,8 +212,7 @@ async def arollout(
         run_file.write()
     config = run_file.config
     traces_path = out / TRACES_FILE
-    found = find_traces(out) or traces_path  # a finished run may be stored gzipped (never repaired or appended to)
-    existing = read_traces(found, repair=found == traces_path)
+    found, existing = _held_traces(out)
     questions = run_questions(task, config.n_questions, config.split, config.seed, config.skip_questions)
     done, progress = _resumed(existing, questions, config.n_plans)
     if on_progress:
@@ -267,6 +266,13 @@ async def _sample_and_run(
         await run(await orchestrator.sample_one(question, index))
 
     await asyncio.gather(*(one(i) for i in missing))
+
+
+def _held_traces(out: Path) -> tuple[Path, list[Trace]]:
+    """A run folder's traces file and what it holds. A finished run may be stored gzipped: read, never repaired
+    (nor appended to: `TraceWriter` refuses it)."""
+    found = find_traces(out) or out / TRACES_FILE
+    return found, read_traces(found, repair=found.suffix != ".gz")
 
 
 def _resumed(existing: list[Trace], questions: list[Question], n_plans: int) -> tuple[dict[str, set[int]], Progress]:
