@@ -217,7 +217,7 @@ async def arollout(
     done, progress = _resumed(existing, questions, config.n_plans)
     if on_progress:
         on_progress(progress)
-    if all(set(range(config.n_plans)) <= done.get(q.id, set()) for q in questions):
+    if progress.questions_done == len(questions):  # `_resumed` counted every question already complete
         return RolloutResult(config, questions, found, progress)  # nothing to run: a packed run needs no unpacking
     orchestrator = Orchestrator(llm, orchestrator_config(config), agent_types_for(task))
     sem = asyncio.Semaphore(parallel_questions)
