@@ -10,6 +10,8 @@ checked is that each path runs on CUDA, how long it takes, and that what it writ
 - `grpo-fp32`, `grpo-bf16`: `setup_run` (reward `valid`, sampler `auto`: `trl` on a GPU without vllm),
   group 8, 1 question a step; the step times from the run's steps.jsonl; the last checkpoint sealed (what
   `last_checkpoint` resumes from) and the adapter's files matching its card, which names the policy's sha256.
+- `grpo-remedies`: `grpo-fp32` with issue #24's remedies for a collapsing policy, KL to the base (beta 0.04,
+  its reference is the policy with its LoRA adapter off) and TRL's entropy bonus (0.05); the loss's kl and entropy terms logged.
 - `rm-fp32`, `rm-bf16`: `train_from_folder` with `RMConfig(device="auto")` on issue #13's committed pairs,
   the decoder backbone (LoRA + value head) on the same random folder; the saved folder loaded back on the
   CPU (`RewardModel.load`) scores as the trained model did.
@@ -45,7 +47,7 @@ PAIRS = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum" / "pairs" 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json")
 PACKAGES = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "safetensors", "pydantic")
 #: The checks in the order they run (the first two are what matters), each with its time limit in seconds.
-LIMITS = {"policy": 90, "grpo-fp32": 120, "rm-fp32": 100, "grpo-bf16": 200, "rm-bf16": 90}
+LIMITS = {"policy": 90, "grpo-fp32": 120, "rm-fp32": 100, "grpo-bf16": 200, "rm-bf16": 90, "grpo-remedies": 150}
 
 
 def build_policy(args: argparse.Namespace) -> dict[str, Any]:
@@ -76,19 +78,21 @@ def build_policy(args: argparse.Namespace) -> dict[str, Any]:
             "layers": config.num_hidden_layers, "hidden_size": config.hidden_size, "build_s": elapsed(start)}  # fmt: skip
 
 
-def check_grpo(args: argparse.Namespace, bf16: bool) -> dict[str, Any]:
-    """A few GRPO steps through `setup_run`, as `orchrm train-orchestrator` runs them."""
+def check_grpo(args: argparse.Namespace, bf16: bool, beta: float = 0.0, entropy_coef: float = 0.0) -> dict[str, Any]:
+    """A few GRPO steps through `setup_run`, as `orchrm train-orchestrator` runs them (`beta`, `entropy_coef`:
+    #24's remedies, KL to the base and an entropy bonus, whose terms are all the loss has on random weights)."""
     from orchrm.grpo import GRPORunConfig, setup_run
     from orchrm.grpo.adapter import ADAPTER_CARD, ADAPTER_DIR, AdapterCard
     from orchrm.grpo.checkpoints import checkpoint_step, last_checkpoint
     from orchrm.llm.weights import file_digests, mismatch
 
-    out = args.work / f"grpo-{'bf16' if bf16 else 'fp32'}"
+    remedies = bool(beta or entropy_coef)
+    out = args.work / ("grpo-remedies" if remedies else f"grpo-{'bf16' if bf16 else 'fp32'}")  # its check's name
     shutil.rmtree(out, ignore_errors=True)
     settings = GRPORunConfig(
         task=args.task, policy=str(policy_dir(args)), reward="valid", group_size=args.group, questions_per_step=1,
         n_questions=args.steps, max_steps=args.steps, save_steps=args.steps, plan_max_tokens=args.plan_max_tokens,
-        bf16=bf16,
+        bf16=bf16, beta=beta, entropy_coef=entropy_coef,
     )  # fmt: skip
     start = time.perf_counter()
     with setup_run(settings, out) as run:  # sampler "auto"
@@ -104,6 +108,7 @@ def check_grpo(args: argparse.Namespace, bf16: bool) -> dict[str, Any]:
         "wall_s": wall,
         "steps": steps,
         "losses": [round(h["loss"], 6) for h in outcome.log_history if "loss" in h],
+        **{k: [round(h[k], 6) for h in outcome.log_history if k in h] for k in ("kl", "entropy") if remedies},
         "checkpoint_sealed": checkpoint is not None and checkpoint_step(checkpoint) == args.steps,
         "adapter_sealed": mismatch(file_digests(out / ADAPTER_DIR, ADAPTER_CARD), card.files) is None,
         "adapter_base_is_policy": card.base_sha256 == run.weights.sha256,
@@ -148,6 +153,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "rm-fp32": lambda a: check_rm(a, bf16=False),
     "grpo-bf16": lambda a: check_grpo(a, bf16=True),
     "rm-bf16": lambda a: check_rm(a, bf16=True),
+    "grpo-remedies": lambda a: check_grpo(a, bf16=False, beta=0.04, entropy_coef=0.05),
 }
 
 
