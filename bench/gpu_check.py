@@ -11,7 +11,8 @@ checked is that each path runs on CUDA, how long it takes, and that what it writ
   group 8, 1 question a step; the step times from the run's steps.jsonl; the last checkpoint sealed (what
   `last_checkpoint` resumes from) and the adapter's files matching its card, which names the policy's sha256.
 - `grpo-remedies`: `grpo-fp32` with issue #24's remedies for a collapsing policy, KL to the base (beta 0.04,
-  its reference is the policy with its LoRA adapter off) and TRL's entropy bonus (0.05); the loss's kl and entropy terms logged.
+  its reference is the policy with its LoRA adapter off) and TRL's entropy bonus (0.05); the loss's kl and
+  entropy terms logged.
 - `rm-fp32`, `rm-bf16`: `train_from_folder` with `RMConfig(device="auto")` on issue #13's committed pairs,
   the decoder backbone (LoRA + value head) on the same random folder; the saved folder loaded back on the
   CPU (`RewardModel.load`) scores as the trained model did.

@@ -455,9 +455,10 @@ def diverged(curve: list[dict], samples: list[dict], max_steps: int) -> str | No
 # against execution, and each from-scratch remedy against plain `scratch`.
 KIND_PAIRS = (("rm", "router"), ("rm", "prior"), ("rm", "valid"), ("rm", "execute"), ("rm-decoder", "router"),
               ("rm-decoder", "prior"), ("rm-decoder", "valid"), ("rm-decoder", "execute"), ("router", "prior"),
-              ("router", "execute"), ("scratch-kl", "scratch"), ("scratch-entropy", "scratch"), ("execute", "scratch"), ("scratch-kl", "execute"),
-              ("scratch-entropy", "execute"), ("scratch-entropy", "scratch-kl"), ("scratch-diverse", "scratch"),
-              ("scratch-diverse", "execute"), ("scratch-diverse", "scratch-entropy"))  # fmt: skip
+              ("router", "execute"), ("scratch-kl", "scratch"), ("scratch-entropy", "scratch"), ("execute", "scratch"),
+              ("scratch-kl", "execute"), ("scratch-entropy", "execute"), ("scratch-entropy", "scratch-kl"),
+              ("scratch-diverse", "scratch"), ("scratch-diverse", "execute"),
+              ("scratch-diverse", "scratch-entropy"))  # fmt: skip
 CONTENT_BLIND = ("router", "prior", "valid")
 
 
