@@ -88,7 +88,7 @@ def check_grpo(args: argparse.Namespace, bf16: bool, beta: float = 0.0, entropy_
     from orchrm.llm.weights import file_digests, mismatch
 
     remedies = bool(beta or entropy_coef)
-    out = args.work / ("grpo-remedies" if remedies else f"grpo-{'bf16' if bf16 else 'fp32'}")  # its check's name
+    out = args.work / args.child  # the check's name: where `child` reads the steps of a run killed at its limit
     shutil.rmtree(out, ignore_errors=True)
     settings = GRPORunConfig(
         task=args.task, policy=str(policy_dir(args)), reward="valid", group_size=args.group, questions_per_step=1,
