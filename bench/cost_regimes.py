@@ -38,6 +38,7 @@ from pydantic import BaseModel
 
 from orchrm import jsonl
 from orchrm.atomic import write_text_atomic
+from orchrm.grpo.timing import read_steps
 from orchrm.llm import open_llm
 from orchrm.mas.agents.base import AgentSettings
 from orchrm.mas.executor import ExecutorConfig, execute_plan
@@ -162,7 +163,7 @@ def step_parts() -> dict:
             "valid_share": sum(s["valid"] for s in rows) / len(rows), "e_today_ledger": ex["total_tokens"] / len(rows),
             "r": {"minilm": 0.0, "decoder": r}, "pair_plans": len(pairs), "pair_executed": sum(t.valid for t in pairs),
             "pair_tokens": {"plan": cat("plan"), "execute": cat("execute"), "verify": cat("verify")},
-            "step_s": {a: statistics.fmean(json.loads(x)["step_s"] for x in (RUN / "arms" / a / "steps.jsonl").read_text().splitlines())
+            "step_s": {a: statistics.fmean(t.step_s for t in read_steps(RUN / "arms" / a))
                        for a in ("rm", "rm-decoder", "execute")}}  # fmt: skip
 
 

@@ -160,12 +160,10 @@ CHECKS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
 
 def steps_so_far(out: Path) -> list[dict[str, Any]]:
     """The step times a GRPO run has written to its steps.jsonl (also those of a run killed at its limit)."""
-    from orchrm.grpo.timing import STEPS_FILE
+    from orchrm.grpo.timing import read_steps
 
-    path = out / STEPS_FILE
-    rows = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
     keys = ("step", "generation_s", "reward_s", "update_s", "step_s", "completion_tokens", "tokens_per_s")
-    return [{k: round(r[k], 3) for k in keys} for r in rows]
+    return [{k: round(r[k], 3) for k in keys} for r in (t.model_dump() for t in read_steps(out))]
 
 
 def policy_dir(args: argparse.Namespace) -> Path:

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from orchrm.grpo import GRPORunConfig, RMScorer, Scored, open_run, policy_weights, train_orchestrator
-from orchrm.grpo.rewards import SAMPLES_FILE
-from orchrm.grpo.timing import STEPS_FILE
+from orchrm.grpo.timing import read_steps
+from orchrm.samples import latest_attempts, read_samples
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -51,10 +51,8 @@ class Valid:
 
 
 def summary(out: Path, plan_max_tokens: int) -> dict[str, Any]:
-    steps = [json.loads(x) for x in (out / STEPS_FILE).read_text().splitlines()] if (out / STEPS_FILE).is_file() else []
-    samples = (
-        [json.loads(x) for x in (out / SAMPLES_FILE).read_text().splitlines()] if (out / SAMPLES_FILE).is_file() else []
-    )
+    steps = [s.model_dump(exclude={"attempt"}) for s in read_steps(out)]  # a resume's repeat of a step supersedes
+    samples = [s.model_dump() for s in latest_attempts(read_samples(out))]
     ledger = (
         [json.loads(x) for x in (out / "tokens.jsonl").read_text().splitlines()]
         if (out / "tokens.jsonl").is_file()

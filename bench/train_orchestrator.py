@@ -75,7 +75,8 @@ from orchrm.grpo import (
 from orchrm.grpo import train_orchestrator as train
 from orchrm.grpo.adapter import served_adapter
 from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
-from orchrm.grpo.diverse import DRAWS_FILE
+from orchrm.grpo.diverse import DRAWS_FILE, read_draws
+from orchrm.grpo.timing import read_steps
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
 from orchrm.mas.plans import PlanError, parse_plan, plan_shape
 from orchrm.mas.rollout import RunConfig, agent_fields, arollout, executor_config
@@ -354,11 +355,7 @@ def arm_summary(
     base was not evaluated on this set yet, `minus_base` is None and the checkpoint's own questions count)."""
     run = json.loads((arm_dir / "run.json").read_text())
     tokens = json.loads((arm_dir / "tokens.json").read_text()) if (arm_dir / "tokens.json").is_file() else {}
-    steps = (
-        [json.loads(x) for x in (arm_dir / "steps.jsonl").read_text().splitlines()]
-        if (arm_dir / "steps.jsonl").is_file()
-        else []
-    )
+    steps = [s.model_dump() for s in read_steps(arm_dir)]  # a resume's repeat of a step supersedes
     samples = [r.model_dump() for r in latest_attempts(read_samples(arm_dir))]  # a resume's repeat supersedes
     # Steps past the run's max_steps (a resume of a finished run trained one more before that was fixed) are
     # left out; evaluations and their token counts come from the sealed checkpoints anyway.
@@ -432,13 +429,9 @@ def sampled_shapes(samples: list[dict]) -> dict:
 def drawn_shapes(arm_dir: Path, max_steps: int) -> dict:
     """Under a diverse group (`diverse_draws`), every plan the policy drew, kept or not (`draws.jsonl`): the
     collapse mark is read here, on the policy's own samples, not on the group chosen from them."""
-    path = arm_dir / DRAWS_FILE
-    if not path.is_file():
+    if not (arm_dir / DRAWS_FILE).is_file():
         return {}
-    by_step = {
-        r["step"]: r["shapes"] for r in map(json.loads, path.read_text().splitlines())
-    }  # a redone step: its last
-    return shape_shares([(step, shape) for step, shapes in by_step.items() if step < max_steps for shape in shapes])
+    return shape_shares([(r.step, shape) for r in read_draws(arm_dir) if r.step < max_steps for shape in r.shapes])
 
 
 def diverged(curve: list[dict], samples: list[dict], max_steps: int) -> str | None:

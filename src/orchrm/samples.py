@@ -1,9 +1,8 @@
 """`samples.jsonl`, the one owner of its contract: every plan orchestrator training (GRPO) sampled, as the
 reward saw it. `grpo.rewards` writes it; the viewer reads it here without loading the training stack.
 
-A run resumed from a checkpoint samples again the steps after it that a kill cut short. The file is
-append-only (and those plans' tokens were spent), so it keeps both attempts, each record stamped with the
-start of the run that wrote it; `latest_attempts` is the run as it stands, one attempt per step.
+A run resumed from a checkpoint samples again the steps after it that a kill cut short: the file keeps both
+attempts (`orchrm.attempts`), and `latest_attempts` is the run as it stands, one attempt per step.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from . import jsonl
+from . import attempts, jsonl
 
 SAMPLES_FILE = "samples.jsonl"
 
@@ -41,14 +40,7 @@ def read_samples(folder: Path) -> list[SampleRecord]:
 
 def next_attempt(path: Path) -> int:
     """The attempt number a run starting now stamps on what it writes to `path`: one past the file's last."""
-    records = jsonl.read(path, SampleRecord.model_validate, "sample record")
-    return max((r.attempt for r in records), default=-1) + 1
+    return attempts.next_attempt(path, SampleRecord.model_validate, "sample record")
 
 
-def latest_attempts(records: list[SampleRecord]) -> list[SampleRecord]:
-    """Each step's records from the last attempt that sampled it, in file order: a resumed run's repeat of a
-    step supersedes the attempt a kill cut short."""
-    last: dict[int, int] = {}
-    for r in records:
-        last[r.step] = max(last.get(r.step, r.attempt), r.attempt)
-    return [r for r in records if r.attempt == last[r.step]]
+latest_attempts = attempts.latest

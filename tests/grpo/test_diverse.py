@@ -12,7 +12,7 @@ from test_grpo_train import config, count_b
 from mas_fakes import make_task
 from orchrm.errors import ConfigError
 from orchrm.grpo import open_run, policy_weights, train_orchestrator
-from orchrm.grpo.diverse import DRAWS_FILE, INVALID, DiverseDraws, diverse_pick
+from orchrm.grpo.diverse import DRAWS_FILE, INVALID, DiverseDraws, diverse_pick, read_draws
 from orchrm.mas.rollout import agent_types_for
 from synthetic_traces import plan_text
 
@@ -65,7 +65,24 @@ def test_draws_are_seeded_past_the_plain_group_and_the_dropped_ones_are_written_
     assert unkept == [[1, 1, 1, 1], [], [], []]
     [record] = [json.loads(x) for x in (tmp_path / DRAWS_FILE).read_text().splitlines()]
     assert record == {"step": 3, "shapes": ["debate", "debate", INVALID, "debate", "python", "debate", "cot", "debate"],
-                      "kept": [0, 1, 4, 6]}  # fmt: skip
+                      "kept": [0, 1, 4, 6], "attempt": 0}  # fmt: skip
+
+
+def test_a_resumed_run_s_redrawn_step_supersedes_the_draws_a_kill_cut_short(tmp_path):
+    task = make_task(tmp_path)
+    texts = [plan_text("cot"), plan_text("python")]
+
+    def draw(step, drawn):
+        diverse = DiverseDraws(
+            2, Texts(texts), degree="dag", agent_types=agent_types_for(task), log=tmp_path / DRAWS_FILE
+        )
+        diverse.sample([[7]] * 2, [1, 2], lambda ids, seeds: drawn, step=step)
+        return diverse.attempt
+
+    assert draw(0, [[0], [0], [0], [0]]) == 0
+    assert draw(1, [[0], [0], [0], [0]]) == 1  # a second start of the run: step 1 cut short by a kill ...
+    assert draw(1, [[1], [0], [0], [0]]) == 2  # ... and drawn again after the resume
+    assert [(r.step, r.attempt, r.shapes[0]) for r in read_draws(tmp_path)] == [(0, 0, "cot"), (1, 2, "python")]
 
 
 def test_a_diverse_run_pays_for_every_draw(tmp_path, policy_dir):

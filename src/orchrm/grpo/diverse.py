@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from .. import jsonl
+from .. import attempts, jsonl
 from ..mas.orchestrator import check_plan
 from ..mas.plans import PlanError, plan_shape
 
@@ -50,6 +50,7 @@ class DrawRecord(BaseModel):
     step: int
     shapes: list[str]
     kept: list[int]
+    attempt: int = Field(0, ge=0, description="Which start of the run drew them (0, then one more per resume).")
 
 
 class DiverseDraws:
@@ -65,6 +66,7 @@ class DiverseDraws:
         self.degree = degree
         self.agent_types = agent_types
         self.log = log
+        self.attempt = attempts.next_attempt(log, DrawRecord.model_validate, "draw record") if log is not None else 0
 
     def shape(self, completion_ids: list[int]) -> str:
         text = self.tokenizer.decode(completion_ids, skip_special_tokens=True)
@@ -99,12 +101,18 @@ class DiverseDraws:
             kept += [mine[i] for i in pick]
             picked = set(pick)
             unkept += [[len(c) for i, c in enumerate(mine) if i not in picked]] + [[] for _ in range(size - 1)]
-            records.append(DrawRecord(step=step, shapes=shapes, kept=pick))
+            records.append(DrawRecord(step=step, shapes=shapes, kept=pick, attempt=self.attempt))
         if self.log is not None:
             with jsonl.JsonlWriter(self.log) as writer:
                 for r in records:
                     writer.write(r)
         return kept, unkept
+
+
+def read_draws(folder: Path) -> list[DrawRecord]:
+    """A run folder's draws as the run stands: a resumed run's repeat of a step supersedes the attempt a kill cut
+    short (none if the run drew no diverse group)."""
+    return attempts.latest(jsonl.read(folder / DRAWS_FILE, DrawRecord.model_validate, "draw record"))
 
 
 def _groups(prompt_ids: list[list[int]]) -> list[tuple[int, int]]:

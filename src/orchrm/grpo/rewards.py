@@ -27,9 +27,7 @@ from ..llm import LLM, TokenLedger, UsageRecord
 from ..mas.executor import ExecutorConfig, execute_plan
 from ..mas.orchestrator import check_plan
 from ..mas.plans import Plan, PlanError
-
-# SAMPLES_FILE is not used here: bench/grpo_step.py still imports it from this module (its owner moves it).
-from ..samples import SAMPLES_FILE, SampleRecord, next_attempt  # noqa: F401
+from ..samples import SampleRecord, next_attempt
 from ..tasks.base import Question, Task
 
 

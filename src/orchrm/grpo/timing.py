@@ -7,6 +7,8 @@ reward call. Update is reward return -> step end: the loss, the backward pass an
 step that trains on buffered samples (`num_iterations` > 1) generates nothing and shows update only.
 Under several processes the times are the main process's, and the plans and tokens the step's over all
 processes (`combine` gathers them; every process's clock must call it, only the main one writes the line).
+A resumed run's repeat of a step is a second line, stamped with its attempt (`orchrm.attempts`); `read_steps`
+is the run as it stands.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
-from .. import jsonl
+from .. import attempts, jsonl
 
 STEPS_FILE = "steps.jsonl"
 
@@ -33,6 +35,7 @@ class StepTiming(BaseModel):
     step_s: float
     plans: int = 0
     completion_tokens: int = 0
+    attempt: int = Field(0, ge=0, description="Which start of the run timed it (0, then one more per resume).")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -52,6 +55,7 @@ class StepClock:
         self.sampler = sampler
         self.combine = combine  # every process's items, in process order (processes.gathered)
         self.history: list[StepTiming] = []
+        self.attempt = attempts.next_attempt(path, StepTiming.model_validate, "step timing") if path is not None else 0
         self._reset(time.perf_counter())
 
     def _reset(self, now: float) -> None:
@@ -86,7 +90,7 @@ class StepClock:
         timing = StepTiming(
             step=step, sampler=self.sampler, generation_s=start - self._begin, sync_s=self._sync,
             reward_s=stop - start, update_s=now - stop, step_s=now - self._begin, plans=sum(p for p, _ in counts),
-            completion_tokens=sum(t for _, t in counts),
+            completion_tokens=sum(t for _, t in counts), attempt=self.attempt,
         )  # fmt: skip
         self.history.append(timing)
         if self.path is not None:
@@ -106,3 +110,9 @@ class StepClock:
                 clock.end(state.global_step)
 
         return StepTimer()
+
+
+def read_steps(folder: Path) -> list[StepTiming]:
+    """A run folder's step times as the run stands: one line per step, a resumed run's repeat superseding the
+    attempt a kill cut short (none if the run wrote no `steps.jsonl`)."""
+    return attempts.latest(jsonl.read(folder / STEPS_FILE, StepTiming.model_validate, "step timing"))
