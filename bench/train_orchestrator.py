@@ -479,7 +479,8 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
         first = footing(evs)
         runs = [a for a in out["arms"] if kind(a) == k]
         kinds[k] = {"runs": runs, "seeds": [out["arms"][a]["seed"] for a in runs], "step": step,
-                    "evaluated": list(steps[step]), "questions": len(qs), "footing": "first plan" if first else "all plans",
+                    "evaluated": list(steps[step]), "evaluated_seeds": [out["arms"][a]["seed"] for a in steps[step]],
+                    "questions": len(qs), "footing": "first plan" if first else "all plans",
                     "accuracy": two_way(columns(evs, first, qs)).model_dump(),
                     "diverged": {a: out["arms"][a]["diverged"] for a in runs if out["arms"][a]["diverged"]}}  # fmt: skip
     diffs = []
@@ -639,7 +640,7 @@ def markdown(r: dict) -> str:
     lines += ["", "Across training runs (final evaluated step; 95% intervals resample questions and runs together):", "",
               "| kind | runs (training seeds) | step | questions | footing | accuracy % | diverged |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     for k, v in r.get("kinds", {}).items():
-        seeds = ", ".join(str(r["arms"][a]["seed"]) for a in v["evaluated"])  # of the runs evaluated here
+        seeds = ", ".join(map(str, v["evaluated_seeds"]))  # of the runs evaluated here
         lines.append(f"| {k} | {len(v['evaluated'])} of {len(v['runs'])} ({seeds}) | {v['step']} | "
                      f"{v['questions']} | {v['footing']} | {_iv(v['accuracy'])} | {'; '.join(f'{a}: {w}' for a, w in v['diverged'].items()) or '—'} |")  # fmt: skip
     lines += [

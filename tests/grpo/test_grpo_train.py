@@ -143,11 +143,10 @@ def test_a_run_killed_with_sigkill_resumes(tmp_path, policy_dir):
     assert json.loads((out / "tokens.json").read_text())["categories"]["plan"]["calls"] == 8
 
 
-def test_a_step_redone_after_a_kill_supersedes_its_first_attempt_in_every_step_log(tmp_path, policy_dir):
+def test_a_step_redone_after_a_kill_supersedes_its_first_attempt_in_the_step_times(tmp_path, policy_dir):
     import shutil
 
     from orchrm.grpo.timing import read_steps
-    from orchrm.samples import latest_attempts, read_samples
 
     out = tmp_path / "run"
     run(tmp_path, policy_dir, out, max_steps=2)
@@ -158,8 +157,6 @@ def test_a_step_redone_after_a_kill_supersedes_its_first_attempt_in_every_step_l
     lines = [json.loads(x) for x in (out / "steps.jsonl").read_text().splitlines()]
     assert [(x["step"], x["attempt"]) for x in lines] == [(1, 0), (2, 0), (2, 1)]  # what was spent stays written
     assert [(t.step, t.attempt) for t in read_steps(out)] == [(1, 0), (2, 1)]
-    latest = latest_attempts(read_samples(out))
-    assert len(latest) == 2 * 4 and {r.attempt for r in latest if r.step == max(r.step for r in latest)} == {1}
 
 
 def test_a_finished_run_started_again_trains_no_further(tmp_path, policy_dir):
