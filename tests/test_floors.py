@@ -19,6 +19,7 @@ FLOORS: list[set[str]] = [
     {"errors", "version", "completions"},
     {"safejson", "hashing", "paths"},
     {"atomic", "jsonl"},
+    {"attempts"},
     {"sandbox", "llm", "samples", "folders"},
     {"tasks"},
     {"mas"},
