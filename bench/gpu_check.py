@@ -163,7 +163,7 @@ def steps_so_far(out: Path) -> list[dict[str, Any]]:
     from orchrm.grpo.timing import read_steps
 
     keys = ("step", "generation_s", "reward_s", "update_s", "step_s", "completion_tokens", "tokens_per_s")
-    return [{k: round(r[k], 3) for k in keys} for r in (t.model_dump() for t in read_steps(out))]
+    return [{k: round(getattr(t, k), 3) for k in keys} for t in read_steps(out)]
 
 
 def policy_dir(args: argparse.Namespace) -> Path:

@@ -75,7 +75,7 @@ from orchrm.grpo import (
 from orchrm.grpo import train_orchestrator as train
 from orchrm.grpo.adapter import served_adapter
 from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
-from orchrm.grpo.diverse import DRAWS_FILE, read_draws
+from orchrm.grpo.diverse import read_draws
 from orchrm.grpo.timing import read_steps
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
 from orchrm.mas.plans import PlanError, parse_plan, plan_shape
@@ -429,9 +429,8 @@ def sampled_shapes(samples: list[dict]) -> dict:
 def drawn_shapes(arm_dir: Path, max_steps: int) -> dict:
     """Under a diverse group (`diverse_draws`), every plan the policy drew, kept or not (`draws.jsonl`): the
     collapse mark is read here, on the policy's own samples, not on the group chosen from them."""
-    if not (arm_dir / DRAWS_FILE).is_file():
-        return {}
-    return shape_shares([(r.step, shape) for r in read_draws(arm_dir) if r.step < max_steps for shape in r.shapes])
+    shaped = [(r.step, shape) for r in read_draws(arm_dir) if r.step < max_steps for shape in r.shapes]
+    return shape_shares(shaped) if shaped else {}
 
 
 def diverged(curve: list[dict], samples: list[dict], max_steps: int) -> str | None:
@@ -483,19 +482,19 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
                     "questions": len(qs), "footing": "first plan" if first else "all plans",
                     "accuracy": two_way(columns(evs, first, qs)).model_dump(),
                     "diverged": {a: out["arms"][a]["diverged"] for a in runs if out["arms"][a]["diverged"]}}  # fmt: skip
-    diffs = []
+    diffs: dict[tuple[str, str], str] = {}  # (kind, minus) -> note; a pair is compared once, its first note kept
     blind = [k for k in CONTENT_BLIND if k in kinds]
     for one in ("rm", "rm-decoder"):  # the mark's reading: rm against the best content-blind kind at its step
         if one in kinds and blind:
             best = max((k for k in blind if kinds[k]["step"] == kinds[one]["step"]), default=None,
                        key=lambda k: kinds[k]["accuracy"]["value"])  # fmt: skip
             if best is not None:
-                diffs.append((one, best, "best content-blind"))
-    diffs += [
-        (a, b, "") for a, b in KIND_PAIRS if a in kinds and b in kinds and (a, b, "best content-blind") not in diffs
-    ]
+                diffs[(one, best)] = "best content-blind"
+    for a, b in KIND_PAIRS:
+        if a in kinds and b in kinds:
+            diffs.setdefault((a, b), "")
     table = []
-    for a, b, note in diffs:
+    for (a, b), note in diffs.items():
         step = min(kinds[a]["step"], kinds[b]["step"])
         if step not in at[a] or step not in at[b]:
             continue
