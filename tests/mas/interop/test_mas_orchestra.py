@@ -9,7 +9,9 @@ from orchrm.mas.interop import (
     AGENT_NAMES,
     ORIGINAL_QUESTION_INPUT,
     MasOrchestraPlan,
+    looks_like_mas_orchestra,
     parse_mas_orchestra,
+    read_mas_orchestra,
     to_mas_orchestra,
 )
 from orchrm.mas.interop._mas_orchestra import _TAGS, MAX_TEXT_CHARS
@@ -84,12 +86,12 @@ def agent_block(agent_id="a", name="CoTAgent", args="<agent_input>solve</agent_i
 
 def rule_of(text):
     with pytest.raises(PlanError) as info:
-        validate_plan(parse_mas_orchestra(text).plan)
+        validate_plan(read_mas_orchestra(text).plan)
     return info.value.rule
 
 
 def test_reads_the_prompt_example_into_a_valid_plan():
-    read = parse_mas_orchestra(EXAMPLE)
+    read = read_mas_orchestra(EXAMPLE)
     plan = validate_plan(read.plan)
     assert [(a.id, a.type) for a in plan.agents] == [("WS_NYC", "search"), ("WS_LA", "search"), ("FINAL", "debate")]
     assert plan.agent("FINAL").options == {"roles": ["Urban Economist", "Statistician"]}
@@ -99,12 +101,12 @@ def test_reads_the_prompt_example_into_a_valid_plan():
 
 
 def test_empty_input_is_the_original_question_and_is_written_back_empty():
-    read = parse_mas_orchestra(SINGLE)
+    read = read_mas_orchestra(SINGLE)
     assert validate_plan(read.plan).agents == [AgentSpec(id="calc_agent", type="cot", input=ORIGINAL_QUESTION_INPUT)]
     assert "<agent_input></agent_input>" in to_mas_orchestra(read)
-    quoted = parse_mas_orchestra(agent_block(args='<agent_input>""</agent_input>'))
+    quoted = read_mas_orchestra(agent_block(args='<agent_input>""</agent_input>'))
     assert quoted.plan.agents[0].input == ORIGINAL_QUESTION_INPUT
-    missing = parse_mas_orchestra(agent_block(args=""))  # MAS-Orchestra reads a missing input as empty too
+    missing = read_mas_orchestra(agent_block(args=""))  # MAS-Orchestra reads a missing input as empty too
     assert missing.plan.agents[0].input == ORIGINAL_QUESTION_INPUT
 
 
@@ -115,7 +117,7 @@ def test_every_agent_name_maps_case_insensitively_and_back():
             if agent_type == "debate"
             else "<agent_input>go</agent_input>"
         )
-        plan = parse_mas_orchestra(agent_block(name=name.upper(), args=args)).plan
+        plan = read_mas_orchestra(agent_block(name=name.upper(), args=args)).plan
         assert plan.agents[0].type == agent_type
         assert f"<agent_name>{name}</agent_name>" in to_mas_orchestra(plan)
 
@@ -125,7 +127,7 @@ def test_orchrm_options_travel_as_extra_arguments_and_unknown_ones_are_noted():
         name="SCAgent",
         args='<agent_input>go</agent_input><samples> 5 </samples><temperature>0.3</temperature><debate_roles>["a","b"]</debate_roles>',
     )
-    plan = parse_mas_orchestra(text).plan
+    plan = read_mas_orchestra(text).plan
     assert plan.agents[0].options == {"samples": 5}
     assert plan.dropped_options == {"a": ["temperature", "debate_roles"]}
     assert "<samples>5</samples>" in to_mas_orchestra(plan)
@@ -133,7 +135,7 @@ def test_orchrm_options_travel_as_extra_arguments_and_unknown_ones_are_noted():
 
 
 def test_python_style_role_lists_are_read_without_evaluating_them():
-    plan = parse_mas_orchestra(
+    plan = read_mas_orchestra(
         agent_block(
             name="DebateAgent",
             args="<agent_input>go</agent_input><debate_roles>['Mathematician', \"Skeptic\",]</debate_roles>",
@@ -150,10 +152,10 @@ def test_python_style_role_lists_are_read_without_evaluating_them():
 
 
 def test_a_direct_answer_without_agents():
-    read = parse_mas_orchestra("<thinking>easy</thinking>\n<answer> 42 </answer>")
+    read = read_mas_orchestra("<thinking>easy</thinking>\n<answer> 42 </answer>")
     assert read.plan == Plan(answer="42") and read.thinking == "easy"
     assert validate_plan(read.plan, degree="direct").answer == "42"
-    assert parse_mas_orchestra(to_mas_orchestra(read)).plan == read.plan
+    assert read_mas_orchestra(to_mas_orchestra(read)).plan == read.plan
 
 
 def test_thinking_that_mentions_tags_is_not_read_as_a_plan():
@@ -161,7 +163,7 @@ def test_thinking_that_mentions_tags_is_not_read_as_a_plan():
         "<thinking>I could write <agent> blocks or an <edge>, or <answer>.</thinking>"
         + SINGLE.split("</thinking>", 1)[1]
     )
-    assert [a.id for a in parse_mas_orchestra(text).plan.agents] == ["calc_agent"]
+    assert [a.id for a in read_mas_orchestra(text).plan.agents] == ["calc_agent"]
 
 
 @pytest.mark.parametrize(
@@ -191,17 +193,20 @@ def test_thinking_that_mentions_tags_is_not_read_as_a_plan():
             "edge_pairs",
         ),
         (agent_block("a") + "<edge></edge><edge></edge>", "parse"),
-        (agent_block("a") + agent_block("b") + "<edge><from>a</from><to>b</to></edge>", "edge_mismatch"),
         (
             agent_block("a")
             + agent_block("b", args="<agent_input>${a}</agent_input>")
             + "<edge><from>a</from><to>c</to></edge>",
             "unknown_edge_end",
         ),
-        (agent_block("a") + agent_block("b"), "isolated"),
+        (agent_block("a") + agent_block("b"), "no_edges"),
         (
             agent_block("a", args="<agent_input>${b}</agent_input>")
             + agent_block("b", args="<agent_input>${a}</agent_input>"),
+            "no_edges",
+        ),
+        (
+            agent_block("a") + agent_block("b") + "<edge><from>a</from><to>b</to><from>b</from><to>a</to></edge>",
             "cycle",
         ),
         ("".join(agent_block(f"a{i}") for i in range(70)), "too_many_blocks"),
@@ -223,14 +228,14 @@ def test_messages_quote_at_most_a_short_piece_of_a_huge_text():
     ]
     for text in texts:
         with pytest.raises(PlanError) as info:
-            validate_plan(parse_mas_orchestra(text).plan)
+            validate_plan(read_mas_orchestra(text).plan)
         assert len(str(info.value)) < 300 and (info.value.agent is None or len(info.value.agent) <= 40)
 
 
 def test_entities_are_never_expanded():
     laughs = '<!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;">]>'
     text = laughs + agent_block(args="<agent_input>&c; &amp; &#60; &lt;agent&gt;</agent_input>")
-    plan = validate_plan(parse_mas_orchestra(text).plan)
+    plan = validate_plan(read_mas_orchestra(text).plan)
     assert plan.agents[0].input == "&c; &amp; &#60; &lt;agent&gt;"
 
 
@@ -249,7 +254,7 @@ def test_entities_are_never_expanded():
 def test_hostile_texts_end_quickly(text):
     start = time.perf_counter()
     try:
-        validate_plan(parse_mas_orchestra(text).plan)
+        validate_plan(read_mas_orchestra(text).plan)
     except PlanError:
         pass
     assert time.perf_counter() - start < 2.0
@@ -278,7 +283,7 @@ def test_an_orchrm_json_plan_converts_both_ways():
         and "<top_k>3</top_k>" in text
         and "<agent_name>PythonAgent</agent_name>" in text
     )
-    assert validate_plan(parse_mas_orchestra(text).plan) == validate_plan(orchrm)
+    assert validate_plan(read_mas_orchestra(text).plan) == validate_plan(orchrm)
 
 
 # ---- round trip (property) ----
@@ -326,7 +331,7 @@ def plans(draw):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(plans())
 def test_orchrm_plans_round_trip_through_mas_orchestra(plan):
-    back = parse_mas_orchestra(to_mas_orchestra(plan)).plan
+    back = read_mas_orchestra(to_mas_orchestra(plan)).plan
     assert back.dropped_options == {}
     assert validate_plan(back) == plan
 
@@ -336,7 +341,279 @@ def test_orchrm_plans_round_trip_through_mas_orchestra(plan):
 def test_mas_orchestra_text_is_a_fixed_point(plan, extra, thinking):
     descriptions = {a.id: extra.get(a.id, f"agent {a.id}") for a in plan.agents}
     text = to_mas_orchestra(MasOrchestraPlan(plan, descriptions, thinking))
-    read = parse_mas_orchestra(text)
+    read = read_mas_orchestra(text)
     assert read.descriptions == descriptions and read.thinking == thinking
     assert to_mas_orchestra(read) == text
     assert json.loads(validate_plan(read.plan).to_json()) == json.loads(plan.to_json())
+
+
+# ---- the graph as MAS-Orchestra's own parser reads it (harmony_parser/medium.py) ----
+
+
+def edge_block(*pairs):
+    return "<edge>" + "".join(f"<from>{s}</from><to>{d}</to>" for s, d in pairs) + "</edge>"
+
+
+def edge_set(plan):
+    return {(e.src, e.dst) for e in plan.edges}
+
+
+def test_an_edge_without_a_reference_is_kept_by_adding_the_reference():
+    # MAS-Orchestra's graph check has no reference rule: this plan runs there, so it must import as valid.
+    text = (
+        agent_block("solver", args="<agent_input></agent_input>")
+        + agent_block("checker", name="ReflexionAgent", args="<agent_input>Check the solution.</agent_input>")
+        + edge_block(("solver", "checker"))
+    )
+    read = read_mas_orchestra(text)
+    plan = validate_plan(read.plan)
+    assert edge_set(plan) == {("solver", "checker")} and plan.sink() == "checker"
+    assert plan.agent("checker").input == "Check the solution.\n\n${solver}"
+    assert read.added_references == {"checker": ["solver"]}
+    assert plan.agent("solver").input == ORIGINAL_QUESTION_INPUT
+
+
+def test_references_alone_are_no_graph_without_an_edge_block():
+    text = agent_block("a") + agent_block("b", args="<agent_input>Check ${a}</agent_input>")
+    with pytest.raises(PlanError) as info:
+        parse_mas_orchestra(text)
+    assert info.value.rule == "no_edges" and "<edge>" in info.value.reason
+    empty = text + "<edge>\n</edge>"
+    with pytest.raises(PlanError) as info:
+        parse_mas_orchestra(empty)
+    assert info.value.rule == "no_edges"
+
+
+def test_parse_returns_a_plan_from_a_whole_completion_with_prose():
+    completion = "Sure! Here is the system I propose.\n" + EXAMPLE + "\nThis should work well. Good luck!"
+    plan = parse_mas_orchestra(completion)
+    assert isinstance(plan, Plan) and validate_plan(plan) == plan
+    assert edge_set(plan) == {("WS_NYC", "FINAL"), ("WS_LA", "FINAL")}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        EXAMPLE,
+        SINGLE,
+        # from/to grouped rather than interleaved: MAS-Orchestra pairs the n-th <from> with the n-th <to>
+        agent_block("a")
+        + agent_block("b")
+        + agent_block("c", args="<agent_input>${a} and ${b}</agent_input>")
+        + "<edge><from>a</from><from>b</from><to>c</to><to>c</to></edge>",
+        # a repeated edge, and a chain whose middle agent ignores its input
+        agent_block("a") + agent_block("b") + agent_block("c") + edge_block(("a", "b"), ("a", "b"), ("b", "c")),
+        # a diamond where only some targets reference their sources
+        agent_block("s")
+        + agent_block("x", args="<agent_input>Expand on ${s}</agent_input>")
+        + agent_block("y")
+        + agent_block("z", args="<agent_input>Merge ${x}</agent_input>")
+        + edge_block(("s", "x"), ("s", "y"), ("x", "z"), ("y", "z")),
+        # the edges written before the agents, in any order, tags in other case
+        "<Edge><FROM>b</FROM><To>c</To>\n<from>a</from><to>b</to></Edge>"
+        + agent_block("c")
+        + agent_block("a")
+        + agent_block("b"),
+    ],
+)
+def test_plans_mas_orchestra_accepts_are_accepted_and_round_trip(text):
+    read = read_mas_orchestra(text)
+    plan = validate_plan(read.plan)
+    assert plan == read.plan  # already consistent: edges and references match one to one
+    written = to_mas_orchestra(read)
+    again = read_mas_orchestra(written)
+    assert again.plan == read.plan and again.added_references == {}
+    assert again.descriptions == read.descriptions and again.thinking == read.thinking
+    assert to_mas_orchestra(again) == written
+
+
+def test_the_edge_block_is_the_graph():
+    text = agent_block("a") + agent_block("b") + agent_block("c") + edge_block(("a", "b"), ("a", "b"), ("b", "c"))
+    plan = parse_mas_orchestra(text)
+    assert edge_set(plan) == {("a", "b"), ("b", "c")} and plan.sink() == "c"
+    assert plan.agent("b").input == "solve\n\n${a}" and plan.agent("c").input == "solve\n\n${b}"
+
+
+def test_a_reference_mas_orchestra_substitutes_becomes_an_edge():
+    # a and b are both start agents; MAS-Orchestra runs a before b (queue seeded in agent order) and so
+    # substitutes ${a} in b's input: data flows a -> b although no edge says so.
+    text = (
+        agent_block("a")
+        + agent_block("b", args="<agent_input>Use ${a}</agent_input>")
+        + agent_block("c", args="<agent_input>${a} ${b}</agent_input>")
+        + edge_block(("a", "c"), ("b", "c"))
+    )
+    plan = validate_plan(parse_mas_orchestra(text))
+    assert edge_set(plan) == {("a", "b"), ("a", "c"), ("b", "c")} and plan.sink() == "c"
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        # two agents without an outgoing edge (MAS-Orchestra rule 9)
+        (agent_block("a") + agent_block("b") + agent_block("c") + edge_block(("a", "b"), ("a", "c")), "sink_count"),
+        # every agent has an incoming edge: no start agent (rule 4)
+        (agent_block("a") + agent_block("b") + edge_block(("a", "b"), ("b", "a")), "cycle"),
+        # a cycle off the path from the start to the sink (rule 3 before rule 7)
+        (
+            agent_block("s")
+            + agent_block("t")
+            + agent_block("x")
+            + agent_block("y")
+            + edge_block(("s", "t"), ("x", "y"), ("y", "x"), ("x", "t")),
+            "isolated",
+        ),
+        # a cycle on that path (rule 7)
+        (
+            agent_block("s")
+            + agent_block("x")
+            + agent_block("y")
+            + agent_block("t")
+            + edge_block(("s", "x"), ("x", "y"), ("y", "x"), ("y", "t")),
+            "cycle",
+        ),
+        (agent_block("a") + edge_block(("a", "a")), "cycle"),
+        (agent_block("a") + agent_block("b") + edge_block(("a", "ghost")), "unknown_edge_end"),
+        (agent_block("a") + agent_block("b") + edge_block(("", "b")), "unknown_edge_end"),
+        (agent_block("a") + agent_block("b") + "<edge><from>a</from><from>b</from><to>b</to></edge>", "edge_pairs"),
+        (agent_block("a") + agent_block("a") + edge_block(("a", "a")), "duplicate_id"),
+        (agent_block("a b") + agent_block("c") + edge_block(("a b", "c")), "bad_id"),
+        # texts MAS-Orchestra would pass unsubstituted, which orchrm would read as edges
+        (agent_block("a", args="<agent_input>${a}</agent_input>"), "self_reference"),
+        (
+            agent_block("a") + agent_block("b", args="<agent_input>${zz}</agent_input>") + edge_block(("a", "b")),
+            "unknown_reference",
+        ),
+        (
+            agent_block("a", args="<agent_input>${b}</agent_input>") + agent_block("b") + edge_block(("a", "b")),
+            "reference_order",
+        ),
+    ],
+)
+def test_plans_mas_orchestra_rejects_are_rejected(text, rule):
+    with pytest.raises(PlanError) as info:
+        parse_mas_orchestra(text)
+    assert info.value.rule == rule
+
+
+def _mas_orchestra_accepts(n, edges):
+    """An independent statement of MAS-Orchestra's graph rules: one agent and no edge, or edges between
+    declared agents forming a DAG with exactly one agent without an outgoing edge (a start agent, and every
+    agent on a path from one to that sink, follow in a DAG)."""
+    if not edges:
+        return n == 1
+    nodes = set(range(n))
+    if any(s not in nodes or d not in nodes for s, d in edges):
+        return False
+    left, remaining = set(nodes), set(edges)
+    while True:
+        free = {v for v in left if not any(d == v for _, d in remaining)}
+        if not free:
+            break
+        left -= free
+        remaining = {(s, d) for s, d in remaining if s in left}
+    return not left and len(nodes - {s for s, _ in edges}) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n), st.integers(0, n)), max_size=9))
+    )
+)
+def test_the_graph_is_accepted_exactly_when_mas_orchestra_accepts_it(case):
+    n, edges = case  # an end equal to n names an undeclared agent
+    text = "".join(agent_block(f"g{i}") for i in range(n)) + (
+        edge_block(*((f"g{s}", f"g{d}") for s, d in edges)) if edges else ""
+    )
+    try:
+        plan = validate_plan(parse_mas_orchestra(text))
+    except PlanError:
+        assert not _mas_orchestra_accepts(n, edges)
+        return
+    assert _mas_orchestra_accepts(n, edges)
+    assert edge_set(plan) == {(f"g{s}", f"g{d}") for s, d in edges}
+
+
+def test_looks_like_mas_orchestra():
+    assert looks_like_mas_orchestra(EXAMPLE) and looks_like_mas_orchestra(SINGLE)
+    assert looks_like_mas_orchestra("Plan:\n<AGENT>\n<Agent_ID>a</Agent_ID>")
+    for text in (
+        '{"agents": [{"id": "a", "type": "cot", "input": "x"}]}',
+        "<answer>4</answer>",
+        "",
+        "<agent_id>a</agent_id><agent>",
+    ):
+        assert not looks_like_mas_orchestra(text)
+    assert not looks_like_mas_orchestra(None)
+
+
+def test_tag_names_match_ascii_case_only():
+    # re.IGNORECASE alone matches 'ſ' (U+017F) to 's' and 'K' (U+212A) to 'k': such a tag is prose here.
+    with pytest.raises(PlanError) as info:
+        parse_mas_orchestra("<anſwer>4</anſwer>")
+    assert info.value.rule == "parse"
+    assert parse_mas_orchestra(SINGLE.replace("thinking", "thinKing")).agents[0].id == "calc_agent"
+
+
+_FRAGMENTS = st.sampled_from(
+    [
+        *(f"<{t}>" for t in (*_TAGS, "AGENT", "Edge", "x", "anſwer")),
+        *(f"</{t}>" for t in (*_TAGS, "AGENT", "x")),
+        *AGENT_NAMES,
+        "${a}",
+        "${b}",
+        "${ a }",
+        "${",
+        "}",
+        "a",
+        "b",
+        "",
+        " ",
+        "\n",
+        '""',
+        "[",
+        "]",
+        "'r1'",
+        '"r2"',
+        ",",
+        "3",
+        "-1",
+        "1e9",
+        "\x00",
+        "\ud800",
+        "&amp;",
+        "<",
+        ">",
+        "</",
+        "$",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(max_size=300), st.lists(st.one_of(_FRAGMENTS, st.text(max_size=8)), max_size=60).map("".join)))
+def test_any_text_is_a_plan_or_a_plan_error(text):
+    assert isinstance(looks_like_mas_orchestra(text), bool)
+    try:
+        plan = parse_mas_orchestra(text)
+    except PlanError as exc:
+        assert exc.rule and exc.reason
+        return
+    assert isinstance(plan, Plan)
+    try:
+        validate_plan(plan, degree="direct" if not plan.agents else "dag")
+    except PlanError:
+        pass
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plans(), st.randoms(use_true_random=False))
+def test_fragments_of_a_real_plan_are_a_plan_or_a_plan_error(plan, rnd):
+    text = to_mas_orchestra(plan)
+    cut = sorted(rnd.sample(range(len(text) + 1), 2))
+    for variant in (text[: cut[0]], text[cut[0] :], text[: cut[0]] + text[cut[1] :]):
+        try:
+            validate_plan(parse_mas_orchestra(variant))
+        except PlanError:
+            pass

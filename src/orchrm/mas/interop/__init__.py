@@ -1,7 +1,9 @@
 """Plans and executions from other multi-agent systems.
 
 - `parse_mas_orchestra` / `to_mas_orchestra`: MAS-Orchestra's `<agent>`/`<edge>` plan format, read into an
-  orchrm `Plan` and written from one (agent names map to orchrm types by `AGENT_NAMES`).
+  orchrm `Plan` (graph read as MAS-Orchestra's own parser reads it) and written from one (agent names map to
+  orchrm types by `AGENT_NAMES`); `read_mas_orchestra` keeps descriptions and thinking for writing back, and
+  `looks_like_mas_orchestra` tells cheaply whether a text is in that format.
 - `import_executions`: executions a team ran on its own MAS (question, plan text, final answer or grade,
   optional tokens and checkpoint label), from JSONL or a saved `datasets` folder, turned into orchrm
   `Trace`s in a run folder that `orchrm pairs` reads like one made by `orchrm rollout`.
@@ -22,7 +24,9 @@ from ._mas_orchestra import (
     AGENT_NAMES,
     ORIGINAL_QUESTION_INPUT,
     MasOrchestraPlan,
+    looks_like_mas_orchestra,
     parse_mas_orchestra,
+    read_mas_orchestra,
     to_mas_orchestra,
 )
 
@@ -36,9 +40,11 @@ __all__ = [
     "ImportReport",
     "MasOrchestraPlan",
     "import_executions",
+    "looks_like_mas_orchestra",
     "parse_mas_orchestra",
     "read_datasets_rows",
     "read_jsonl_rows",
+    "read_mas_orchestra",
     "to_mas_orchestra",
     "to_trace",
 ]

@@ -179,7 +179,7 @@ def _plan(text: str, plan_format: PlanFormat) -> tuple[Plan | None, PlanErrorRec
     """The validated plan (or the error it is recorded with) and its degree."""
     degree = "dag"
     try:
-        plan = parse_mas_orchestra(text).plan if plan_format == "mas-orchestra" else parse_plan(text)
+        plan = parse_mas_orchestra(text) if plan_format == "mas-orchestra" else parse_plan(text)
         degree = "direct" if not plan.agents and plan.answer is not None else "dag"
         return validate_plan(plan, degree=degree), None, degree
     except PlanError as exc:

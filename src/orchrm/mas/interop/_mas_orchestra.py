@@ -4,11 +4,27 @@ MAS-Orchestra (Salesforce AI Research) has its orchestrator write `<agent>` bloc
 `<agent_id>`, `<agent_name>` (`CoTAgent`, `SCAgent`, `DebateAgent`, `ReflexionAgent`, `WebSearchAgent`),
 `<agent_description>` and `<required_arguments>` (`<agent_input>`, which may reference upstream outputs as
 `${agent_id}`, and `<debate_roles>` for a debate), then one `<edge>` block of `<from>`/`<to>` pairs; or, with
-no agent, an `<answer>`. Its graph rules are orchrm's: a DAG with one sink, nothing isolated, and edges that
-match the `${id}` references one to one. An empty `<agent_input>` (or `""`) means "the original question".
+no agent, an `<answer>`. An empty `<agent_input>` (or `""`) means "the original question".
+
+The graph is read as MAS-Orchestra's own parser reads it (SalesforceAIResearch/MAS-Orchestra,
+`mas_r1_reasoner/rewards/utils/harmony_parser/medium.py`: `extract_edges`, `parse_harmony_agent_response`,
+`validate_graph`, `topological_sort`, `generate_multi_agent_code`): edges come from the `<edge>` block only
+(`<from>`s paired in order with `<to>`s; a repeated edge is one), several agents with no edge are refused, and
+the edges must name declared agents, leave at least one agent without an incoming edge, leave exactly one
+without an outgoing edge, connect every agent from a start to that sink, and form no cycle, checked in that
+order. A `${id}` in an input is not an edge there: MAS-Orchestra's executor substitutes it only when `id` ran
+earlier in its execution order (Kahn's, queue seeded in agent order, children in edge order). orchrm's plans
+need edges and references to match one to one, so the conversion adds `${src}` (on a line of its own) to the
+input of an edge's target that lacks it, and adds the edge a substituted reference implies (it runs forward
+in that order, so it keeps the graph a DAG with the same sink); a `${id}` MAS-Orchestra would leave as text
+(an unknown id, the agent's own, or one that runs later) is a `PlanError`, since orchrm would read it as an
+edge. orchrm is stricter than MAS-Orchestra on malformed text (a block without `<agent_id>`, an unknown
+`<agent_name>`, `<from>`s and `<to>`s of different counts, a second `<edge>` block), which MAS-Orchestra skips,
+fails at run time, truncates or ignores.
 
 Reading never executes or evaluates anything and expands no entity (see `_tags`); every failure is a
-`PlanError` naming a rule. The graph rules are checked by `validate_plan`, as for orchrm's own plans.
+`PlanError` naming a rule. orchrm's own limits (agent count, input length, allowed types) are then checked by
+`validate_plan`, as for orchrm's own plans.
 """
 
 from __future__ import annotations
@@ -21,7 +37,7 @@ from pydantic import ValidationError
 
 from ... import safejson
 from ..options import RolesOption
-from ..plans import AgentSpec, Edge, Plan, PlanError, option_bounds
+from ..plans import REFERENCE, AgentSpec, Plan, PlanError, option_bounds
 from ._tags import Block, blocks, closes_inside
 
 #: MAS-Orchestra agent names -> orchrm agent types (matched case-insensitively, as MAS-Orchestra does).
@@ -58,17 +74,42 @@ _QUOTED = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"")
 @dataclass
 class MasOrchestraPlan:
     """A MAS-Orchestra plan as orchrm reads it: the `Plan`, plus the free texts orchrm plans have no field
-    for (each agent's description, the `<thinking>` section), kept so a plan can be written back whole."""
+    for (each agent's description, the `<thinking>` section), kept so a plan can be written back whole, and
+    the `${src}` references the conversion added to inputs, by agent id (edges whose target had none)."""
 
     plan: Plan
     descriptions: dict[str, str] = field(default_factory=dict)
     thinking: str | None = None
+    added_references: dict[str, list[str]] = field(default_factory=dict)
 
 
-def parse_mas_orchestra(text: str) -> MasOrchestraPlan:
-    """The plan in a MAS-Orchestra orchestrator reply. Raises `PlanError`; the graph is not yet validated
-    (call `validate_plan` on `.plan`, as for `parse_plan`)."""
-    if not text or not text.strip():
+#: A MAS-Orchestra-format text as far as routing needs: an `<agent>` block with an `<agent_id>` after it.
+_AGENT_OPEN = re.compile(r"<agent>", re.IGNORECASE | re.ASCII)
+_AGENT_ID_OPEN = re.compile(r"<agent_id>", re.IGNORECASE | re.ASCII)
+
+
+def looks_like_mas_orchestra(text: str) -> bool:
+    """Whether `text` is worth reading as MAS-Orchestra's format: an `<agent>` tag with an `<agent_id>` after
+    it (two linear searches; nothing is parsed). A bare `<answer>` is not claimed: other formats use it too."""
+    if not isinstance(text, str):
+        return False
+    m = _AGENT_OPEN.search(text)
+    return m is not None and _AGENT_ID_OPEN.search(text, m.end()) is not None
+
+
+def parse_mas_orchestra(text: str) -> Plan:
+    """The plan in a MAS-Orchestra orchestrator reply (prose around the blocks is skipped), with the graph
+    read and checked as MAS-Orchestra reads it and its edges and `${id}` references made to match. Raises
+    `PlanError`, and nothing else, on any input; orchrm's own limits are `validate_plan`'s to check."""
+    return read_mas_orchestra(text).plan
+
+
+def read_mas_orchestra(text: str) -> MasOrchestraPlan:
+    """`parse_mas_orchestra`, keeping what the `Plan` has no field for (descriptions, thinking, the
+    references the conversion added), so that `to_mas_orchestra` can write the plan back whole."""
+    if not isinstance(text, str):
+        raise PlanError("parse", f"the orchestrator's output is a {type(text).__name__}, not text")
+    if not text.strip():
         raise PlanError("parse", "the orchestrator's output is empty")
     if len(text) > MAX_TEXT_CHARS:
         raise PlanError("too_large", f"{len(text)} characters, at most {MAX_TEXT_CHARS} are read")
@@ -97,7 +138,10 @@ def parse_mas_orchestra(text: str) -> MasOrchestraPlan:
         if unknown:
             dropped.setdefault(spec.id, []).extend(unknown)
     edges = _edges(by_name["edge"][0].content) if by_name["edge"] else []
-    return MasOrchestraPlan(Plan(agents=agents, edges=edges, dropped_options=dropped), descriptions, thinking)
+    agents, added = _data_flow(agents, edges)
+    plan = Plan(agents=agents, dropped_options=dropped)
+    plan = plan.model_copy(update={"edges": plan.implied_edges()})
+    return MasOrchestraPlan(plan, descriptions, thinking, added)
 
 
 def _agent(content: str, index: int) -> tuple[AgentSpec, str, list[str]]:
@@ -184,9 +228,11 @@ def _roles(raw: str, agent_id: str) -> list[str]:
     return parsed
 
 
-def _edges(content: str) -> list[Edge]:
-    edges: list[Edge] = []
-    pending: str | None = None
+def _edges(content: str) -> list[tuple[str, str]]:
+    """The `<edge>` block's pairs, as MAS-Orchestra reads them: the n-th `<from>` with the n-th `<to>`,
+    stripped (repeats kept: its execution order counts them). Unequal counts, which MAS-Orchestra truncates
+    silently, are a `PlanError` here."""
+    ends: dict[str, list[str]] = {"from": [], "to": []}
     for b in blocks(content, ("from", "to"), where="the <edge> block", limit=2 * MAX_EDGES):
         end = b.content.strip()
         if len(end) > 40:  # no agent id is longer; checked before the text is quoted in any message
@@ -194,18 +240,118 @@ def _edges(content: str) -> list[Edge]:
                 "unknown_edge_end",
                 f"<{b.name}>{end[:40]}...</{b.name}> names no agent (ids have at most 40 characters)",
             )
-        if b.name.lower() == "from":
-            if pending is not None:
-                raise PlanError("edge_pairs", f"<from>{pending[:40]}</from> has no <to>")
-            pending = end
-        else:
-            if pending is None:
-                raise PlanError("edge_pairs", f"<to>{end[:40]}</to> has no <from> before it")
-            edges.append(Edge(src=pending, dst=end))
-            pending = None
-    if pending is not None:
-        raise PlanError("edge_pairs", f"<from>{pending[:40]}</from> has no <to>")
-    return edges
+        ends[b.name.lower()].append(end)
+    froms, tos = ends["from"], ends["to"]
+    if len(froms) != len(tos):
+        raise PlanError(
+            "edge_pairs", f"the <edge> block has {len(froms)} <from> and {len(tos)} <to>; each edge needs one of each"
+        )
+    return list(zip(froms, tos, strict=True))
+
+
+def _data_flow(agents: list[AgentSpec], edges: list[tuple[str, str]]) -> tuple[list[AgentSpec], dict[str, list[str]]]:
+    """The agents with inputs whose `${id}` references match the data flow one to one: MAS-Orchestra's graph
+    checked as `validate_graph` checks it, each edge's target given a `${src}` it lacks, and each reference
+    MAS-Orchestra substitutes kept (it becomes an edge). Returns the agents and the references added."""
+    ids: list[str] = []
+    for a in agents:
+        if not REFERENCE.fullmatch(f"${{{a.id}}}"):
+            raise PlanError("bad_id", f"agent id {a.id!r} must be letters, digits, '_' or '-'", agent=a.id)
+        if a.id in ids:
+            raise PlanError("duplicate_id", f"agent id {a.id!r} is used twice", agent=a.id)
+        ids.append(a.id)
+    if len(agents) > 1 and not edges:
+        raise PlanError(
+            "no_edges",
+            f"{len(agents)} agents and no edge in an <edge> block; MAS-Orchestra takes the graph from that block "
+            "alone (a ${id} in an input is no edge)",
+            agent=agents[1].id,
+        )
+    order = _execution_order(ids, edges) if edges else ids
+    position = {agent_id: i for i, agent_id in enumerate(order)}
+    sources: dict[str, list[str]] = {}
+    for src, dst in edges:
+        sources.setdefault(dst, [])
+        if src not in sources[dst]:
+            sources[dst].append(src)
+    out: list[AgentSpec] = []
+    added: dict[str, list[str]] = {}
+    for a in agents:
+        for ref in a.references():
+            if ref == a.id:
+                raise PlanError("self_reference", f"agent {a.id!r} references its own output", agent=a.id)
+            if ref not in position:
+                raise PlanError("unknown_reference", f"agent {a.id!r} references unknown agent ${{{ref}}}", agent=a.id)
+            if position[ref] > position[a.id]:
+                raise PlanError(
+                    "reference_order",
+                    f"agent {a.id!r} references ${{{ref}}}, which MAS-Orchestra runs after it (no edge path "
+                    f"{ref}->{a.id}): it would pass the text unsubstituted",
+                    agent=a.id,
+                )
+        have = set(a.references())
+        missing = [src for src in sources.get(a.id, []) if src not in have]
+        if missing:
+            added[a.id] = missing
+            a = a.model_copy(update={"input": a.input + "\n\n" + "\n".join(f"${{{src}}}" for src in missing)})
+        out.append(a)
+    return out, added
+
+
+def _execution_order(ids: list[str], edges: list[tuple[str, str]]) -> list[str]:
+    """MAS-Orchestra's graph rules, in `validate_graph`'s order, then its execution order (`topological_sort`:
+    Kahn's, the queue seeded in agent order, each agent's children in edge order, repeated edges counted)."""
+    known = set(ids)
+    for src, dst in edges:
+        for end, tag in ((src, "from"), (dst, "to")):
+            if end not in known:
+                raise PlanError("unknown_edge_end", f"<{tag}>{end}</{tag}> names no declared agent", agent=end or None)
+    children: dict[str, list[str]] = {i: [] for i in ids}
+    parents: dict[str, list[str]] = {i: [] for i in ids}
+    for src, dst in edges:
+        children[src].append(dst)
+        parents[dst].append(src)
+    starts = [i for i in ids if not parents[i]]
+    if not starts:
+        raise PlanError("cycle", "every agent has an incoming edge, so there is no start agent and the edges cycle")
+    sinks = [i for i in ids if not children[i]]
+    if len(sinks) != 1:
+        raise PlanError(
+            "sink_count",
+            f"exactly one agent without an outgoing edge is needed, found {len(sinks)}"
+            + (f": {', '.join(sinks)}" if sinks else ""),
+            agent=sinks[-1] if sinks else None,
+        )
+    reached = _reach(starts, children) & _reach(sinks, parents)
+    isolated = [i for i in ids if i not in reached]
+    if isolated:
+        raise PlanError(
+            "isolated",
+            f"agents {', '.join(isolated)} are not on a path from a start agent to the sink {sinks[0]!r}",
+            agent=isolated[0],
+        )
+    indegree = {i: len(parents[i]) for i in ids}
+    queue = list(starts)
+    for node in queue:  # the list grows as agents become ready: a FIFO queue
+        for child in children[node]:
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                queue.append(child)
+    if len(queue) != len(ids):
+        stuck = [i for i in ids if indegree[i] > 0]
+        raise PlanError("cycle", f"the agents {', '.join(stuck)} form a cycle", agent=stuck[0])
+    return queue
+
+
+def _reach(roots: list[str], step: dict[str, list[str]]) -> set[str]:
+    seen = set(roots)
+    todo = list(roots)
+    while todo:
+        for nxt in step[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
 
 
 def to_mas_orchestra(

@@ -2,7 +2,7 @@
 
 Model output is untrusted and is not XML: no entities are expanded (`&amp;` stays `&amp;`, `<!ENTITY` is
 plain text), attributes, comments and CDATA mean nothing, and a block's content is the raw text up to the
-first closing tag of the same name (case-insensitive), as MAS-Orchestra's own regex reads it. Every search
+first closing tag of the same name (ASCII case-insensitive: `<anſwer>` is no `<answer>`), as MAS-Orchestra's own regex reads it. Every search
 starts where the previous one ended, so a scan is linear in the text whatever it holds (an unclosed tag
 stops the scan at once instead of being retried from every later opening).
 """
@@ -31,12 +31,12 @@ class Block:
 
 @lru_cache(maxsize=64)
 def _close(name: str) -> re.Pattern[str]:
-    return re.compile(f"</{re.escape(name)}>", re.IGNORECASE)
+    return re.compile(f"</{re.escape(name)}>", re.IGNORECASE | re.ASCII)
 
 
 @lru_cache(maxsize=16)
 def _opens(names: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("<(" + "|".join(re.escape(n) for n in names) + ")>", re.IGNORECASE)
+    return re.compile("<(" + "|".join(re.escape(n) for n in names) + ")>", re.IGNORECASE | re.ASCII)
 
 
 def blocks(text: str, names: tuple[str, ...] | None = None, *, where: str, limit: int) -> list[Block]:
@@ -65,5 +65,5 @@ def blocks(text: str, names: tuple[str, ...] | None = None, *, where: str, limit
 def closes_inside(text: str, names: tuple[str, ...]) -> str | None:
     """The first `</name>` for a name in `names` inside `text` (such a text cannot be written as a block's
     content: it would end the block early), or None."""
-    m = re.search("</(" + "|".join(re.escape(n) for n in names) + ")>", text, re.IGNORECASE)
+    m = re.search("</(" + "|".join(re.escape(n) for n in names) + ")>", text, re.IGNORECASE | re.ASCII)
     return m.group(0) if m else None
