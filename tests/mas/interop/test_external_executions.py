@@ -196,3 +196,24 @@ def test_without_datasets_a_folder_is_a_one_line_error(tmp_path, monkeypatch):
     (tmp_path / "ds").mkdir()
     with pytest.raises(ConfigError, match="needs the `datasets` package"):
         import_executions(tmp_path / "ds", tmp_path / "run", fmt="datasets")
+
+
+def test_mas_orchestra_graphs_import_as_mas_orchestra_ran_them(tmp_path):
+    def agent(agent_id, agent_input):
+        return (
+            f"<agent><agent_id>{agent_id}</agent_id><agent_name>CoTAgent</agent_name>"
+            f"<agent_description>d</agent_description><required_arguments><agent_input>{agent_input}</agent_input>"
+            "</required_arguments></agent>"
+        )
+
+    edge_only = (
+        agent("solve", "") + agent("check", "Check the answer.") + "<edge><from>solve</from><to>check</to></edge>"
+    )
+    reference_only = agent("solve", "") + agent("check", "Check ${solve}.")
+    rows = [{"question": "q", "plan": plan, "final_answer": "4"} for plan in (edge_only, reference_only)]
+    report = import_executions(write_rows(tmp_path / "rows.jsonl", rows), tmp_path / "run", plan_format="mas-orchestra")
+    assert report.valid_plans == 1 and report.plan_errors == {"no_edges": 1}
+    first, second = read_traces(locate_traces(tmp_path / "run"))
+    assert [(e.src, e.dst) for e in first.plan.edges] == [("solve", "check")] and first.final_agent == "check"
+    assert first.plan.agent("check").input == "Check the answer.\n\n${solve}" and first.plan_text == edge_only
+    assert second.plan is None and second.plan_error.rule == "no_edges"
