@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 MODELS := $(VENV)/.models
 
-.PHONY: demo test test-fast test-py lint bench models clean
+.PHONY: demo test test-fast test-py test-frameworks lint bench models clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ py_bin = $(shell for p in $$(command -v python$(1)) $$(ls -d $${PYENV_ROOT:-$$HO
 
 test-py: .venv-$(PY)/.installed
 	.venv-$(PY)/bin/python -m pytest -m "not real_model"
+
+# verl's and OpenRLHF's own released code driving the adapters, each in its own .venv-verl / .venv-openrlhf
+# (their transformers pins differ from orchrm's): ci/frameworks/run.sh, pins in ci/frameworks/*.txt.
+test-frameworks:
+	ci/frameworks/run.sh
 
 # What tests/test_lint.py holds the code to; `ruff format src tests bench` fixes the format.
 lint: $(INSTALLED)

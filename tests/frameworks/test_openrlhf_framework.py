@@ -1,0 +1,198 @@
+"""OpenRLHF 0.11's own code calls orchrm: the README's commands parsed by `openrlhf.cli.train_ppo_ray`'s own
+argparse (its `__main__` block, run up to `train(args)`: the trainer itself needs CUDA), the prompt and label
+made by its dataset code, and its rollout's reward step (`SingleTurnAgentExecutor`, what each vLLM rollout actor
+builds from `--reward.remote_url`) posting to a real `orchrm serve` or loading the file of
+`orchrm.adapters.openrlhf`. Only vLLM's generation is stood in for. Needs OpenRLHF (ci/frameworks/openrlhf.txt)."""
+
+import ast
+import asyncio
+import functools
+import importlib.metadata
+import importlib.util
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+
+import pytest
+from framework_helpers import expected_reward, framework, readme_block
+
+framework("openrlhf")
+
+import httpx  # noqa: E402
+
+from adapter_fakes import ITEMS  # noqa: E402
+from live_server import free_port  # noqa: E402
+
+TRAINER = "openrlhf.cli.train_ppo_ray"
+SUBST = re.compile(r"\$\(python -c '([^']*)'\)")
+
+
+def test_openrlhf_is_the_pinned_release():
+    assert importlib.metadata.version("openrlhf") == "0.11.2"
+
+
+@functools.cache
+def shell_commands():
+    """The README block's commands, as a shell sees them: comments' commands too (the `# or in process:` form),
+    continuation lines joined, `$(python -c ...)` run. Each: (environment assignments, argv)."""
+    lines = [re.sub(r"^#\s*(or in process:\s*)?", "", line) for line in readme_block(TRAINER).splitlines()]
+    commands, current = [], ""
+    for line in lines:
+        current += " " + line.rstrip()
+        if not current.endswith("\\"):
+            commands.append(current.strip().removesuffix("&").strip())
+            current = ""
+        current = current.removesuffix("\\")
+    out = []
+    for command in filter(None, commands):
+        command = SUBST.sub(lambda m: subprocess.run([sys.executable, "-c", m.group(1)], check=True,
+                                                     capture_output=True, text=True).stdout.strip(), command)  # fmt: skip
+        argv = shlex.split(command)
+        env = {}
+        while argv and re.fullmatch(r"[A-Z_]+=.*", argv[0]):
+            key, value = argv.pop(0).split("=", 1)
+            env[key] = value
+        out.append((env, tuple(argv)))
+    return tuple(out)
+
+
+def readme_runs():
+    """The README's `orchrm serve` argv, and each trainer command: (environment, OpenRLHF's parsed args)."""
+    commands = shell_commands()
+    serve = [list(argv) for _, argv in commands if argv[:2] == ("orchrm", "serve")]
+    trainers = [(env, argv) for env, argv in commands if argv[:3] == ("python", "-m", TRAINER)]
+    assert len(serve) == 1 and len(trainers) == 2, commands
+    runs = []
+    for env, argv in trainers:
+        argv = [a for a in argv[3:] if a != "..."]  # `...`: the rest of the user's command line
+        runs.append((dict(env), openrlhf_args(argv)))
+    return serve[0], runs
+
+
+def openrlhf_args(argv):
+    """`argv` parsed by OpenRLHF's own trainer CLI: the module's standard-library imports and its `__main__`
+    block, run up to (not including) its final `train(args)` (parser, `hierarchize`, argument checks)."""
+    path = importlib.util.find_spec(TRAINER).origin
+    tree = ast.parse(open(path).read(), path)
+    main = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "__name__ == '__main__'")
+    assert ast.unparse(main.body[-1]) == "train(args)"
+    stdlib = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+              and all((getattr(n, "module", None) or a.name).split(".")[0] in sys.stdlib_module_names
+                      for a in n.names)]  # fmt: skip
+    code = compile(ast.Module(body=[*stdlib, *main.body[:-1]], type_ignores=[]), path, "exec")
+    namespace = {"__name__": "__main__"}
+    saved = sys.argv
+    sys.argv = [path, *argv]
+    try:
+        exec(code, namespace)
+    finally:
+        sys.argv = saved
+    return namespace["args"]
+
+
+def test_the_readme_commands_parse_with_openrlhfs_own_cli():
+    serve, runs = readme_runs()
+    (remote_env, remote), (file_env, file) = runs
+    assert remote.data.label_key == file.data.label_key == "question"
+    assert remote.reward.remote_url == ["http://HOST:8765/openrlhf"] and remote_env == {}
+    import orchrm.adapters.openrlhf as adapter
+
+    assert file.reward.remote_url == [adapter.__file__] and file_env == {"ORCHRM_RM": "/abs/rm"}
+    assert serve[:3] == ["orchrm", "serve", "--rm"] and "8765" in serve
+
+
+@pytest.fixture(scope="module")
+def orchrm_serve(rm_folder):
+    """The README's `orchrm serve` line, run: the real CLI on a free port, the RM folder for /abs/rm."""
+    serve, _ = readme_runs()
+    port = free_port()
+    argv = [a.replace("/abs/rm", str(rm_folder)).replace("8765", str(port)) for a in serve]
+    exe = os.path.join(os.path.dirname(sys.executable), "orchrm")
+    proc = subprocess.Popen([exe, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"orchrm serve did not come up: {proc.communicate()[0][-2000:]}")
+        time.sleep(0.2)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+class Engine:
+    """vLLM's AsyncLLMEngine, stood in for: it 'generates' each prompt's scripted responses, in the order asked."""
+
+    def __init__(self, tokenizer, responses):
+        self.tokenizer, self.responses = tokenizer, list(responses)
+
+    async def generate(self, prompt_token_ids, sampling_params, multi_modal_data=None):
+        prompt = self.tokenizer.decode(prompt_token_ids, skip_special_tokens=False)
+        text = self.responses.pop(next(i for i, (p, _) in enumerate(self.responses) if p == prompt))[1]
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"] + [self.tokenizer.eos_token_id]
+        return SimpleNamespace(outputs=[SimpleNamespace(token_ids=ids, finish_reason="stop", logprobs=None)])
+
+
+def rollouts(args, tokenizer, items, rows=None):
+    """OpenRLHF's rollout of `items` up to their rewards: each row made a (prompt, label) by its dataset code
+    (`--data.apply_chat_template`, the question column under `--data.label_key`), then its single-turn executor
+    (built from `--reward.remote_url` as each vLLM rollout actor builds it) run concurrently, one per sample."""
+    from openrlhf.datasets.prompts_dataset import preprocess_data
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    rows = rows or [{"input": q, "question": q} for q, _ in items]
+    pairs = [preprocess_data(row, None, args.data.input_key, args.data.label_key, tokenizer.apply_chat_template)
+             for row in rows]  # fmt: skip
+    engine = Engine(tokenizer, [(prompt, text) for (prompt, _), (_, text) in zip(pairs, items)])
+    executor = SingleTurnAgentExecutor(args.reward.remote_url)
+    params = SimpleNamespace(max_tokens=1024, logprobs=None)
+
+    async def run():
+        return await asyncio.gather(*(executor.execute(prompt, label, params, 4096, tokenizer, engine)
+                                      for prompt, label in pairs))  # fmt: skip
+
+    return executor, asyncio.run(run())
+
+
+@pytest.mark.parametrize("form", ["remote", "file"])
+def test_openrlhfs_reward_step_pays_orchrms_reward(form, rm_folder, rm, orchrm_serve, monkeypatch):
+    from transformers import AutoTokenizer
+
+    _, runs = readme_runs()
+    env, args = runs[0] if form == "remote" else runs[1]
+    if form == "remote":
+        args.reward.remote_url = [u.replace("http://HOST:8765", orchrm_serve) for u in args.reward.remote_url]
+    for key, value in env.items():
+        monkeypatch.setenv(key, value.replace("/abs/rm", str(rm_folder)))
+    tokenizer = AutoTokenizer.from_pretrained(rm_folder)
+    executor, outputs = rollouts(args, tokenizer, ITEMS)
+    assert (executor.reward_func is not None) == (form == "file")  # the file, loaded by OpenRLHF itself
+
+    want = [expected_reward(rm, q, text) for q, text in ITEMS]
+    # OpenRLHF swallows a failed reward call (the reward stays None): every sample must have orchrm's reward
+    assert [o["reward"] for o in outputs] == [pytest.approx([w], abs=1e-5) for w in want]
+    assert [o["scores"] for o in outputs] == [pytest.approx([w], abs=1e-5) for w in want]  # dynamic filtering's value
+    assert all(o["extra_logs"]["orchrm_unscored"] == [0.0] for o in outputs)
+    assert [o["label"] for o in outputs] == [q for q, _ in ITEMS]
+
+
+def test_a_label_that_is_not_the_question_is_flagged(rm_folder, orchrm_serve, monkeypatch):
+    """Started without `--data.label_key`, OpenRLHF sends "" as every label: penalised and counted, not scored."""
+    from transformers import AutoTokenizer
+
+    _, runs = readme_runs()
+    _, args = runs[0]
+    args.reward.remote_url = [u.replace("http://HOST:8765", orchrm_serve) for u in args.reward.remote_url]
+    args.data.label_key = None
+    _, outputs = rollouts(args, AutoTokenizer.from_pretrained(rm_folder), ITEMS[:1])
+    assert outputs[0]["label"] == "" and outputs[0]["extra_logs"]["orchrm_unscored"] == [1.0]
