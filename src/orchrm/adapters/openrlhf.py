@@ -11,7 +11,7 @@ loads `reward_func(queries, prompts, labels)` below; the model comes from `ORCHR
 loaded once per process) or `ORCHRM_URL` (`orchrm serve`, token in `ORCHRM_TOKEN`).
 
 The plan is the query after its prompt, up to the chat template's end-of-turn token. OpenRLHF passes no
-question but the label: start it with `--label_key` naming the question column (a label that is an object
+question but the label: start it with `--data.label_key` naming the question column (a label that is an object
 is read at its "question"). OpenRLHF needs a number for every sample, so one with no plan or no question,
 or a failed server, gets `penalty` (`ORCHRM_PENALTY`, `orchrm serve --openrlhf-penalty`) and
 `orchrm_unscored` 1.0 in `extra_logs` (averaged into OpenRLHF's logged metrics); the reason goes to the
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 #: The reward of a sample the RM could not score; far below what a trained RM gives a parsed plan.
 DEFAULT_PENALTY = -10.0
 NOT_AFTER_PROMPT = "the query neither starts with its prompt nor holds an assistant turn"
-NO_QUESTION = "the label holds no question (start OpenRLHF with --label_key naming the question column)"
+NO_QUESTION = "the label holds no question (start OpenRLHF with --data.label_key naming the question column)"
 
 
 class OpenRLHFRequest(BaseModel):

@@ -1,9 +1,11 @@
-"""The orchestration RM as a verl custom reward function: point `custom_reward_function.path` at this file.
+"""The orchestration RM as a verl custom reward function: point `reward.custom_reward_function.path` at this file.
 
-verl loads this file by path (not as part of the package), so it imports orchrm absolutely. It calls
+verl loads this file by path (not as part of the package), so it imports orchrm absolutely. verl 0.9's reward
+managers (`naive`, the default; `dapo`, `rate_limited`, ...) call, one response at a time from a thread pool,
 
-    compute_score(data_source, solution_str, ground_truth, extra_info, **reward_kwargs)          # naive manager
-    compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos, **reward_kwargs)  # batch manager
+    compute_score(data_source, solution_str, ground_truth, extra_info, **reward_kwargs)
+
+(`compute_score_batch` takes lists of the same, for a reward manager of your own: verl 0.9 has no batch one.)
 
 verl passes no prompt: the question travels in `extra_info["question"]` (another key with
 `reward_kwargs.question_key`). The reward model is the server at `reward_kwargs.url` (bearer token in
@@ -14,9 +16,12 @@ per worker process. Each result is `{"score", "orchrm_unscored", "orchrm_error"}
 verl's reward metrics show how many were penalised and why. Every result has the same keys, as verl's
 per-key lists need.
 
-    custom_reward_function.path=$(python -c 'import orchrm.adapters.verl as m; print(m.__file__)')
-    custom_reward_function.name=compute_score            # or compute_score_batch with reward_model.reward_manager=batch
-    +custom_reward_function.reward_kwargs.url=http://127.0.0.1:8765
+    reward.custom_reward_function.path=$(python -c 'import orchrm.adapters.verl as m; print(m.__file__)')
+    reward.custom_reward_function.name=compute_score
+    +reward.custom_reward_function.reward_kwargs.url=http://127.0.0.1:8765   # or ...reward_kwargs.rm=/abs/rm
+
+(verl 0.9's main_ppo reads only `reward.custom_reward_function.*`: the pre-0.9 top-level
+`custom_reward_function.*` keys are ignored, and verl then scores with its own rule for the data source.)
 """
 
 from __future__ import annotations
