@@ -37,12 +37,13 @@ APART = {("view", "grpo"): "the viewer reads samples.jsonl through `orchrm.sampl
 #: Inside `mas`: the agent catalog (`options`) and the rollout settings (`run_config`) are leaves, plans use the
 #: catalog, traces record plans, agents run them,
 #: the executor and orchestrator use agents, the run folder and rollouts sit on top; interop only converts
-#: plans and traces.
+#: plans and traces; `completion` (what in a model's text is the plan) reads both plan formats.
 MAS_FLOORS: list[set[str]] = [
     {"options", "run_config"},
     {"plans"},
     {"traces"},
     {"agents", "interop", "run_folder"},
+    {"completion"},
     {"executor", "orchestrator"},
     {"rollout"},
 ]

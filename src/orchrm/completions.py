@@ -10,9 +10,23 @@ from typing import Any
 
 
 def completion_text(completion: Any) -> str:
-    """A TRL completion: plain text, or the assistant messages of a conversational prompt."""
+    """A TRL completion: plain text, or the assistant messages of a conversational prompt, whose content is a
+    string or a list of parts (`{"type": "text", "text": ...}`; other parts hold no text). Anything else is
+    read as no text at all, never raised on."""
     if isinstance(completion, str):
         return completion
     if isinstance(completion, dict):
         completion = [completion]
-    return "".join(m.get("content") or "" for m in completion if isinstance(m, dict) and m.get("role") == "assistant")
+    if not isinstance(completion, list):
+        return ""
+    return "".join(
+        _content(m.get("content")) for m in completion if isinstance(m, dict) and m.get("role") == "assistant"
+    )
+
+
+def _content(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""

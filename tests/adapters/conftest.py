@@ -1,6 +1,6 @@
 import pytest
 
-from adapter_fakes import ITEMS, Garbage
+from adapter_fakes import ITEMS, Garbage, train_orchestrator_rewards
 from live_server import live_server
 from tiny_policy import tiny_rm
 
@@ -19,8 +19,9 @@ def rm(rm_folder):
 
 @pytest.fixture(scope="session")
 def expected(rm):
-    """What `RewardModel.score` gives each item, one question at a time: the mark every adapter must hit."""
-    return [rm.score(q, [p])[0] for q, p in ITEMS]
+    """What `train-orchestrator --reward rm` pays each item (the sigmoid of `RewardModel.score` for a valid plan,
+    -1 for text with none): the mark every adapter must hit."""
+    return train_orchestrator_rewards(rm, ITEMS)
 
 
 @pytest.fixture(scope="session")

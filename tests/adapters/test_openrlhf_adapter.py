@@ -11,11 +11,13 @@ import httpx
 import pytest
 
 import orchrm.adapters.openrlhf as openrlhf_module
-from adapter_fakes import ITEMS
+from adapter_fakes import BAD_COMPLETIONS, ITEMS, train_orchestrator_rewards
 from live_server import free_port
 from orchrm.errors import ConfigError
 
 PENALTY = openrlhf_module.DEFAULT_PENALTY
+#: Which of ITEMS hold no valid plan (a direct answer under dag, broken JSON): paid the penalty, flagged invalid.
+INVALID = [0.0, 0.0, 1.0, 0.0, 1.0]
 
 
 def chat_prompt(question):
@@ -44,7 +46,8 @@ def post_each(url, items, labels):
 def test_the_route_gives_the_same_scores_as_the_reward_model(server, expected):
     answers = post_each(server, ITEMS, [q for q, _ in ITEMS])
     assert [a["rewards"][0] for a in answers] == pytest.approx(expected, abs=1e-5)
-    assert all(a["scores"] == a["rewards"] and a["extra_logs"] == {"orchrm_unscored": [0.0]} for a in answers)
+    assert all(a["scores"] == a["rewards"] for a in answers)
+    assert [a["extra_logs"] for a in answers] == [{"orchrm_invalid": [x], "orchrm_unscored": [0.0]} for x in INVALID]
     labels = [{"question": q, "answer": "8"} for q, _ in ITEMS]  # a label column that is an object
     assert [a["rewards"][0] for a in post_each(server, ITEMS, labels)] == pytest.approx(expected, abs=1e-5)
 
@@ -63,11 +66,11 @@ def test_unscorable_samples_get_the_penalty_and_a_log(server):
     body = {
         "query": [query, query, prompt + "<|im_end|>", "a truncated query without any template " + p],
         "prompts": [prompt, prompt, prompt, prompt],
-        "labels": [q, ""],  # OpenRLHF sends "" without --label_key; a short label list is read as missing labels
+        "labels": [q, "", q],  # OpenRLHF sends "" without --data.label_key; a short label list is read as missing
     }
     a = httpx.post(f"{server}/openrlhf", json=body).json()
     assert a["rewards"][1:] == [PENALTY] * 3 and a["rewards"][0] != PENALTY
-    assert a["extra_logs"] == {"orchrm_unscored": [0.0, 1.0, 1.0, 1.0]}
+    assert a["extra_logs"] == {"orchrm_invalid": [0.0, 0.0, 1.0, 0.0], "orchrm_unscored": [0.0, 1.0, 0.0, 1.0]}
 
 
 @pytest.mark.parametrize(
@@ -113,9 +116,8 @@ def test_the_reward_file_gives_the_same_scores(where, rm_folder, server, expecte
     )
     queries, prompts = zip(*(sample(q, p) for q, p in ITEMS), strict=True)
     out = load_reward_func()(list(queries), list(prompts), [q for q, _ in ITEMS])
-    assert out["rewards"] == pytest.approx(expected, abs=1e-5) and out["extra_logs"]["orchrm_unscored"] == [0.0] * len(
-        ITEMS
-    )
+    assert out["rewards"] == pytest.approx(expected, abs=1e-5)
+    assert out["extra_logs"] == {"orchrm_invalid": INVALID, "orchrm_unscored": [0.0] * len(ITEMS)}
 
 
 def test_the_reward_file_without_a_model_or_with_a_bad_penalty_is_one_line(monkeypatch):
@@ -135,7 +137,11 @@ def test_the_reward_file_with_the_server_down_penalises(monkeypatch):
     q, p = ITEMS[0]
     query, prompt = sample(q, p)
     out = load_reward_func()([query], [prompt], [q])
-    assert out == {"rewards": [-3.0], "scores": [-3.0], "extra_logs": {"orchrm_unscored": [1.0]}}
+    assert out == {
+        "rewards": [-3.0],
+        "scores": [-3.0],
+        "extra_logs": {"orchrm_invalid": [0.0], "orchrm_unscored": [1.0]},
+    }
 
 
 def test_orchrm_serve_answers_openrlhf(rm_folder, expected):
@@ -160,3 +166,24 @@ def test_orchrm_serve_answers_openrlhf(rm_folder, expected):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
+
+
+def test_every_bad_completion_is_paid_as_train_orchestrator_pays_it(rm, server, monkeypatch, rm_folder):
+    q = "What is 1 + 3?"
+    texts = [c for _, c, _ in BAD_COMPLETIONS]
+    trained = train_orchestrator_rewards(rm, [(q, t) for t in texts])
+    queries, prompts = zip(*(sample(q, t) for t in texts), strict=True)
+    monkeypatch.setenv("ORCHRM_RM", str(rm_folder))
+    from_file = load_reward_func()(list(queries), list(prompts), [q] * len(texts))
+    assert from_file["rewards"] == pytest.approx(trained, abs=1e-6)
+    # the route, one sample a request; the 1 MB texts are past the server's item limit (413) and a lone surrogate
+    # cannot be sent as JSON, so those are left out here
+    small = [i for i, t in enumerate(texts) if len(t) < 90_000 and "\ud800" not in t]
+    answers = post_each(server, [(q, texts[i]) for i in small], [q] * len(small))
+    assert [a["rewards"][0] for a in answers] == pytest.approx([trained[i] for i in small], abs=1e-6)
+
+
+def test_odd_batches_are_unscored_never_a_crash(rm_folder, monkeypatch):
+    monkeypatch.setenv("ORCHRM_RM", str(rm_folder))
+    out = load_reward_func()([None, 7, "x"], ["p"], [["a list"], {"question": None}])
+    assert out["rewards"] == [PENALTY] * 3 and out["extra_logs"]["orchrm_unscored"] == [1.0] * 3

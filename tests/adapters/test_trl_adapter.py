@@ -53,17 +53,33 @@ def test_trl_sees_sync_and_async_for_what_they_are(rm):
 
 
 @pytest.mark.parametrize("kind", [TRLReward, AsyncTRLReward])
-def test_unscorable_completions_are_none_and_recorded(kind, rm, expected, caplog):
+def test_no_plan_is_penalised_and_no_question_is_none(kind, rm, expected, caplog):
     rec = Recorder()
     texts = [ITEMS[0][1], "", "<|im_start|>assistant\n<|im_end|>", ITEMS[0][1]]
     with caplog.at_level(logging.WARNING, logger="orchrm.adapters"):
         out = rec.call(kind(rm), texts, [QUESTIONS[0], QUESTIONS[0], QUESTIONS[0], None])
-    assert out[0] == pytest.approx(expected[0], abs=1e-5) and out[1:] == [None, None, None]
-    assert rec.metrics == {"orchrm/unscored": 0.75}
-    assert rec.extra["orchrm_error"] == ["", "empty completion: no plan to score", "empty completion: no plan to score",
-                                         "no question in column 'question'"]  # fmt: skip
-    [line] = [r.getMessage() for r in caplog.records]
-    assert line.startswith("reward orchrm: 3 of 4 completions unscored; first: empty completion")
+    assert out[0] == pytest.approx(expected[0], abs=1e-5) and out[1:] == [-1.0, -1.0, None]
+    assert rec.metrics == {"orchrm/invalid": 0.5, "orchrm/unscored": 0.25}
+    empty = "no valid plan (parse): the completion holds no text outside reasoning blocks"
+    assert rec.extra["orchrm_error"] == ["", empty, empty, "no question in column 'question'"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [f"reward orchrm: 2 of 4 completions hold no valid plan (penalised); first: {empty}",
+                     "reward orchrm: 1 of 4 completions unscored; first: no question in column 'question'"]  # fmt: skip
+    assert rec.call(kind(rm, invalid_penalty=None), texts[:2], QUESTIONS[:2])[1] is None  # left out of the group
+
+
+@pytest.mark.parametrize("kind", [TRLReward, AsyncTRLReward])
+def test_every_bad_completion_is_paid_as_train_orchestrator_pays_it(kind, rm):
+    from adapter_fakes import BAD_COMPLETIONS, train_orchestrator_rewards
+
+    texts = [c for _, c, _ in BAD_COMPLETIONS]
+    questions = ["What is 1 + 3?"] * len(texts)
+    trained = train_orchestrator_rewards(rm, list(zip(questions, texts)))
+    assert Recorder().call(kind(rm), texts, questions) == pytest.approx(trained, abs=1e-6)
+    parts = [[{"role": "assistant", "content": [{"type": "text", "text": t}]}] for t in texts]  # content as parts
+    assert Recorder().call(kind(rm), parts, questions) == pytest.approx(trained, abs=1e-6)
+    odd = [None, 7, [{"role": "assistant", "content": None}], [{"role": "assistant", "content": [{"type": "image"}]}]]
+    assert Recorder().call(kind(rm), odd, questions[:4]) == [-1.0] * 4  # nothing to read is no plan, never a crash
 
 
 def test_a_missing_question_column_is_one_line(rm):
@@ -84,7 +100,8 @@ def test_a_server_that_is_down_gives_none_never_zero(kind, caplog):
     rec = Recorder()
     with caplog.at_level(logging.WARNING, logger="orchrm.adapters"):
         assert rec.call(reward, [ITEMS[0][1]] * 2, QUESTIONS[:2]) == [None, None]
-    assert rec.metrics == {"orchrm/unscored": 1.0} and "unreachable" in rec.extra["orchrm_error"][0]
+    assert rec.metrics == {"orchrm/invalid": 0.0, "orchrm/unscored": 1.0}
+    assert "unreachable" in rec.extra["orchrm_error"][0]
     assert "unreachable" in caplog.records[0].getMessage()
 
 
@@ -113,8 +130,8 @@ def test_a_real_trl_run_logs_the_orchrm_reward(kind, trainer_name, rm, policy_di
     logged = [h for h in trainer.state.log_history if "rewards/orchrm/mean" in h]
     assert len(logged) == 2 and all(isinstance(h["rewards/orchrm/mean"], float) for h in logged)
     assert "orchrm/unscored" in logged[0]
-    # What TRL logged is the mean of what the reward function returned (random tiny policy: some completions are
-    # empty after cutting the template, and those are None, not zero).
+    # What TRL logged is the mean of what the reward function returned (random tiny policy: its completions hold
+    # no plan, and get the penalty, never a model score).
     for h, verdicts in zip(logged, seen, strict=True):
         scores = [v.score for v in verdicts if v.score is not None]
         if scores:

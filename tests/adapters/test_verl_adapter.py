@@ -7,10 +7,12 @@ from functools import partial
 import pytest
 
 import orchrm.adapters.verl as verl_module
-from adapter_fakes import ITEMS
+from adapter_fakes import BAD_COMPLETIONS, ITEMS, train_orchestrator_rewards
 from live_server import free_port
 
-KEYS = {"score", "orchrm_unscored", "orchrm_error"}
+KEYS = {"score", "orchrm_invalid", "orchrm_unscored", "orchrm_error"}
+#: Which of ITEMS hold no valid plan (a direct answer under dag, broken JSON): paid the penalty, flagged invalid.
+INVALID = [0.0, 0.0, 1.0, 0.0, 1.0]
 
 
 def load(name, **reward_kwargs):
@@ -29,7 +31,8 @@ def test_the_same_scores_as_the_reward_model(where, rm_folder, server, expected)
     got = [one(data_source="orchrm", solution_str=p, ground_truth=None, extra_info={"question": q, "index": i})
            for i, (q, p) in enumerate(ITEMS)]  # fmt: skip
     assert [r["score"] for r in got] == pytest.approx(expected, abs=1e-5)
-    assert all(set(r) == KEYS and r["orchrm_unscored"] == 0.0 and r["orchrm_error"] == "" for r in got)
+    assert all(set(r) == KEYS and r["orchrm_unscored"] == 0.0 for r in got)
+    assert [r["orchrm_invalid"] for r in got] == INVALID and [bool(r["orchrm_error"]) for r in got] == INVALID
     batch = load("compute_score_batch", **kwargs)
     got = batch(data_sources=["orchrm"] * len(ITEMS), solution_strs=[p for _, p in ITEMS], ground_truths=[None] * len(ITEMS),
                 extra_infos=[{"question": q, "rollout_reward_scores": {}} for q, _ in ITEMS])  # fmt: skip
@@ -53,10 +56,13 @@ def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
                     extra_infos=[{"question": q}, {"question": q}, None, {"prompt": q}, {"question": q}])  # fmt: skip
     assert all(set(r) == KEYS for r in got)  # verl keeps one list per key: every result has them all
     assert [r["score"] for r in got[1:]] == [-7.0] * 4 and got[0]["score"] != -7.0
-    assert [r["orchrm_unscored"] for r in got] == [0.0, 1.0, 1.0, 1.0, 1.0]
-    assert [r["orchrm_error"] for r in got[1:]] == ["empty completion: no plan to score", "extra_info has no 'question'",
-                                                    "extra_info has no 'question'", "empty completion: no plan to score"]  # fmt: skip
-    assert "4 of 5 completions unscored" in caplog.records[0].getMessage()
+    assert [r["orchrm_unscored"] for r in got] == [0.0, 0.0, 1.0, 1.0, 0.0]
+    assert [r["orchrm_invalid"] for r in got] == [0.0, 1.0, 0.0, 0.0, 1.0]
+    empty = "no valid plan (parse): the completion holds no text outside reasoning blocks"
+    assert [r["orchrm_error"] for r in got[1:]] == [empty, "extra_info has no 'question'",
+                                                    "extra_info has no 'question'", empty]  # fmt: skip
+    lines = [r.getMessage() for r in caplog.records]
+    assert "2 of 5 completions hold no valid plan" in lines[0] and "2 of 5 completions unscored" in lines[1]
     other_key = load("compute_score", rm=str(rm_folder), question_key="prompt")
     assert (
         other_key(data_source="x", solution_str=p, ground_truth=None, extra_info={"prompt": q})["orchrm_unscored"]
@@ -83,3 +89,20 @@ def test_no_model_is_one_line():
 
     with pytest.raises(ConfigError, match="either in process"):
         load("compute_score")(data_source="x", solution_str="{}", ground_truth=None, extra_info={"question": "q"})
+
+
+def test_every_bad_completion_is_paid_as_train_orchestrator_pays_it(rm, rm_folder):
+    q = "What is 1 + 3?"
+    texts = [c for _, c, _ in BAD_COMPLETIONS]
+    trained = train_orchestrator_rewards(rm, [(q, t) for t in texts])
+    one = load("compute_score", rm=str(rm_folder))
+    got = [one(data_source="openai/gsm8k", solution_str=t, ground_truth="4", extra_info={"question": q}) for t in texts]
+    assert [r["score"] for r in got] == pytest.approx(trained, abs=1e-6)
+
+
+def test_odd_batches_are_unscored_never_a_crash(rm_folder):
+    batch = load("compute_score_batch", rm=str(rm_folder))
+    got = batch(data_sources=[None] * 3, solution_strs=[None, 7, b"bytes"], ground_truths=[object()] * 3,
+                extra_infos=[{"question": "q"}, "not a dict", {"question": ["a list"]}])  # fmt: skip
+    assert [r["score"] for r in got] == [verl_module.DEFAULT_PENALTY] * 3
+    assert [r["orchrm_unscored"] for r in got] == [1.0] * 3

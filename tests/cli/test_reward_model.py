@@ -73,7 +73,8 @@ def test_pairs_then_train_then_score(tmp_path):
     out = orchrm("score", str(requests), "--rm", str(tmp_path / "rm"))
     assert out.returncode == 0, out.stderr
     row = json.loads(out.stdout)
-    assert len(row["scores"]) == 2 and all(isinstance(s, float) for s in row["scores"])
+    assert isinstance(row["scores"][0], float) and row["errors"][0] is None
+    assert row["scores"][1] is None and row["errors"][1].startswith("no valid plan (parse)")  # text with no plan
 
 
 def test_bad_inputs_are_one_line(tmp_path):

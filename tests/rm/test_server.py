@@ -39,10 +39,12 @@ def test_score_matches_the_python_api(server):
     ]
     r = httpx.post(f"{url}/score", json={"items": items}, headers=AUTH)
     assert r.status_code == 200, r.text
-    scores = r.json()["scores"]
-    expected = model.score(question(7), [plan_json("good", 7), plan_json("bad", 7), "free text, not a plan"])
-    assert scores == pytest.approx(expected, abs=1e-5)
+    scores, errors = r.json()["scores"], r.json()["errors"]
+    expected = model.score(question(7), [plan_json("good", 7), plan_json("bad", 7)])
+    assert scores[:2] == pytest.approx(expected, abs=1e-5) and errors[:2] == [None, None]
     assert scores[0] > scores[1]
+    # text with no plan is never given a model score: null, and why
+    assert scores[2] is None and errors[2].startswith("no valid plan (parse): no JSON object")
 
 
 def test_info_shows_the_card(server):

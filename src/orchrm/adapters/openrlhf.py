@@ -27,14 +27,16 @@ from pydantic import BaseModel, Field, ValidationError
 
 from orchrm.adapters._core import Scorer, Verdict, cached_scorer, judge, plan_after_prompt, report
 from orchrm.errors import ConfigError
+from orchrm.rm.reward import INVALID_PENALTY, RewardContract
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
     from orchrm.rm.server import ServerContext
 
-#: The reward of a sample the RM could not score; far below what a trained RM gives a parsed plan.
-DEFAULT_PENALTY = -10.0
+#: The reward of a sample with no valid plan, or one that could not be judged: the reward contract's penalty,
+#: what `train-orchestrator --reward rm` gives an invalid plan.
+DEFAULT_PENALTY = INVALID_PENALTY
 NOT_AFTER_PROMPT = "the query neither starts with its prompt nor holds an assistant turn"
 NO_QUESTION = "the label holds no question (start OpenRLHF with --data.label_key naming the question column)"
 
@@ -55,24 +57,32 @@ def openrlhf_rewards(
     prompts: Sequence[str],
     labels: Sequence[Any],
     *,
-    penalty: float = DEFAULT_PENALTY,
+    contract: RewardContract | None = None,
 ) -> dict[str, Any]:
     """OpenRLHF's reward answer for one request; `labels` may be shorter (OpenRLHF sends "" without a label key)."""
     labels = list(labels) + [None] * (len(queries) - len(labels))
-    plans = [plan_after_prompt(q, p) for q, p in zip(queries, prompts, strict=True)]
+    prompts = list(prompts) + [""] * (len(queries) - len(prompts))
+    plans = [plan_after_prompt(q, p) if isinstance(q, str) and isinstance(p, str) else None
+             for q, p in zip(queries, prompts)]  # fmt: skip
     keep = [i for i, plan in enumerate(plans) if plan is not None]
-    judged = iter(judge(scorer, [_question(labels[i]) for i in keep], [plans[i] for i in keep], missing=NO_QUESTION))
+    contract = contract or RewardContract()
+    questions, texts = [_question(labels[i]) for i in keep], [plans[i] for i in keep]
+    judged = iter(judge(scorer, questions, texts, contract=contract, missing=NO_QUESTION))
     verdicts = [Verdict(None, NOT_AFTER_PROMPT) if plan is None else next(judged) for plan in plans]
     report(verdicts, "openrlhf reward")
-    rewards = [float(penalty) if v.score is None else v.score for v in verdicts]
+    penalty = float(contract.invalid_penalty if contract.invalid_penalty is not None else DEFAULT_PENALTY)
+    rewards = [penalty if v.score is None else v.score for v in verdicts]
     return {
         "rewards": rewards,
         "scores": list(rewards),
-        "extra_logs": {"orchrm_unscored": [float(v.score is None) for v in verdicts]},
+        "extra_logs": {
+            "orchrm_invalid": [float(v.invalid) for v in verdicts],
+            "orchrm_unscored": [float(v.error is not None and not v.invalid) for v in verdicts],
+        },
     }
 
 
-def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "APIRouter":
+def router(context: "ServerContext", *, contract: RewardContract | None = None) -> "APIRouter":
     """`POST /openrlhf` for `orchrm serve`, under the server's body limits and token.
 
     (This file does not postpone annotations: FastAPI must see the `Request` imported here.)"""
@@ -106,18 +116,29 @@ def router(context: "ServerContext", *, penalty: float = DEFAULT_PENALTY) -> "AP
                     413, f"sample {i} has {size} characters of query and question, at most {context.max_item_chars}"
                 )
         return await run_in_threadpool(
-            lambda: openrlhf_rewards(context, body.query, body.prompts, body.labels, penalty=penalty)
+            lambda: openrlhf_rewards(context, body.query, body.prompts, body.labels, contract=contract)
         )
 
     return routes
 
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **_: Any) -> dict[str, Any]:
-    """OpenRLHF's Python-file reward: the model from `ORCHRM_RM` or `ORCHRM_URL`."""
+    """OpenRLHF's Python-file reward: the model from `ORCHRM_RM` or `ORCHRM_URL`; the contract's settings from
+    `ORCHRM_PENALTY`, `ORCHRM_SCALE` (unit | raw) and `ORCHRM_DEGREE`."""
     env = {name: os.environ.get(f"ORCHRM_{name.upper()}") or None for name in ("rm", "url", "token")}
     scorer = cached_scorer(env["rm"], env["url"], env["token"])
+    return openrlhf_rewards(scorer, list(queries), list(prompts), list(labels), contract=contract_from_env())
+
+
+def contract_from_env() -> RewardContract:
+    """The reward contract from `ORCHRM_PENALTY`, `ORCHRM_SCALE` and `ORCHRM_DEGREE` (unset: the defaults)."""
     try:
         penalty = float(os.environ.get("ORCHRM_PENALTY") or DEFAULT_PENALTY)
     except ValueError:
         raise ConfigError(f"ORCHRM_PENALTY={os.environ['ORCHRM_PENALTY']!r} is not a number") from None
-    return openrlhf_rewards(scorer, list(queries), list(prompts), list(labels), penalty=penalty)
+    settings = {"scale": os.environ.get("ORCHRM_SCALE") or "unit", "degree": os.environ.get("ORCHRM_DEGREE") or "dag"}
+    try:
+        return RewardContract.model_validate({"invalid_penalty": penalty, **settings})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"ORCHRM_{str(err['loc'][0]).upper()}: {err['msg']}") from None

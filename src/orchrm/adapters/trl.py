@@ -1,12 +1,15 @@
 """The orchestration RM as a TRL reward function, for `GRPOTrainer` / `RLOOTrainer(reward_funcs=[...])`.
 
 TRL calls it with `prompts`, `completions` (text, or assistant messages for a conversational dataset) and
-every other dataset column; the question travels as a column (`question` unless told otherwise). It
-returns the RM's score of the plan in each completion, exactly `RewardModel.score(question, [plan])`, or
-`None` (TRL leaves that completion out of its group's baseline) for one with no plan or no question, or
-when the server failed; each such batch logs one warning line, the `<name>/unscored` metric and an
-`<name>_error` column in TRL's completions table. A dataset without the question column at all is a
-mistake, raised as a one-line `ConfigError` on the first call.
+every other dataset column; the question travels as a column (`question` unless told otherwise). It pays
+each completion by the reward contract (`orchrm.rm.reward`), exactly as `train-orchestrator --reward rm`:
+the valid plan in it gets the sigmoid of `RewardModel.score(question, [plan])` (`scale="raw"`: the score
+itself), a completion with no valid plan (prose, broken JSON, an empty reply) gets `invalid_penalty` (-1.0;
+`None` leaves it out of its group instead). A completion that cannot be judged (no question, a server that
+failed) gets `None` (TRL leaves it out of its group's baseline). Each batch with either logs one warning
+line, the `<name>/invalid` and `<name>/unscored` metrics and a `<name>_error` column in TRL's completions
+table. A dataset without the question column at all is a mistake, raised as a one-line `ConfigError` on the
+first call.
 
     from orchrm.adapters import TRLReward
     reward = TRLReward(rm="runs/rm")                     # in process
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from orchrm.adapters._core import Verdict, ajudge, judge, open_scorer, report
 from orchrm.completions import completion_text
 from orchrm.errors import ConfigError
+from orchrm.rm.reward import INVALID_PENALTY, RewardContract, RewardScale
 
 if TYPE_CHECKING:
     from orchrm.rm import RewardModel
@@ -42,7 +46,14 @@ class TRLReward:
         token: str | None = None,
         question_column: str = "question",
         name: str = "orchrm",
+        degree: str = "dag",
+        agent_types: Sequence[str] | None = None,
+        invalid_penalty: float | None = INVALID_PENALTY,
+        scale: RewardScale = "unit",
     ) -> None:
+        self.contract = RewardContract.model_validate(
+            {"degree": degree, "agent_types": agent_types, "invalid_penalty": invalid_penalty, "scale": scale}
+        )
         self.scorer = open_scorer(rm=rm, url=url, token=token)
         self.question_column = question_column
         self.__name__ = name  # TRL logs the reward as rewards/<name>/mean
@@ -61,8 +72,10 @@ class TRLReward:
     def _finish(self, verdicts: list[Verdict], columns: dict[str, Any]) -> list[float | None]:
         report(verdicts, f"reward {self.__name__}")
         if callable(columns.get("log_metric")):
+            n = max(len(verdicts), 1)
+            columns["log_metric"](f"{self.__name__}/invalid", sum(v.invalid for v in verdicts) / n)
             columns["log_metric"](
-                f"{self.__name__}/unscored", sum(v.score is None for v in verdicts) / max(len(verdicts), 1)
+                f"{self.__name__}/unscored", sum(v.error is not None and not v.invalid for v in verdicts) / n
             )
         if callable(columns.get("log_extra")):
             columns["log_extra"](f"{self.__name__}_error", [v.error or "" for v in verdicts])
@@ -71,7 +84,7 @@ class TRLReward:
     def __call__(self, prompts: list[Any], completions: list[Any], **columns: Any) -> list[float | None]:
         questions, texts = self._inputs(completions, columns)
         missing = f"no question in column {self.question_column!r}"
-        return self._finish(judge(self.scorer, questions, texts, missing=missing), columns)
+        return self._finish(judge(self.scorer, questions, texts, contract=self.contract, missing=missing), columns)
 
 
 class AsyncTRLReward(TRLReward):
@@ -80,4 +93,5 @@ class AsyncTRLReward(TRLReward):
     async def __call__(self, prompts: list[Any], completions: list[Any], **columns: Any) -> list[float | None]:  # type: ignore[override]
         questions, texts = self._inputs(completions, columns)
         missing = f"no question in column {self.question_column!r}"
-        return self._finish(await ajudge(self.scorer, questions, texts, missing=missing), columns)
+        verdicts = await ajudge(self.scorer, questions, texts, contract=self.contract, missing=missing)
+        return self._finish(verdicts, columns)

@@ -31,18 +31,32 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchrm.adapters._core import cached_scorer, judge, report
+from orchrm.errors import ConfigError
+from orchrm.rm.reward import INVALID_PENALTY, RewardContract
 
-#: The score of a response the RM could not score; far below what a trained RM gives a parsed plan.
-DEFAULT_PENALTY = -10.0
+#: The score of a response with no valid plan, or one that could not be judged: the reward contract's penalty,
+#: what `train-orchestrator --reward rm` gives an invalid plan.
+DEFAULT_PENALTY = INVALID_PENALTY
 
 
 def _question(extra_info: Any, key: str) -> Any:
     return extra_info.get(key) if isinstance(extra_info, dict) else None
 
 
+def _contract(penalty: Any, degree: Any, agent_types: Any, scale: Any) -> RewardContract:
+    try:
+        types = tuple(agent_types) if agent_types is not None else None
+        return RewardContract.model_validate(
+            {"degree": degree, "agent_types": types, "invalid_penalty": float(penalty), "scale": scale}
+        )
+    except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        first = str(exc).splitlines()
+        raise ConfigError(f"orchrm reward_kwargs: {' '.join(first[:3])}"[:300]) from None
+
+
 def compute_score_batch(
     data_sources: Sequence[Any],
-    solution_strs: Sequence[str],
+    solution_strs: Sequence[Any],
     ground_truths: Sequence[Any],
     extra_infos: Sequence[Any],
     *,
@@ -51,17 +65,23 @@ def compute_score_batch(
     token: str | None = None,
     question_key: str = "question",
     penalty: float = DEFAULT_PENALTY,
+    degree: str = "dag",
+    agent_types: Sequence[str] | None = None,
+    scale: str = "unit",
     **_: Any,
 ) -> list[dict[str, Any]]:
-    """One result per response, in order (verl's batch reward manager)."""
+    """One result per response, in order."""
+    contract = _contract(penalty, degree, agent_types, scale)
     scorer = cached_scorer(rm, url, token or os.environ.get("ORCHRM_TOKEN"))
     questions = [_question(info, question_key) for info in extra_infos]
-    verdicts = judge(scorer, questions, list(solution_strs), missing=f"extra_info has no {question_key!r}")
+    missing = f"extra_info has no {question_key!r}"
+    verdicts = judge(scorer, questions, list(solution_strs), contract=contract, missing=missing)
     report(verdicts, "verl compute_score")
     return [
         {
-            "score": float(penalty) if v.score is None else v.score,
-            "orchrm_unscored": float(v.score is None),
+            "score": float(contract.invalid_penalty) if v.score is None else v.score,  # type: ignore[arg-type]
+            "orchrm_invalid": float(v.invalid),
+            "orchrm_unscored": float(v.error is not None and not v.invalid),
             "orchrm_error": v.error or "",
         }
         for v in verdicts
@@ -69,7 +89,7 @@ def compute_score_batch(
 
 
 def compute_score(
-    data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None, **reward_kwargs: Any
+    data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None, **reward_kwargs: Any
 ) -> dict[str, Any]:
-    """One response's result (verl's naive reward manager)."""
+    """One response's result (verl's default `naive` reward manager, called from its thread pool)."""
     return compute_score_batch([data_source], [solution_str], [ground_truth], [extra_info], **reward_kwargs)[0]

@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import safejson
-from ..adapters.openrlhf import DEFAULT_PENALTY
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..rm.config import RMConfig
 from ..rm.inputs import ScoreRow, plan_text
+from ..rm.reward import INVALID_PENALTY
 from .options import Json, LogEvery, Quiet
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 
@@ -146,13 +146,18 @@ def score(
     rm: Annotated[Path, typer.Option(help="Model folder from `orchrm train-rm`.")],
     out: Annotated[Path | None, typer.Option(help="Write JSONL here instead of stdout.")] = None,
     batch_size: Annotated[int, typer.Option()] = 64,
+    degree: Annotated[
+        str, typer.Option(help="Plan shape a plan must have to be scored: direct, single or dag.")
+    ] = "dag",
 ) -> None:
-    """Score plans with a reward model; each output line adds "scores" (one per plan, higher is better)."""
+    """Score plans with a reward model; each output line adds "scores" (one per plan, higher is better; null for
+    a plan text that holds no valid plan) and "errors" (why, at the same index)."""
     from ..rm.model import RewardModel
 
+    contract = _contract(degree)
     rows = read_score_requests(file)  # the whole input is checked before the model loads or --out is touched
     model = RewardModel.load(rm)
-    scored = [{**r, "scores": model.score(r["question"], _plan_texts(r), batch_size=batch_size)} for r in rows]
+    scored = [{**r, **_scored(model, contract, r, batch_size)} for r in rows]
     text = "".join(json.dumps(r) + "\n" for r in scored)
     if out is None:
         sys.stdout.write(text)
@@ -195,8 +200,33 @@ def read_score_requests(file: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _plan_texts(row: dict[str, Any]) -> list[str]:
-    return [plan_text(p) for p in row["plans"]]
+def _contract(degree: str, **settings: Any) -> Any:
+    from ..rm.reward import RewardContract
+
+    try:
+        return RewardContract.model_validate({"degree": degree, **settings})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+
+
+def _scored(model: Any, contract: Any, row: dict[str, Any], batch_size: int) -> dict[str, list[Any]]:
+    """A row's scores under the reward contract: the RM's raw score of each valid plan, null (and the reason in
+    "errors") for a plan text with no valid plan."""
+    from ..mas.plans import PlanError
+
+    plans: list[Any] = []
+    for p in row["plans"]:
+        try:
+            plans.append(contract.check(plan_text(p)))
+        except PlanError as exc:
+            plans.append(f"no valid plan ({exc.rule}): {exc.reason}"[:300])
+    valid = [p for p in plans if not isinstance(p, str)]
+    raw = iter(model.score(row["question"], valid, batch_size=batch_size) if valid else [])
+    return {
+        "scores": [None if isinstance(p, str) else next(raw) for p in plans],
+        "errors": [p if isinstance(p, str) else None for p in plans],
+    }
 
 
 def serve(
@@ -210,8 +240,15 @@ def serve(
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body.")] = 2_000_000,
     max_item_chars: Annotated[int, typer.Option(help="Largest question + plan of one item, in characters.")] = 100_000,
     openrlhf_penalty: Annotated[
-        float, typer.Option(help="Reward POST /openrlhf gives a sample it cannot score (no plan, no question label).")
-    ] = DEFAULT_PENALTY,
+        float,
+        typer.Option(help="Reward POST /openrlhf gives a sample with no valid plan or no question label."),
+    ] = INVALID_PENALTY,
+    openrlhf_scale: Annotated[
+        str, typer.Option(help="POST /openrlhf's reward of a valid plan: unit (sigmoid of the score) or raw.")
+    ] = "unit",
+    degree: Annotated[
+        str, typer.Option(help="Plan shape a plan must have to be scored: direct, single or dag.")
+    ] = "dag",
     read_timeout: Annotated[
         float,
         typer.Option(help="Seconds a client has to send a request's headers, and again its body (else 408).", min=0.1),
@@ -228,6 +265,8 @@ def serve(
     from ..rm.model import RewardModel
     from ..rm.server import serve as run_server
 
+    contract = _contract(degree, invalid_penalty=openrlhf_penalty, scale=openrlhf_scale)
+
     token = None
     if token_env:
         token = os.environ.get(token_env)
@@ -241,7 +280,8 @@ def serve(
         max_items=max_items,
         max_body_bytes=max_body_bytes,
         max_item_chars=max_item_chars,
-        routes=[partial(openrlhf.router, penalty=openrlhf_penalty)],
+        routes=[partial(openrlhf.router, contract=contract)],
+        contract=contract,
         header_timeout_s=read_timeout,
         body_timeout_s=read_timeout,
         torch_threads=torch_threads,

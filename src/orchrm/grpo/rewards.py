@@ -13,7 +13,6 @@ A scorer that fails on a plan records `error` and returns no reward (TRL's None)
 from __future__ import annotations
 
 import asyncio
-import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from ..llm import LLM, TokenLedger, UsageRecord
 from ..mas.executor import ExecutorConfig, execute_plan
 from ..mas.orchestrator import check_plan
 from ..mas.plans import Plan, PlanError
+from ..rm.reward import RewardContract
 from ..samples import SampleRecord, next_attempt
 from ..tasks.base import Question, Task
 
@@ -104,16 +104,18 @@ class PlanReward:
 
 
 class RMScorer:
-    """The orchestration RM's opinion of each plan, squashed by a sigmoid into (0, 1).
+    """The orchestration RM's opinion of each plan, on the reward contract's scale (`rm.reward`: `unit` squashes
+    it by a sigmoid into (0, 1)), exactly what the TRL / verl / OpenRLHF adapters pay for the same plan.
 
     The squash keeps the RM's order within a question and puts every valid plan above a negative penalty,
     which a raw score (any real number) would not; the raw score is kept in the sample's detail."""
 
     name = "rm"
 
-    def __init__(self, rm: Any, ledger: TokenLedger | None = None) -> None:
+    def __init__(self, rm: Any, ledger: TokenLedger | None = None, contract: RewardContract | None = None) -> None:
         self.rm = rm
         self.ledger = ledger
+        self.contract = contract or RewardContract()
 
     async def score(self, question: Question, plans: list[Plan]) -> list[Scored]:
         raw = self.rm.score(question.question, plans)
@@ -123,8 +125,7 @@ class RMScorer:
             model_id = f"rm:{self.rm.card.weights_sha256}"
             self.ledger.add(UsageRecord(category="verify", backend="transformers", model_id=model_id, prompt_tokens=n,
                                         completion_tokens=0, cached=False) for n in self.rm.token_counts(question.question, plans))  # fmt: skip
-        # tanh form of the sigmoid: no overflow for any score
-        return [Scored(reward=0.5 * (1.0 + math.tanh(r / 2)), detail={"rm_score": r}) for r in raw]
+        return [Scored(reward=self.contract.value(r), detail={"rm_score": r}) for r in raw]
 
 
 class PriorScorer:

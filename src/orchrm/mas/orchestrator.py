@@ -20,7 +20,8 @@ from ..errors import ConfigError
 from ..llm import LLM, Completion, GenerateConfig, Message, violation
 from ..tasks.scoring import extract_answer
 from .agents.base import PROMPTS, render
-from .plans import AGENT_TYPES, DEGREES, Plan, PlanError, parse_plan, plan_json_schema, validate_plan
+from .completion import read_plan
+from .plans import AGENT_TYPES, DEGREES, Plan, PlanError, plan_json_schema, validate_plan
 from .traces import LLMCall, OrchestratorInfo, PlanErrorRecord
 
 #: How plan seeds are drawn (see `OrchestratorConfig.seeds`).
@@ -199,10 +200,11 @@ def plan_messages(system: str, question: str, degree: str) -> list[Message]:
 
 
 def check_plan(text: str, *, degree: str, agent_types: tuple[str, ...]) -> Plan:
-    """Parse and validate orchestrator output under a degree and agent types; raises `PlanError`."""
+    """Read (`mas.completion.read_plan`: the one reading of a completion) and validate orchestrator output under a
+    degree and agent types; raises `PlanError`."""
     if degree == "direct":
         try:
-            plan = parse_plan(text)
+            plan = read_plan(text)
         except PlanError as exc:
             # Scraping an answer out of broken JSON takes its debris for the answer ("7," from a cut
             # `{"answer": 7,`, "800" from "\ud800"): only a reply that is not JSON at all is read as prose.
@@ -213,5 +215,5 @@ def check_plan(text: str, *, degree: str, agent_types: tuple[str, ...]) -> Plan:
                 raise PlanError("parse", "no answer found in the orchestrator's direct reply") from None
             plan = Plan(answer=answer)
     else:
-        plan = parse_plan(text)
+        plan = read_plan(text)
     return validate_plan(plan, degree=degree, agent_types=agent_types)

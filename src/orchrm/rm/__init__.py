@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .backbone import DEFAULT_BACKBONE, resolve_backbone
     from .config import RMConfig
     from .model import ModelCard, RewardModel
+    from .reward import RewardContract
     from .train import TrainResult, pairwise_accuracy, train_from_folder, train_reward_model
 
 _HOMES = {
@@ -21,6 +22,7 @@ _HOMES = {
     "RMConfig": "config",
     "ModelCard": "model",
     "RewardModel": "model",
+    "RewardContract": "reward",
     "TrainResult": "train",
     "pairwise_accuracy": "train",
     "train_from_folder": "train",
@@ -30,6 +32,7 @@ __all__ = [  # a literal list, so linters see the lazy names as exported; tests/
     "DEFAULT_BACKBONE",
     "ModelCard",
     "RMConfig",
+    "RewardContract",
     "RewardModel",
     "TrainResult",
     "pairwise_accuracy",

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from ..mas.plans import Plan, PlanError
 from ._server_context import ServerContext, unprocessable
 from .inputs import ScoreItem, ScoreRequest, plan_text
 from .model import RewardModel
@@ -16,7 +17,11 @@ __all__ = ["ScoreItem", "ScoreRequest", "ScoreResponse", "score_routes"]
 
 
 class ScoreResponse(BaseModel):
-    scores: list[float]
+    """One raw RM score per item, in order; `null` where the item holds no valid plan, with the reason in
+    `errors` at the same index (text with no plan is never given a model score)."""
+
+    scores: list[float | None]
+    errors: list[str | None]
 
 
 def score_routes(context: ServerContext, model: RewardModel) -> APIRouter:
@@ -73,4 +78,13 @@ def _plan_text(item: ScoreItem, index: int, max_item_chars: int) -> str:
 def _score_items(context: ServerContext, request: ScoreRequest) -> ScoreResponse:
     # every item checked before any work
     texts = [_plan_text(it, i, context.max_item_chars) for i, it in enumerate(request.items)]
-    return ScoreResponse(scores=context.score([(it.question, text) for it, text in zip(request.items, texts)]))
+    plans: list[Plan | str] = []
+    for text in texts:
+        try:
+            plans.append(context.contract.check(text))
+        except PlanError as exc:
+            plans.append(f"no valid plan ({exc.rule}): {exc.reason}"[:300])
+    valid = [(it.question, p) for it, p in zip(request.items, plans) if isinstance(p, Plan)]
+    raw = iter(context.score(valid) if valid else [])
+    scores = [next(raw) if isinstance(p, Plan) else None for p in plans]
+    return ScoreResponse(scores=scores, errors=[None if isinstance(p, Plan) else p for p in plans])

@@ -18,8 +18,10 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import safejson
+from ..mas.plans import Plan
 from ._fair_scorer import FairScorer, QueueFull
 from .model import RewardModel
+from .reward import RewardContract
 
 #: Request bodies: a plan nests a handful of levels, so 32 is generous; the size is bounded by max_body_bytes.
 BODY_LIMITS = safejson.Limits(max_chars=None, max_depth=32, max_number_chars=100)
@@ -33,13 +35,14 @@ class ServerContext:
     """What a protocol route needs from the server, so that it answers under the same limits as /score."""
 
     score: Callable[
-        [Sequence[tuple[str, str]]], list[float]
-    ]  # (question, plan text) -> raw RM scores (503: queue full)
+        [Sequence[tuple[str, str | Plan]]], list[float]
+    ]  # (question, plan) -> raw RM scores (503: queue full)
     read_json: Callable[[Request], Awaitable[Any]]  # the body: 415 / 408 / 413 / 422, see json_reader
     authorize: Callable[[Request], None]  # 401 without the bearer token, when one is configured
     max_items: int
     max_item_chars: int
     max_body_bytes: int
+    contract: RewardContract = RewardContract()  # what counts as a plan, and the reward a protocol route pays
 
 
 RouteFactory = Callable[[ServerContext], APIRouter]

@@ -47,6 +47,7 @@ from ._server_context import (
     unprocessable,
 )
 from .model import RewardModel
+from .reward import RewardContract
 
 __all__ = [
     "BODY_LIMITS",
@@ -72,13 +73,15 @@ def create_app(
     body_timeout_s: float = 10.0,
     queue: QueueLimits = QueueLimits(),
     routes: Sequence[RouteFactory] = (),
+    contract: RewardContract = RewardContract(),
 ) -> FastAPI:
-    """The app: orchrm's own routes, then each of `routes`, all under one body limit, token and scorer."""
+    """The app: orchrm's own routes, then each of `routes`, all under one body limit, token, scorer and reward
+    contract (what counts as a plan: `/score` answers null for text with none)."""
     app = FastAPI(title="orchrm reward model", version=model.card.orchrm_version)
     app.add_middleware(DeclaredSizeLimit, max_body_bytes=max_body_bytes)
     context = ServerContext(score=fair_scorer(model, queue), read_json=json_reader(max_body_bytes, body_timeout_s),
                             authorize=bearer_check(token), max_items=max_items, max_item_chars=max_item_chars,
-                            max_body_bytes=max_body_bytes)  # fmt: skip
+                            max_body_bytes=max_body_bytes, contract=contract)  # fmt: skip
     app.include_router(score_routes(context, model))
     for make in routes:
         app.include_router(make(context))

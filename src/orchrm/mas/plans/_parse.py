@@ -17,27 +17,32 @@ PLAN_JSON_LIMITS = safejson.Limits(max_chars=4_000_000, max_depth=32, max_number
 
 
 def _json_objects(text: str) -> tuple[list[Any], safejson.UnsafeJSONError | None]:
-    """Every JSON object in `text`, fenced blocks first, and the first attempt refused for a rule other than
-    syntax (deep nesting, a huge number, a lone surrogate). Linear in the text: the whole text is tried as
-    one document at C speed, then fences, then one scan of the prose (`safejson.find_objects`)."""
-    found: list[Any] = []
+    """Every JSON object in `text` in the order it was written, and the first attempt refused for a rule other
+    than syntax (deep nesting, a huge number, a lone surrogate). Linear in the text: the whole text is tried as
+    one document at C speed, then one scan of the prose (`safejson.find_objects`, which reads fenced blocks
+    where they stand); fenced blocks are tried on their own only when the scan found nothing."""
     refused: safejson.UnsafeJSONError | None = None
-    blocks = [text] if text.lstrip().startswith("{") else []
-    for block in blocks + _FENCE.findall(text):
+    if text.lstrip().startswith("{"):
         try:
-            value = safejson.loads(block, PLAN_JSON_LIMITS)
+            return [safejson.loads(text, PLAN_JSON_LIMITS)], None
+        except safejson.UnsafeJSONError as exc:
+            refused = exc if exc.rule != "syntax" else None
+    scan = safejson.find_objects(text, PLAN_JSON_LIMITS)
+    refused = refused or scan.refused
+    if scan.objects:
+        return scan.objects, refused
+    fenced: list[Any] = []
+    for block in _FENCE.findall(text):
+        try:
+            fenced.append(safejson.loads(block, PLAN_JSON_LIMITS))
         except safejson.UnsafeJSONError as exc:
             refused = refused or (exc if exc.rule != "syntax" else None)
-            continue
-        found.append(value)
-        if block is text:
-            return found, None
-    scan = safejson.find_objects(text, PLAN_JSON_LIMITS)
-    return found + scan.objects, refused or scan.refused
+    return fenced, refused
 
 
 def parse_plan(text: str) -> Plan:
-    """The plan in raw orchestrator output: JSON, possibly inside prose or a code fence.
+    """The plan in raw orchestrator output: JSON, possibly inside prose or a code fence; of several plan
+    objects the last one written (a draft and then the final plan: the final).
 
     Hostile JSON (nested past `PLAN_JSON_LIMITS`, a number of hundreds of digits, a lone surrogate, NaN, a
     text over the size bound) is a `PlanError` with rule `json_<rule>`, never another exception."""
@@ -52,7 +57,7 @@ def parse_plan(text: str) -> Plan:
         if refused is not None:
             raise PlanError(f"json_{refused.rule}", refused.reason)
         raise PlanError("parse", "no JSON object with 'agents' or 'answer' found in the output")
-    value = candidates[0]
+    value = candidates[-1]
     if "answer" in value and value.get("answer") is not None and not isinstance(value["answer"], str):
         value = {
             **value,
