@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from ..mas.plans import AgentSpec, Plan, PlanError, parse_plan, topological_order
+from ..mas.completion import read_plan
+from ..mas.plans import AgentSpec, Plan, PlanError, topological_order
 
 #: Bumped whenever the rendering changes: a model card records it, and loading checks it.
 RENDER_VERSION = 1
@@ -30,7 +31,7 @@ def render_plan(plan: Plan | str) -> str:
     Linear in the plan: an unvalidated plan sent to `orchrm serve` may hold thousands of agents."""
     if isinstance(plan, str):
         try:
-            plan = parse_plan(plan)
+            plan = read_plan(plan)  # the one reading of a completion, as the reward contract reads it
         except PlanError:
             return f"plan (unparsed): {_squash(plan)[:_MAX_RAW]}"
     if not plan.agents:
