@@ -39,3 +39,13 @@ def garbage():
     g = Garbage()
     yield g
     g.httpd.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def fresh_failure_tally():
+    """Each test starts with no reward-server failures counted against max_unscored (a process-wide tally)."""
+    from orchrm.adapters._core import FAILURES
+
+    FAILURES.count = 0
+    yield
+    FAILURES.count = 0

@@ -69,7 +69,7 @@ def test_unscorable_samples_get_the_penalty_and_a_log(server):
         "labels": [q, "", q],  # OpenRLHF sends "" without --data.label_key; a short label list is read as missing
     }
     a = httpx.post(f"{server}/openrlhf", json=body).json()
-    assert a["rewards"][1:] == [PENALTY] * 3 and a["rewards"][0] != PENALTY
+    assert a["rewards"][1:] == [0.0, PENALTY, 0.0] and a["rewards"][0] not in (0.0, PENALTY)  # unscored: 0.0
     assert a["extra_logs"] == {"orchrm_invalid": [0.0, 0.0, 1.0, 0.0], "orchrm_unscored": [0.0, 1.0, 0.0, 1.0]}
 
 
@@ -131,15 +131,22 @@ def test_the_reward_file_without_a_model_or_with_a_bad_penalty_is_one_line(monke
         load_reward_func()(["q"], ["q"], ["q"])
 
 
-def test_the_reward_file_with_the_server_down_penalises(monkeypatch):
+def test_the_reward_file_with_the_server_down_is_unscored_then_stops(monkeypatch):
+    from orchrm.adapters import RewardServerError
+
     monkeypatch.setenv("ORCHRM_URL", f"http://127.0.0.1:{free_port()}")
     monkeypatch.setenv("ORCHRM_PENALTY", "-3")
+    monkeypatch.setenv("ORCHRM_DEADLINE_S", "0")
     q, p = ITEMS[0]
     query, prompt = sample(q, p)
+    with pytest.raises(RewardServerError, match="max_unscored=0"):
+        load_reward_func()([query], [prompt], [q])
+    monkeypatch.setenv("ORCHRM_MAX_UNSCORED", "5")
+    monkeypatch.setenv("ORCHRM_UNSCORED_REWARD", "0.25")
     out = load_reward_func()([query], [prompt], [q])
     assert out == {
-        "rewards": [-3.0],
-        "scores": [-3.0],
+        "rewards": [0.25],  # unscored, never the invalid-plan penalty
+        "scores": [0.25],
         "extra_logs": {"orchrm_invalid": [0.0], "orchrm_unscored": [1.0]},
     }
 
@@ -162,7 +169,11 @@ def test_orchrm_serve_answers_openrlhf(rm_folder, expected):
         q, p = ITEMS[0]
         query, prompt = sample(q, p)
         r = httpx.post(f"{url}/openrlhf", json={"query": [query], "prompts": [prompt], "labels": [""]})
-        assert r.json()["rewards"] == [-4.0]
+        assert r.json()["rewards"] == [0.0]  # no question: unscored, not the penalty
+        r = httpx.post(
+            f"{url}/openrlhf", json={"query": [prompt + "prose<|im_end|>"], "prompts": [prompt], "labels": [q]}
+        )
+        assert r.json()["rewards"] == [-4.0]  # no valid plan: the penalty
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
@@ -186,4 +197,4 @@ def test_every_bad_completion_is_paid_as_train_orchestrator_pays_it(rm, server, 
 def test_odd_batches_are_unscored_never_a_crash(rm_folder, monkeypatch):
     monkeypatch.setenv("ORCHRM_RM", str(rm_folder))
     out = load_reward_func()([None, 7, "x"], ["p"], [["a list"], {"question": None}])
-    assert out["rewards"] == [PENALTY] * 3 and out["extra_logs"]["orchrm_unscored"] == [1.0] * 3
+    assert out["rewards"] == [0.0] * 3 and out["extra_logs"]["orchrm_unscored"] == [1.0] * 3

@@ -95,14 +95,13 @@ def test_a_missing_question_column_is_one_line(rm):
 
 @pytest.mark.parametrize("kind", [TRLReward, AsyncTRLReward])
 def test_a_server_that_is_down_gives_none_never_zero(kind, caplog):
-    reward = kind(url=f"http://127.0.0.1:{free_port()}")
-    reward.scorer.retries = 0
+    reward = kind(url=f"http://127.0.0.1:{free_port()}", deadline_s=0)
     rec = Recorder()
     with caplog.at_level(logging.WARNING, logger="orchrm.adapters"):
         assert rec.call(reward, [ITEMS[0][1]] * 2, QUESTIONS[:2]) == [None, None]
     assert rec.metrics == {"orchrm/invalid": 0.0, "orchrm/unscored": 1.0}
-    assert "unreachable" in rec.extra["orchrm_error"][0]
-    assert "unreachable" in caplog.records[0].getMessage()
+    assert "still unavailable" in rec.extra["orchrm_error"][0]
+    assert "still unavailable" in caplog.records[0].getMessage()
 
 
 @pytest.mark.parametrize("trainer_name", ["GRPO", "RLOO"])

@@ -55,7 +55,7 @@ def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
         got = batch(data_sources=["x"] * 5, solution_strs=[p, "", p, p, "<|im_start|>assistant\n<|im_end|>"], ground_truths=[None] * 5,
                     extra_infos=[{"question": q}, {"question": q}, None, {"prompt": q}, {"question": q}])  # fmt: skip
     assert all(set(r) == KEYS for r in got)  # verl keeps one list per key: every result has them all
-    assert [r["score"] for r in got[1:]] == [-7.0] * 4 and got[0]["score"] != -7.0
+    assert [r["score"] for r in got[1:]] == [-7.0, 0.0, 0.0, -7.0] and got[0]["score"] not in (-7.0, 0.0)
     assert [r["orchrm_unscored"] for r in got] == [0.0, 0.0, 1.0, 1.0, 0.0]
     assert [r["orchrm_invalid"] for r in got] == [0.0, 1.0, 0.0, 0.0, 1.0]
     empty = "no valid plan (parse): the completion holds no text outside reasoning blocks"
@@ -70,18 +70,25 @@ def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
     )
 
 
-def test_a_server_that_is_down_is_penalised_not_zeroed(garbage):
-    one = load("compute_score", url=f"http://127.0.0.1:{free_port()}")
+def test_a_server_that_is_down_is_unscored_then_stops_the_step(garbage):
+    from orchrm.adapters import RewardServerError
+
+    url = f"http://127.0.0.1:{free_port()}"
     q, p = ITEMS[0]
-    r = one(data_source="x", solution_str=p, ground_truth=None, extra_info={"question": q})
-    assert (
-        r["score"] == verl_module.DEFAULT_PENALTY and r["orchrm_unscored"] == 1.0 and "unreachable" in r["orchrm_error"]
-    )
+    kwargs = {"data_source": "x", "solution_str": p, "ground_truth": None, "extra_info": {"question": q}}
+    tolerant = load("compute_score", url=url, deadline_s=0, max_unscored=1)
+    r = tolerant(**kwargs)  # within max_unscored: unscored, never the invalid-plan penalty
+    assert r["score"] == 0.0 and r["orchrm_unscored"] == 1.0 and r["orchrm_invalid"] == 0.0
+    assert "still unavailable after 0 s" in r["orchrm_error"]
+    with pytest.raises(
+        RewardServerError, match=r"2 samples unscored because the reward server failed \(max_unscored=1\)"
+    ):
+        tolerant(**kwargs)
+    with pytest.raises(RewardServerError, match="max_unscored=0"):  # the default: the first failure stops the step
+        load("compute_score", url=url, deadline_s=0)(**kwargs)
     garbage.body = b'{"scores": [1.0, 2.0]}'
-    r = load("compute_score", url=garbage.url)(
-        data_source="x", solution_str=p, ground_truth=None, extra_info={"question": q}
-    )
-    assert r["orchrm_unscored"] == 1.0 and "2 scores for 1 items" in r["orchrm_error"]
+    r = load("compute_score", url=garbage.url, max_unscored=10, unscored_reward=-0.5)(**kwargs)
+    assert r["score"] == -0.5 and r["orchrm_unscored"] == 1.0 and "2 scores for 1 items" in r["orchrm_error"]
 
 
 def test_no_model_is_one_line():
@@ -104,5 +111,5 @@ def test_odd_batches_are_unscored_never_a_crash(rm_folder):
     batch = load("compute_score_batch", rm=str(rm_folder))
     got = batch(data_sources=[None] * 3, solution_strs=[None, 7, b"bytes"], ground_truths=[object()] * 3,
                 extra_infos=[{"question": "q"}, "not a dict", {"question": ["a list"]}])  # fmt: skip
-    assert [r["score"] for r in got] == [verl_module.DEFAULT_PENALTY] * 3
+    assert [r["score"] for r in got] == [0.0] * 3  # unscored, never the invalid-plan penalty
     assert [r["orchrm_unscored"] for r in got] == [1.0] * 3

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from orchrm import safejson
+from orchrm.adapters._remote import Raw, RemoteScorer, RewardServerError
 from orchrm.errors import ConfigError, OrchrmError
 from orchrm.mas.completion import ASSISTANT_HEADER, END_TOKENS, plan_region
 from orchrm.mas.plans import Plan, PlanError
@@ -29,17 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("orchrm.adapters")
 
 __all__ = ["END_TOKENS", "RewardContract", "RewardServerError", "Verdict", "judge", "plan_text"]
-
-#: The server's limits (`orchrm serve --max-items`); larger batches are sent in pieces of this size.
-REQUEST_ITEMS = 64
-#: Response bodies are read under these bounds: a server that answers garbage gets an error, not a hang.
-RESPONSE_LIMITS = safejson.Limits(max_chars=20_000_000, max_depth=8, max_number_chars=100)
-#: What a scorer gives one valid plan: the RM's raw score, or the reason the server gave none.
-Raw = float | str
-
-
-class RewardServerError(OrchrmError):
-    """The reward server was unreachable or answered something other than one score per item."""
 
 
 def plan_text(completion: str) -> str:
@@ -66,6 +53,7 @@ class Verdict:
     score: float | None
     error: str | None = None
     invalid: bool = False
+    failed: bool = False  # the scorer (a reward server past its deadline) failed: unscored, never penalised
 
 
 class Scorer(Protocol):
@@ -91,121 +79,36 @@ class LocalScorer:
         return await asyncio.to_thread(self.score, items)
 
 
-class RemoteScorer:
-    """`orchrm serve` over HTTP (`POST {url}/score`). Connection failures and 5xx answers are retried;
-    anything else that is not one finite score per item is a `RewardServerError`."""
-
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 60.0, retries: int = 2) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"reward server URL {url!r} is not http(s)", hint="e.g. http://127.0.0.1:8765")
-        self.url = url.rstrip("/")
-        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.timeout = timeout
-        self.retries = retries
-
-    def _body(self, items: Sequence[tuple[str, Plan]]) -> dict[str, Any]:
-        return {"items": [{"question": q, "plan": p.model_dump(mode="json")} for q, p in items]}
-
-    def score(self, items: Sequence[tuple[str, Plan]]) -> list[Raw]:
-        import httpx
-
-        out: list[Raw] = []
-        with httpx.Client(timeout=self.timeout, headers=self.headers) as client:
-            for start in range(0, len(items), REQUEST_ITEMS):
-                chunk = items[start : start + REQUEST_ITEMS]
-                for attempt in range(self.retries + 1):
-                    try:
-                        response = client.post(f"{self.url}/score", json=self._body(chunk))
-                    except httpx.TransportError as exc:
-                        response = exc
-                    scores = self._settle(response, len(chunk), attempt)
-                    if scores is not None:
-                        out += scores
-                        break
-                    time.sleep(0.5 * 2**attempt)
-        return out
-
-    async def ascore(self, items: Sequence[tuple[str, Plan]]) -> list[Raw]:
-        import httpx
-
-        out: list[Raw] = []
-        async with httpx.AsyncClient(timeout=self.timeout, headers=self.headers) as client:
-            for start in range(0, len(items), REQUEST_ITEMS):
-                chunk = items[start : start + REQUEST_ITEMS]
-                for attempt in range(self.retries + 1):
-                    try:
-                        response = await client.post(f"{self.url}/score", json=self._body(chunk))
-                    except httpx.TransportError as exc:
-                        response = exc
-                    scores = self._settle(response, len(chunk), attempt)
-                    if scores is not None:
-                        out += scores
-                        break
-                    await asyncio.sleep(0.5 * 2**attempt)
-        return out
-
-    def _settle(self, response: Any, n: int, attempt: int) -> list[Raw] | None:
-        """One try's outcome, shared by the sync and async loops: the scores, or None to retry (a transport
-        error or a 5xx while tries remain); the last failed try raises."""
-        last = attempt == self.retries
-        if isinstance(response, Exception):
-            if last:
-                raise self._unreachable(response) from None
-            return None
-        return self._scores(response, n) if response.status_code < 500 or last else None
-
-    def _unreachable(self, exc: Exception) -> RewardServerError:
-        return RewardServerError(f"reward server {self.url} unreachable after {self.retries + 1} tries: {type(exc).__name__}: {exc}",
-                                 hint="is `orchrm serve` running there?")  # fmt: skip
-
-    def _scores(self, response: Any, n: int) -> list[Raw]:
-        """One raw score per item; where the server found no valid plan (`null`), its reason instead."""
-        where = f"reward server {self.url}/score"
-        if response.status_code != 200:
-            detail = " ".join(response.text.split())[:200]
-            raise RewardServerError(f"{where} answered HTTP {response.status_code}: {detail}")
-        try:
-            body = safejson.loads(response.content, RESPONSE_LIMITS)
-        except safejson.UnsafeJSONError as exc:
-            raise RewardServerError(f"{where} answered something that is not acceptable JSON: {exc.reason}") from None
-        scores = body.get("scores") if isinstance(body, dict) else None
-        if not isinstance(scores, list) or len(scores) != n:
-            got = f"{len(scores)} scores" if isinstance(scores, list) else "no 'scores' list"
-            raise RewardServerError(f"{where} answered {got} for {n} items")
-        errors = body.get("errors") if isinstance(body.get("errors"), list) and len(body["errors"]) == n else [None] * n
-        out: list[Raw] = []
-        for s, e in zip(scores, errors):
-            if s is None:
-                out.append(f"the reward server scored no plan: {e if isinstance(e, str) else 'no reason given'}"[:300])
-            elif isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
-                raise RewardServerError(f"{where} answered a score that is not a finite number: {s!r}"[:300])
-            else:
-                out.append(float(s))
-        return out
-
-
 def open_scorer(
-    rm: RewardModel | str | Path | None = None, url: str | None = None, token: str | None = None
+    rm: RewardModel | str | Path | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    deadline_s: float | None = None,
 ) -> LocalScorer | RemoteScorer:
-    """The in-process model (`rm`: a `RewardModel` or its folder) or the server at `url`: exactly one."""
+    """The in-process model (`rm`: a `RewardModel` or its folder) or the server at `url`: exactly one. A server
+    that is busy or down is waited for up to `deadline_s` a request (default `DEADLINE_S`)."""
     if (rm is None) == (url is None):
         raise ConfigError(
             "give the reward model either in process (rm=folder) or as a server (url=...), not both or neither"
         )
-    return LocalScorer(rm) if rm is not None else RemoteScorer(url, token=token)  # type: ignore[arg-type]
+    if rm is not None:
+        return LocalScorer(rm)
+    return RemoteScorer(url, token=token, **({} if deadline_s is None else {"deadline_s": deadline_s}))  # type: ignore[arg-type]
 
 
-_SCORERS: dict[tuple[str | None, str | None, str | None], LocalScorer | RemoteScorer] = {}
+_SCORERS: dict[tuple[str | None, str | None, str | None, float | None], LocalScorer | RemoteScorer] = {}
 _SCORERS_LOCK = threading.Lock()
 
 
-def cached_scorer(rm: str | None, url: str | None, token: str | None) -> LocalScorer | RemoteScorer:
+def cached_scorer(
+    rm: str | None, url: str | None, token: str | None, deadline_s: float | None = None
+) -> LocalScorer | RemoteScorer:
     """One scorer per process for file-loaded adapters (verl, OpenRLHF) called item by item from a thread pool:
     concurrent first calls wait for the one load (loading twice at once also races transformers' lazy imports)."""
-    key = (rm, url, token)
+    key = (rm, url, token, deadline_s)
     with _SCORERS_LOCK:
         if key not in _SCORERS:
-            _SCORERS[key] = open_scorer(rm=rm, url=url, token=token)
+            _SCORERS[key] = open_scorer(rm=rm, url=url, token=token, deadline_s=deadline_s)
         return _SCORERS[key]
 
 
@@ -252,7 +155,7 @@ def _fill(
 ) -> list[Verdict]:
     for n, i in enumerate(index):
         if isinstance(scores, OrchrmError):
-            verdicts[i] = Verdict(None, str(scores))
+            verdicts[i] = Verdict(None, str(scores), failed=True)
         else:
             raw = scores[n]
             verdicts[i] = Verdict(None, raw) if isinstance(raw, str) else Verdict(contract.value(raw))
@@ -313,3 +216,48 @@ def report(verdicts: Sequence[Verdict], who: str) -> None:
         )
     if unscored:
         log.warning("%s: %d of %d completions unscored; first: %s", who, len(unscored), n, unscored[0])
+
+
+#: Defaults of the frameworks that need a number for every sample (verl, OpenRLHF): what an unscored sample gets
+#: (not the invalid-plan penalty: the policy did nothing wrong), and how many samples the reward server may fail
+#: on (past its deadline) in one process before the training step is stopped.
+UNSCORED_REWARD = 0.0
+MAX_UNSCORED = 0
+
+
+class _FailureTally:
+    """Samples a failed reward server left unscored in this process; past the user's limit, the step stops."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def charge(self, verdicts: Sequence[Verdict], limit: int, who: str) -> None:
+        failed = [v.error for v in verdicts if v.failed]
+        if not failed:
+            return
+        with self._lock:
+            self.count += len(failed)
+            total = self.count
+        if total > limit:
+            # logged as well as raised: OpenRLHF swallows a reward function's exception into an INFO line
+            log.error("%s: %d samples unscored because the reward server failed (max_unscored=%d); last: %s",
+                      who, total, limit, failed[-1])  # fmt: skip
+            raise RewardServerError(
+                f"{who}: {total} samples unscored because the reward server failed (max_unscored={limit}); "
+                f"last: {failed[-1]}",
+                hint="bring the server back and resume, or raise max_unscored to train past such samples",
+            )
+
+
+FAILURES = _FailureTally()
+
+
+def number(verdict: Verdict, contract: RewardContract, unscored_reward: float) -> float:
+    """A verdict as the number verl and OpenRLHF need: the reward, the penalty for no valid plan, or
+    `unscored_reward` for a sample that could not be judged."""
+    if verdict.score is not None:
+        return verdict.score
+    if verdict.invalid and contract.invalid_penalty is not None:
+        return float(contract.invalid_penalty)
+    return float(unscored_reward)

@@ -4,7 +4,8 @@ Remote: `orchrm serve` answers OpenRLHF's reward protocol at `POST /openrlhf`
 (`--reward.remote_url http://host:8765/openrlhf`):
 
     {"query": [prompt + response, ...], "prompts": [prompt, ...], "labels": [question, ...]}
-    -> {"rewards": [float, ...], "scores": [float, ...], "extra_logs": {"orchrm_unscored": [0.0 | 1.0, ...]}}
+    -> {"rewards": [float, ...], "scores": [float, ...],
+        "extra_logs": {"orchrm_invalid": [0.0 | 1.0, ...], "orchrm_unscored": [0.0 | 1.0, ...]}}
 
 Python file: `--reward.remote_url $(python -c 'import orchrm.adapters.openrlhf as m; print(m.__file__)')`
 loads `reward_func(queries, prompts, labels)` below; the model comes from `ORCHRM_RM` (a model folder,
@@ -12,10 +13,14 @@ loaded once per process) or `ORCHRM_URL` (`orchrm serve`, token in `ORCHRM_TOKEN
 
 The plan is the query after its prompt, up to the chat template's end-of-turn token. OpenRLHF passes no
 question but the label: start it with `--data.label_key` naming the question column (a label that is an object
-is read at its "question"). OpenRLHF needs a number for every sample, so one with no plan or no question,
-or a failed server, gets `penalty` (`ORCHRM_PENALTY`, `orchrm serve --openrlhf-penalty`) and
-`orchrm_unscored` 1.0 in `extra_logs` (averaged into OpenRLHF's logged metrics); the reason goes to the
-log, one line per request. Every other reward is exactly `RewardModel.score(question, [plan])`.
+is read at its "question"). Rewards follow the reward contract (`orchrm.rm.reward`), as
+`train-orchestrator --reward rm` pays: a valid plan the sigmoid of `RewardModel.score(question, [plan])`
+(`ORCHRM_SCALE=raw`: the score), a response with no valid plan the penalty (-1.0; `ORCHRM_PENALTY`,
+`orchrm serve --openrlhf-penalty`) and `orchrm_invalid` 1.0; OpenRLHF needs a number for every sample, so one
+that cannot be judged (no question, no response after its prompt) gets `ORCHRM_UNSCORED_REWARD` (0.0, never the
+penalty) and `orchrm_unscored` 1.0 in `extra_logs` (averaged into OpenRLHF's logged metrics); the reason goes
+to the log, one line per request. With `ORCHRM_URL`, a busy or absent server is waited for up to
+`ORCHRM_DEADLINE_S` (300 s); more than `ORCHRM_MAX_UNSCORED` (0) samples it fails on stop the step.
 `scores` (OpenRLHF's dynamic-filtering value) repeats the rewards, as OpenRLHF's own reward server does.
 """
 
@@ -25,7 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from orchrm.adapters._core import Scorer, Verdict, cached_scorer, judge, plan_after_prompt, report
+from orchrm.adapters._core import (
+    FAILURES,
+    MAX_UNSCORED,
+    UNSCORED_REWARD,
+    Scorer,
+    Verdict,
+    cached_scorer,
+    judge,
+    number,
+    plan_after_prompt,
+    report,
+)
 from orchrm.errors import ConfigError
 from orchrm.rm.reward import INVALID_PENALTY, RewardContract
 
@@ -58,6 +74,8 @@ def openrlhf_rewards(
     labels: Sequence[Any],
     *,
     contract: RewardContract | None = None,
+    unscored_reward: float = UNSCORED_REWARD,
+    max_unscored: int = MAX_UNSCORED,
 ) -> dict[str, Any]:
     """OpenRLHF's reward answer for one request; `labels` may be shorter (OpenRLHF sends "" without a label key)."""
     labels = list(labels) + [None] * (len(queries) - len(labels))
@@ -70,8 +88,8 @@ def openrlhf_rewards(
     judged = iter(judge(scorer, questions, texts, contract=contract, missing=NO_QUESTION))
     verdicts = [Verdict(None, NOT_AFTER_PROMPT) if plan is None else next(judged) for plan in plans]
     report(verdicts, "openrlhf reward")
-    penalty = float(contract.invalid_penalty if contract.invalid_penalty is not None else DEFAULT_PENALTY)
-    rewards = [penalty if v.score is None else v.score for v in verdicts]
+    FAILURES.charge(verdicts, max_unscored, "openrlhf reward")
+    rewards = [number(v, contract, unscored_reward) for v in verdicts]
     return {
         "rewards": rewards,
         "scores": list(rewards),
@@ -126,16 +144,32 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     """OpenRLHF's Python-file reward: the model from `ORCHRM_RM` or `ORCHRM_URL`; the contract's settings from
     `ORCHRM_PENALTY`, `ORCHRM_SCALE` (unit | raw) and `ORCHRM_DEGREE`."""
     env = {name: os.environ.get(f"ORCHRM_{name.upper()}") or None for name in ("rm", "url", "token")}
-    scorer = cached_scorer(env["rm"], env["url"], env["token"])
-    return openrlhf_rewards(scorer, list(queries), list(prompts), list(labels), contract=contract_from_env())
+    deadline_s = _env_number("ORCHRM_DEADLINE_S", None)
+    scorer = cached_scorer(env["rm"], env["url"], env["token"], deadline_s)
+    unscored, max_unscored = (
+        _env_number("ORCHRM_UNSCORED_REWARD", UNSCORED_REWARD),
+        _env_number("ORCHRM_MAX_UNSCORED", MAX_UNSCORED),
+    )
+    return openrlhf_rewards(scorer, list(queries), list(prompts), list(labels), contract=contract_from_env(),
+                            unscored_reward=unscored, max_unscored=int(max_unscored))  # fmt: skip
+
+
+def _env_number(name: str, default: Any) -> Any:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ConfigError(f"{name}={raw!r} is not a finite number")
+    return value
 
 
 def contract_from_env() -> RewardContract:
     """The reward contract from `ORCHRM_PENALTY`, `ORCHRM_SCALE` and `ORCHRM_DEGREE` (unset: the defaults)."""
-    try:
-        penalty = float(os.environ.get("ORCHRM_PENALTY") or DEFAULT_PENALTY)
-    except ValueError:
-        raise ConfigError(f"ORCHRM_PENALTY={os.environ['ORCHRM_PENALTY']!r} is not a number") from None
+    penalty = _env_number("ORCHRM_PENALTY", DEFAULT_PENALTY)
     settings = {"scale": os.environ.get("ORCHRM_SCALE") or "unit", "degree": os.environ.get("ORCHRM_DEGREE") or "dag"}
     try:
         return RewardContract.model_validate({"invalid_penalty": penalty, **settings})

@@ -6,7 +6,8 @@ each completion by the reward contract (`orchrm.rm.reward`), exactly as `train-o
 the valid plan in it gets the sigmoid of `RewardModel.score(question, [plan])` (`scale="raw"`: the score
 itself), a completion with no valid plan (prose, broken JSON, an empty reply) gets `invalid_penalty` (-1.0;
 `None` leaves it out of its group instead). A completion that cannot be judged (no question, a server that
-failed) gets `None` (TRL leaves it out of its group's baseline). Each batch with either logs one warning
+failed past `deadline_s`, 300 s of waiting out a busy server) gets `None` (TRL leaves it out of its group's
+baseline). Each batch with either logs one warning
 line, the `<name>/invalid` and `<name>/unscored` metrics and a `<name>_error` column in TRL's completions
 table. A dataset without the question column at all is a mistake, raised as a one-line `ConfigError` on the
 first call.
@@ -50,11 +51,12 @@ class TRLReward:
         agent_types: Sequence[str] | None = None,
         invalid_penalty: float | None = INVALID_PENALTY,
         scale: RewardScale = "unit",
+        deadline_s: float | None = None,
     ) -> None:
         self.contract = RewardContract.model_validate(
             {"degree": degree, "agent_types": agent_types, "invalid_penalty": invalid_penalty, "scale": scale}
         )
-        self.scorer = open_scorer(rm=rm, url=url, token=token)
+        self.scorer = open_scorer(rm=rm, url=url, token=token, deadline_s=deadline_s)
         self.question_column = question_column
         self.__name__ = name  # TRL logs the reward as rewards/<name>/mean
 

@@ -10,11 +10,14 @@ managers (`naive`, the default; `dapo`, `rate_limited`, ...) call, one response 
 verl passes no prompt: the question travels in `extra_info["question"]` (another key with
 `reward_kwargs.question_key`). The reward model is the server at `reward_kwargs.url` (bearer token in
 `token`, or the `ORCHRM_TOKEN` environment variable) or a model folder at `reward_kwargs.rm`, loaded once
-per worker process. Each result is `{"score", "orchrm_unscored", "orchrm_error"}`: `score` is exactly
-`RewardModel.score(question, [plan])`; a response with no plan or no question, or a failed server, gets
-`penalty` as its score (verl needs a number), `orchrm_unscored` 1.0 and the reason in `orchrm_error`, so
-verl's reward metrics show how many were penalised and why. Every result has the same keys, as verl's
-per-key lists need.
+per worker process. Each result is `{"score", "orchrm_invalid", "orchrm_unscored", "orchrm_error"}`, paid by
+the reward contract (`orchrm.rm.reward`) exactly as `train-orchestrator --reward rm` pays: a valid plan the
+sigmoid of `RewardModel.score(question, [plan])` (`scale: raw`, the score itself); a response with no valid
+plan `penalty` (-1.0) and `orchrm_invalid` 1.0; a response that cannot be judged (no question, not text)
+`unscored_reward` (0.0, never the penalty) and `orchrm_unscored` 1.0; the reason in `orchrm_error`, so verl's
+reward metrics show how many and why. Every result has the same keys, as verl's per-key lists need.
+A busy or absent server is waited for up to `deadline_s` (300 s) a request; past it the sample is unscored,
+and more than `max_unscored` (0) such samples in one worker stop the step with one line.
 
     reward.custom_reward_function.path=$(python -c 'import orchrm.adapters.verl as m; print(m.__file__)')
     reward.custom_reward_function.name=compute_score
@@ -30,7 +33,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from orchrm.adapters._core import cached_scorer, judge, report
+from orchrm.adapters._core import FAILURES, MAX_UNSCORED, UNSCORED_REWARD, cached_scorer, judge, number, report
 from orchrm.errors import ConfigError
 from orchrm.rm.reward import INVALID_PENALTY, RewardContract
 
@@ -68,18 +71,22 @@ def compute_score_batch(
     degree: str = "dag",
     agent_types: Sequence[str] | None = None,
     scale: str = "unit",
+    deadline_s: float | None = None,
+    unscored_reward: float = UNSCORED_REWARD,
+    max_unscored: int = MAX_UNSCORED,
     **_: Any,
 ) -> list[dict[str, Any]]:
     """One result per response, in order."""
     contract = _contract(penalty, degree, agent_types, scale)
-    scorer = cached_scorer(rm, url, token or os.environ.get("ORCHRM_TOKEN"))
+    scorer = cached_scorer(rm, url, token or os.environ.get("ORCHRM_TOKEN"), deadline_s)
     questions = [_question(info, question_key) for info in extra_infos]
     missing = f"extra_info has no {question_key!r}"
     verdicts = judge(scorer, questions, list(solution_strs), contract=contract, missing=missing)
     report(verdicts, "verl compute_score")
+    FAILURES.charge(verdicts, max_unscored, "verl compute_score")
     return [
         {
-            "score": float(contract.invalid_penalty) if v.score is None else v.score,  # type: ignore[arg-type]
+            "score": number(v, contract, unscored_reward),
             "orchrm_invalid": float(v.invalid),
             "orchrm_unscored": float(v.error is not None and not v.invalid),
             "orchrm_error": v.error or "",

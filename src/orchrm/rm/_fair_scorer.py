@@ -68,6 +68,11 @@ class FairScorer:
         self._arrivals = itertools.count()
         threading.Thread(target=self._run, name="orchrm-rm-scorer", daemon=True).start()
 
+    def depth(self) -> tuple[int, int]:
+        """(requests, items) waiting for the model now."""
+        with self._ready:
+            return len(self._waiting), self._waiting_items
+
     def score(self, items: Sequence[Item]) -> list[float]:
         if not items:
             return []

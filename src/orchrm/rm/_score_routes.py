@@ -29,8 +29,10 @@ def score_routes(context: ServerContext, model: RewardModel) -> APIRouter:
     routes = APIRouter()
 
     @routes.get("/health")
-    def health() -> dict[str, str]:
-        return {"status": "ok"}
+    def health() -> dict[str, Any]:
+        """Up, and how deep the scoring queue is (requests and items waiting, and the limits past which a
+        request gets 503 with Retry-After)."""
+        return {"status": "ok", "queue": context.queue()}
 
     @routes.get("/info", dependencies=[Depends(context.authorize)])
     def info() -> dict[str, Any]:

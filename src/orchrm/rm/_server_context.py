@@ -43,6 +43,7 @@ class ServerContext:
     max_item_chars: int
     max_body_bytes: int
     contract: RewardContract = RewardContract()  # what counts as a plan, and the reward a protocol route pays
+    queue: Callable[[], dict[str, int]] = lambda: {}  # the scoring queue's depth and limits, for /health
 
 
 RouteFactory = Callable[[ServerContext], APIRouter]
@@ -127,16 +128,23 @@ async def _read_body(request: Request, max_body_bytes: int) -> bytes:
 class QueueLimits:
     """How the model is shared: forward passes of at most `pass_tokens` padded tokens (least-served requests
     first, one item of each in turn), at most `max_requests` requests and `max_items` items waiting (more is
-    a 503)."""
+    a 503 with Retry-After, which orchrm's clients wait out).
+
+    Sized for a training step's burst: verl's reward manager scores a step's batch from a thread pool (64
+    threads here), OpenRLHF sends one sample a request from every rollout worker; 512 one-item requests, or
+    8 full 256-item ones, queue without a 503. Starlette runs at most 40 requests' scoring at once; the rest wait
+    for a thread, not in this queue."""
 
     pass_tokens: int = 256  # one item at MiniLM's 256 tokens (~55 ms on 2 cores), or several short ones
-    max_requests: int = 32
-    max_items: int = 1024
+    max_requests: int = 512
+    max_items: int = 2048
 
 
-def fair_scorer(model: RewardModel, limits: QueueLimits) -> Callable[[Sequence[tuple[str, str]]], list[float]]:
-    """(question, plan text) pairs rendered in the caller's thread, then scored on the model's thread in fair
-    passes (`FairScorer`); a full queue is a 503."""
+def fair_scorer(
+    model: RewardModel, limits: QueueLimits
+) -> tuple[Callable[[Sequence[tuple[str, str | Plan]]], list[float]], FairScorer]:
+    """(question, plan) pairs rendered in the caller's thread, then scored on the model's thread in fair
+    passes (`FairScorer`, returned too: its depth is reported by /health); a full queue is a 503."""
     from ..pairs.render import render_plan, render_question
 
     def tokens(item: tuple[str, str]) -> int:  # a token covers at least one byte; +4 for the special tokens
@@ -152,4 +160,4 @@ def fair_scorer(model: RewardModel, limits: QueueLimits) -> Callable[[Sequence[t
         except QueueFull as exc:
             raise HTTPException(503, f"scoring queue full: {exc}", headers={"Retry-After": "1"}) from None
 
-    return score_texts
+    return score_texts, scorer

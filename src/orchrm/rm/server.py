@@ -79,9 +79,15 @@ def create_app(
     contract (what counts as a plan: `/score` answers null for text with none)."""
     app = FastAPI(title="orchrm reward model", version=model.card.orchrm_version)
     app.add_middleware(DeclaredSizeLimit, max_body_bytes=max_body_bytes)
-    context = ServerContext(score=fair_scorer(model, queue), read_json=json_reader(max_body_bytes, body_timeout_s),
+    score, scorer = fair_scorer(model, queue)
+
+    def depth() -> dict[str, int]:
+        requests, items = scorer.depth()
+        return {"requests": requests, "items": items, "max_requests": queue.max_requests, "max_items": queue.max_items}
+
+    context = ServerContext(score=score, read_json=json_reader(max_body_bytes, body_timeout_s),
                             authorize=bearer_check(token), max_items=max_items, max_item_chars=max_item_chars,
-                            max_body_bytes=max_body_bytes, contract=contract)  # fmt: skip
+                            max_body_bytes=max_body_bytes, contract=contract, queue=depth)  # fmt: skip
     app.include_router(score_routes(context, model))
     for make in routes:
         app.include_router(make(context))
