@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 from ..errors import OrchrmError
 from ..version import __version__
 from .panels import PanelCommand, with_config
+from .say import error
 
 
 @dataclass(frozen=True)
@@ -167,10 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, prog_name="orchrm")
     except OrchrmError as exc:
-        err = Console(stderr=True, highlight=False)
-        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
-        if exc.detail:
-            err.print(exc.detail, markup=False, style="dim", soft_wrap=True)
+        error(Console(stderr=True, highlight=False), exc, exc.detail)
         sys.exit(1)
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted")

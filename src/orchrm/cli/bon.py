@@ -34,13 +34,14 @@ from .options import (
     with_models,
 )
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
+from .say import say, text, warn
 
 
 def results_tables(results: BonResults) -> list[Table]:
     """The comparison table and the marks, as the terminal shows them."""
     title = f"best-of-N on {results.questions} held-out {results.task} questions, N={results.n}"
     table = Table(
-        title=title,
+        title=text(title),
         title_justify="left",
         caption="tokens per question; runs: plans executed; wall: critical path of the recorded latencies (~0 for cache replays)",
         caption_justify="left",
@@ -50,17 +51,17 @@ def results_tables(results: BonResults) -> list[Table]:
             col, justify="left" if col == "method" else "right", no_wrap=col in ("method", METHOD_HEADER[1])
         )
     for row in method_rows(results):
-        table.add_row(*row, style="bold" if row[0] == "rm" else None)
+        table.add_row(*map(text, row), style="bold" if row[0] == "rm" else None)
     marks = Table(title="marks (95% bootstrap intervals)", title_justify="left")
     marks.add_column("mark")
     marks.add_column("value", justify="right")
     for row in mark_rows(results):
-        marks.add_row(*row)
+        marks.add_row(*map(text, row))
     auc = Table(title="within-question AUC (questions with a right and a wrong plan)", title_justify="left")
     for col in AUC_HEADER:
         auc.add_column(col, justify="left" if col == AUC_HEADER[0] else "right")
     for row in auc_rows(results):
-        auc.add_row(*row)
+        auc.add_row(*map(text, row))
     content = Table(
         title="plan content: does it decide, is it read (among plans of one shape)",
         title_justify="left",
@@ -68,7 +69,7 @@ def results_tables(results: BonResults) -> list[Table]:
     )
     content.add_column("measure")
     for line in content_lines(results):
-        content.add_row(line)
+        content.add_row(text(line))
     return [table, marks, auc, *([content] if results.content is not None else [])]
 
 
@@ -85,7 +86,7 @@ def show_results(console: Console, result: BonResult, out: Path, *, as_json: boo
     """The warnings, the reports written into `out`, and the tables; with `as_json`, the results as one JSON
     object on stdout (the tables are left out: the object holds everything they show)."""
     for w in result.warnings:
-        console.print(f"[yellow]warning:[/] {w}")
+        warn(console, w)
     reports = write_reports(result.results, out)
     if as_json:
         files = {"results": str(out / RESULTS_FILE), **{k: str(v) for k, v in reports.items()}}
@@ -93,7 +94,7 @@ def show_results(console: Console, result: BonResult, out: Path, *, as_json: boo
         return
     for table in results_tables(result.results):
         console.print(table)
-    console.print(f"report: {reports['md']} · {reports['html']} · {out / RESULTS_FILE}")
+    say(console, f"report: {reports['md']} · {reports['html']} · {out / RESULTS_FILE}")
 
 
 PRIOR_HELP = (

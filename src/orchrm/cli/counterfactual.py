@@ -19,6 +19,7 @@ from ..pairs.counterfactual import (
 from ..pairs.edits import EDIT_KINDS
 from .options import Json, LogEvery, ModelOptions, Quiet, checked, with_models
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console
+from .say import say, styled
 
 #: The option defaults are `CounterfactualConfig`'s, read from it so the two cannot drift.
 DEFAULTS = CounterfactualConfig()
@@ -110,8 +111,11 @@ def _print_summary(out: Path, p: CounterfactualProgress, as_json: bool) -> None:
         return
     console = result_console(as_json)
     console.print(
-        f"[bold]{out}[/]: {p.edits_total} edits of {p.plans} plans ({p.resumed} from before); this sitting "
-        f"{p.edits_done}: {p.invalid} invalid, {p.executed} executed, {p.flipped} changed the outcome, {p.tokens:,} tokens"
+        styled(
+            (out, "bold"),
+            f": {p.edits_total} edits of {p.plans} plans ({p.resumed} from before); this sitting "
+            f"{p.edits_done}: {p.invalid} invalid, {p.executed} executed, {p.flipped} changed the outcome, {p.tokens:,} tokens",
+        )
     )
     for reason, n in sorted(p.skipped.items()):
-        console.print(f"[dim]plans not edited ({reason}): {n}[/]")
+        say(console, f"plans not edited ({reason}): {n}", "dim")

@@ -34,6 +34,7 @@ from .options import (
 )
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
 from .render import usage_table
+from .say import say, styled, warn
 
 DEFAULTS = LoopConfig()
 
@@ -74,8 +75,11 @@ def demo(
         models = models.model_copy(update={"model": DEFAULT_MODEL})
     where = "offline" if models.backend == "local" and models.agent_backend in (None, "local") else "served"
     console.print(
-        f"[bold]orchrm demo[/]: {task}, {train_questions} training + {test_questions} held-out questions, "
-        f"N={n} plans each, {_models(models.model or models.backend, models.agent_model)} ({where}) -> {out}"
+        styled(
+            ("orchrm demo", "bold"),
+            f": {task}, {train_questions} training + {test_questions} held-out questions, "
+            f"N={n} plans each, {_models(models.model or models.backend, models.agent_model)} ({where}) -> {out}",
+        )
     )
     start = time.perf_counter()
     llms = open_models(models)
@@ -119,7 +123,8 @@ def _summary(out: Path, wall_s: float, result: LoopResult, ledger: TokenLedger) 
 def _print_result(console: Console, result: LoopResult, ledger: TokenLedger, wall_s: float) -> None:
     m = result.rm_metrics
     acc = m.get("val_accuracy")
-    console.print(
+    say(
+        console,
         f"reward model: {m.get('train_pairs')} train / {m.get('val_pairs')} val pairs, held-out pairwise accuracy "
         f"{acc:.3f}"
         if acc is not None
@@ -128,11 +133,11 @@ def _print_result(console: Console, result: LoopResult, ledger: TokenLedger, wal
     if not result.rm_trained:
         console.print("[dim](reused: trained earlier on the same pairs)[/]")
     for w in result.bon.warnings:
-        console.print(f"[yellow]warning:[/] {w}")
+        warn(console, w)
     for table in results_tables(result.bon.results):
         console.print(table)
     if ledger.totals():
         console.print(usage_table(ledger))
     else:
         console.print("[dim]no LLM calls this time: every trace and judgment was already on disk[/]")
-    console.print(f"finished in {wall_s:.0f} s · report: {result.reports['md']} · {result.reports['html']}")
+    say(console, f"finished in {wall_s:.0f} s · report: {result.reports['md']} · {result.reports['html']}")

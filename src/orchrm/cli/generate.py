@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from ..llm import LLM, Completion, GenerateConfig, open_llm
 from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
 from .render import completions_table, usage_table
+from .say import text
 
 
 def _read_schema(path: Path | None) -> dict[str, Any] | None:
@@ -57,7 +58,7 @@ def _show(llm: LLM, completions: list[Completion], as_json: bool) -> None:
         return
     console = Console()
     for c in completions:
-        console.print(Panel(c.text, title=f"sample {c.sample_index}", title_align="left"), markup=False)
+        console.print(Panel(text(c.text), title=f"sample {c.sample_index}", title_align="left"))
     console.print(completions_table(completions))
     console.print(usage_table(llm.ledger))
 

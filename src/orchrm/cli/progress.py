@@ -21,6 +21,8 @@ from typing import IO, Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from .say import text
+
 #: Seconds between heartbeat lines when stderr is not a terminal.
 DEFAULT_INTERVAL_S = 30.0
 
@@ -113,14 +115,15 @@ class Reporter:
         self._thread: threading.Thread | None = None
         self._bar: Progress | None = None
         self._bar_ids: dict[str, Any] = {}
-        #: Where bars print; `note` uses it in every mode but quiet and json.
+        #: Where bars print; `note` uses it in every mode but quiet and json. Descriptions, info and notes print
+        #: literally (`say.text`): a stage or note may hold a path or a question.
         self.console = Console(file=self.stream, highlight=False, force_terminal=mode == Mode.bars or None)
 
     def __enter__(self) -> Reporter:
         if self.mode == Mode.bars:
             self._bar = Progress(
-                TextColumn("[bold]{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=self.console,
+                TextColumn("{task.description:<16}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}", markup=False), TimeElapsedColumn(), console=self.console,
             )  # fmt: skip
             self._bar.__enter__()
         elif self.mode in (Mode.lines, Mode.json):
@@ -163,7 +166,7 @@ class Reporter:
         if self.mode == Mode.json:
             self._write(json.dumps({"time": _clock(), "note": message}))
         elif self._bar is not None:
-            self._bar.console.print(message)
+            self._bar.console.print(text(message))
         else:
             self._write(f"[{_clock()}] {message}")
 

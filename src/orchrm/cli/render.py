@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..llm import Completion, TokenLedger
+from .say import text
 
 
 def completions_table(completions: list[Completion]) -> Table:
@@ -14,7 +15,7 @@ def completions_table(completions: list[Completion]) -> Table:
     for c in completions:
         table.add_row(
             str(c.sample_index),
-            c.finish_reason,
+            text(c.finish_reason),
             str(c.usage.prompt_tokens),
             str(c.usage.completion_tokens),
             "yes" if c.cached else "no",
@@ -35,7 +36,7 @@ def usage_table(ledger: TokenLedger) -> Table:
     rows = [*totals.items(), ("total", ledger.total())] if len(totals) > 1 else list(totals.items())
     for name, t in rows:
         table.add_row(
-            name,
+            text(name),
             str(t.calls),
             str(t.cached_calls),
             str(t.prompt_tokens),

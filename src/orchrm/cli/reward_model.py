@@ -21,6 +21,7 @@ from ..rm.inputs import ScoreRow, plan_text
 from ..rm.reward import INVALID_PENALTY
 from .options import Json, LogEvery, Quiet
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
+from .say import say, text
 
 if TYPE_CHECKING:
     from ..rm.train import TrainResult
@@ -128,14 +129,15 @@ def _report(result: TrainResult, out: Path, as_json: bool = False) -> None:
             str(h.epoch),
             f"{h.train_loss:.4f}" if h.train_loss is not None else "-",
             f"{h.accuracy:.3f}" if h.accuracy is not None else "-",
-            ", ".join(f"{k} {v:.3f}" for k, v in h.per_source.items()),
+            text(", ".join(f"{k} {v:.3f}" for k, v in h.per_source.items())),
         )
     console = Console(highlight=False)
     console.print(table)
-    console.print(
+    say(
+        console,
         f"{result.model.card.backbone_kind} backbone {result.model.card.backbone}: "
         f"kept epoch {m['best_epoch']}; {result.pairs_per_second:.1f} pairs/s; wrote {out} "
-        f"({m['train_pairs']} train / {m['val_pairs']} val pairs)"
+        f"({m['train_pairs']} train / {m['val_pairs']} val pairs)",
     )
 
 
@@ -163,8 +165,8 @@ def score(
         sys.stdout.write(text)
     else:
         write_text_atomic(out, text)
-        Console(stderr=True).print(
-            f"scored {sum(len(r['plans']) for r in rows)} plans of {len(rows)} questions -> {out}"
+        say(
+            Console(stderr=True), f"scored {sum(len(r['plans']) for r in rows)} plans of {len(rows)} questions -> {out}"
         )
 
 

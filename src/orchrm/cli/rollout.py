@@ -30,6 +30,7 @@ from .options import (
     with_models,
 )
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
+from .say import styled
 
 
 @with_models
@@ -83,6 +84,9 @@ def _print_summary(out: Path, result: Counters, as_json: bool) -> None:
         return
     share = f" ({accuracy:.1%})" if accuracy is not None else ""
     result_console(as_json).print(
-        f"[bold]{out}[/]: {result.plans_done} traces ({result.resumed} from before), "
-        f"{result.plans_valid} valid plans, {result.correct} correct{share}, {result.tokens:,} tokens"
+        styled(
+            (out, "bold"),
+            f": {result.plans_done} traces ({result.resumed} from before), "
+            f"{result.plans_valid} valid plans, {result.correct} correct{share}, {result.tokens:,} tokens",
+        )
     )

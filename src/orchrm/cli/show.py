@@ -17,6 +17,7 @@ from ..llm import BACKENDS, open_llm
 from ..mas.rollout import replay
 from ..mas.traces import Trace, locate_traces, read_traces
 from ..tasks import load_task
+from .say import styled, text
 
 
 def _clip(text: str | None, limit: int) -> str:
@@ -38,15 +39,15 @@ def runs_table(traces: list[Trace]) -> Table:
     for col in ("#", "question", "plan", "valid", "agents", "answer", "gold", "verdict", "tokens"):
         table.add_column(col, justify="right" if col in ("#", "plan", "tokens") else "left")
     for i, t in enumerate(traces):
-        agents = ",".join(t.agent_types()) if t.plan else f"[red]{t.plan_error.rule if t.plan_error else '?'}[/]"
+        agents = text(",".join(t.agent_types())) if t.plan else text(t.plan_error.rule if t.plan_error else "?", "red")
         table.add_row(
             str(i),
-            t.question_id,
+            text(t.question_id),
             str(t.plan_index),
             "yes" if t.valid else "no",
             agents,
-            _clip(t.final_answer, 20),
-            _clip(t.gold, 20),
+            text(_clip(t.final_answer, 20)),
+            text(_clip(t.gold, 20)),
             _verdict(t),
             f"{sum(c.total_tokens for c in t.tokens.values()):,}",
         )
@@ -69,7 +70,7 @@ def render_trace(t: Trace) -> Group:
     if t.plan is None:
         err = t.plan_error
         why = f"{err.rule}: {err.message}" + (f" (agent {err.agent})" if err and err.agent else "") if err else "?"
-        parts.append(Panel(Text(t.plan_text), title=f"[red]invalid plan[/] — {why}", title_align="left"))
+        parts.append(Panel(Text(t.plan_text), title=styled(("invalid plan", "red"), f" — {why}"), title_align="left"))
     elif not t.plan.agents:
         parts.append(Panel(Text(t.plan.answer or ""), title="direct answer", title_align="left"))
     else:
@@ -77,7 +78,8 @@ def render_trace(t: Trace) -> Group:
         for col in ("agent", "type", "options", "from", "input"):
             plan.add_column(col)
         for a in t.plan.agents:
-            plan.add_row(a.id, a.type, str(a.options or ""), ",".join(t.plan.upstream(a.id)), _clip(a.input, 90))
+            cells = (a.id, a.type, str(a.options or ""), ",".join(t.plan.upstream(a.id)), _clip(a.input, 90))
+            plan.add_row(*map(text, cells))
         parts.append(plan)
     for ev in t.agents:
         tok = sum(c.usage.total_tokens for c in ev.calls)
@@ -95,8 +97,8 @@ def render_trace(t: Trace) -> Group:
             body.append(f"error: {ev.error}\n", style="red")
         body.append(f"answer: {ev.answer}", style="bold")
         style = {"ok": "green", "failed": "red", "skipped": "yellow"}[ev.status]
-        title = (
-            f"[{style}]{ev.id}[/] ({ev.type}, {ev.status}) · {len(ev.calls)} calls · {tok} tok · {ev.latency_s:.1f}s"
+        title = styled(
+            (ev.id, style), f" ({ev.type}, {ev.status}) · {len(ev.calls)} calls · {tok} tok · {ev.latency_s:.1f}s"
         )
         parts.append(Panel(body, title=title, title_align="left"))
     summary = Text()

@@ -27,6 +27,7 @@ from .options import (
     options_from,
 )  # fmt: skip
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
+from .say import say, text, warn
 
 if TYPE_CHECKING:
     from ..grpo import TrainOutcome
@@ -88,7 +89,7 @@ def train_orchestrator(
     with setup_run(settings, out, rm=rm, sampler=sampler, agents=agents) as run, \
             Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:  # fmt: skip
         for w in run.warnings if run.main_process else []:
-            console.print(f"[yellow]warning:[/] {w}")
+            warn(console, w)
         steps = trainer_progress(progress, "GRPO steps", _grpo_info, tokens=lambda: run.ledger.total().total_tokens)
         result = run.train(callbacks=[steps])
     if result.main_process:  # under `accelerate launch`, one report
@@ -109,17 +110,17 @@ def _print_outcome(console: Console, result: TrainOutcome, sampler: str, out: Pa
                           "adapter": str(result.adapter), "tokens": result.tokens,
                           "timings": [t.model_dump() for t in result.timings]}))  # fmt: skip
         return
-    table = Table(title=f"orchestrator training: {result.steps} steps" + (f" (resumed from {result.resumed_from.name})" if result.resumed_from else ""),
+    table = Table(title=text(f"orchestrator training: {result.steps} steps" + (f" (resumed from {result.resumed_from.name})" if result.resumed_from else "")),
                   title_justify="left")  # fmt: skip
     for col in ("category", "calls", "prompt tokens", "completion tokens"):
         table.add_column(col, justify="left" if col == "category" else "right")
     for name, t in result.tokens["categories"].items():
-        table.add_row(name, f"{t['calls']:,}", f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}")
+        table.add_row(text(name), f"{t['calls']:,}", f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}")
     console.print(table)
     if result.timings:
         sampled = [t for t in result.timings if t.plans]
         mean = lambda f: sum(f(t) for t in sampled) / max(1, len(sampled))  # noqa: E731
-        console.print(f"per step ({sampler} sampler, {len(sampled)} steps): generation {mean(lambda t: t.generation_s):.1f}s "
-                      f"({mean(lambda t: t.tokens_per_s):.1f} tok/s), reward {mean(lambda t: t.reward_s):.1f}s, "
-                      f"update {mean(lambda t: t.update_s):.1f}s · {out / 'steps.jsonl'}")  # fmt: skip
-    console.print(f"adapter: {result.adapter} · tokens: {out / 'tokens.json'} · samples: {out / 'samples.jsonl'}")
+        say(console, f"per step ({sampler} sampler, {len(sampled)} steps): generation {mean(lambda t: t.generation_s):.1f}s "
+                 f"({mean(lambda t: t.tokens_per_s):.1f} tok/s), reward {mean(lambda t: t.reward_s):.1f}s, "
+                 f"update {mean(lambda t: t.update_s):.1f}s · {out / 'steps.jsonl'}")  # fmt: skip
+    say(console, f"adapter: {result.adapter} · tokens: {out / 'tokens.json'} · samples: {out / 'samples.jsonl'}")

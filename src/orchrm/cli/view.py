@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from ..view import load_runs, serve
+from .say import say
 
 
 def view(
@@ -27,7 +28,7 @@ def view(
     loaded = load_runs(runs)
     server = serve(loaded, port)
     runs_loaded = f"{len(loaded)} run" + ("" if len(loaded) == 1 else "s")
-    console.print(f"{runs_loaded} loaded in {time.perf_counter() - t0:.1f}s; serving {server.url} (Ctrl-C to stop)")
+    say(console, f"{runs_loaded} loaded in {time.perf_counter() - t0:.1f}s; serving {server.url} (Ctrl-C to stop)")
     if open_browser:
         webbrowser.open(server.url)
     try:
