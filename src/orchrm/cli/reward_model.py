@@ -152,8 +152,10 @@ def score(
         str, typer.Option(help="Plan shape a plan must have to be scored: direct, single or dag.")
     ] = "dag",
 ) -> None:
-    """Score plans with a reward model; each output line adds "scores" (one per plan, higher is better; null for
-    a plan text that holds no valid plan) and "errors" (why, at the same index)."""
+    """Score plans with a reward model; each output line adds "scores" (one per plan, higher is better).
+
+    A plan text that holds no valid plan (the reward contract, `orchrm.rm.reward`) scores null, never a model score,
+    and "errors" says why at the same index."""
     from ..rm.model import RewardModel
 
     contract = _contract(degree)
@@ -259,12 +261,22 @@ def serve(
         int | None,
         typer.Option(help="Threads torch scores with (default: every core but one, left to the event loop).", min=1),
     ] = None,
+    queue_requests: Annotated[
+        int, typer.Option(help="Requests that may wait for the model; past it a 503 with Retry-After.", min=1)
+    ] = 512,
+    queue_items: Annotated[
+        int, typer.Option(help="Items that may wait for the model; past it a 503 with Retry-After.", min=1)
+    ] = 2048,
 ) -> None:
-    """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info."""
+    """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info.
+
+    /health reports the scoring queue's depth; past --queue-requests / --queue-items a request gets 503 with
+    Retry-After, which orchrm's clients wait out."""
     from functools import partial
 
     from ..adapters import openrlhf
     from ..rm.model import RewardModel
+    from ..rm.server import QueueLimits
     from ..rm.server import serve as run_server
 
     contract = _contract(degree, invalid_penalty=openrlhf_penalty, scale=openrlhf_scale)
@@ -287,4 +299,5 @@ def serve(
         header_timeout_s=read_timeout,
         body_timeout_s=read_timeout,
         torch_threads=torch_threads,
+        queue=QueueLimits(max_requests=queue_requests, max_items=queue_items),
     )
