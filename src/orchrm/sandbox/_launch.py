@@ -247,7 +247,11 @@ def _classify(
     if code not in (0, None):
         # Python ignores SIGXFSZ, and fork() under RLIMIT_NPROC fails with EAGAIN: a script that does not
         # catch either dies of an ordinary exception, which its last stderr line (the uncaught one) names.
-        last = stderr.strip().rsplit("\n", 1)[-1]
+        # Forked children print their own tracebacks to the same stderr, and under Python 3.13 (a traceback
+        # written a line at a time, with caret lines) the text can end inside one of them: the exception line
+        # is the last one that is neither indented (a frame, its source, its carets) nor a traceback's header.
+        lines = stderr.strip().splitlines()
+        last = next((ln for ln in reversed(lines) if ln[:1].strip() and not ln.startswith("Traceback (")), "")
         if last.startswith("OSError: [Errno 27] File too large"):
             return "output_limit"
         if last.startswith("BlockingIOError: [Errno 11]") and "fork" in stderr:
