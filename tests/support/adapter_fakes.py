@@ -33,7 +33,8 @@ BAD_COMPLETIONS = [
     ("lone surrogate", GOOD[:-2] + "\ud800" + GOOD[-2:], False),
     ("unknown agent type", GOOD.replace("self_consistency", "telepathy"), False),
     ("1 MB of prose", "no plan here. " * 75_000, False),
-    ("1 MB after a plan", GOOD + " trailing words" * 70_000, True),
+    ("1 MB after a plan", GOOD + " trailing words" * 70_000, False),  # past MAX_PLAN_TEXT_CHARS: too_large
+    ("a plan after a 1 MB thought", "<think>" + "hmm " * 250_000 + "</think>" + GOOD, True),
 ]
 
 #: (question, plan text) items of every shape an orchestrator writes: plans, a direct answer, prose, junk.

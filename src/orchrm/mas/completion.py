@@ -10,7 +10,8 @@ A completion is read in this order, and nothing else decides:
    tag with no opening one (templates that open the thought in the prompt) drops everything before it.
 3. MAS-Orchestra's `<agent>`/`<edge>` format is read by its own converter (`mas.interop`); anything else as
    JSON, where the last complete plan object wins (a draft followed by the final plan scores the final).
-4. Text holding a lone surrogate is not a plan: no tokenizer can encode it.
+4. Text holding a lone surrogate is not a plan: no tokenizer can encode it; nor is a text of more than
+   `MAX_PLAN_TEXT_CHARS` (200,000) characters outside reasoning, refused before it is parsed.
 
 Each step is linear in the text. Whatever cannot be read is a `PlanError` naming the rule, never another
 exception, so a caller records it as an invalid plan rather than scoring prose.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 
 from .interop import looks_like_mas_orchestra, parse_mas_orchestra
-from .plans import Plan, PlanError, parse_plan
+from .plans import MAX_PLAN_TEXT_CHARS, Plan, PlanError, parse_plan
 
 __all__ = ["END_TOKENS", "plan_region", "read_plan"]
 
@@ -85,6 +86,10 @@ def read_plan(completion: str) -> Plan:
     region = plan_region(completion)
     if not region:
         raise PlanError("parse", "the completion holds no text outside reasoning blocks")
+    if len(region) > MAX_PLAN_TEXT_CHARS:  # refused before any parsing: the time stays bounded whatever it holds
+        raise PlanError(
+            "too_large", f"{len(region)} characters outside reasoning blocks, at most {MAX_PLAN_TEXT_CHARS}"
+        )
     try:
         region.encode("utf-8")
     except UnicodeEncodeError as exc:

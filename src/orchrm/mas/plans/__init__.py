@@ -31,7 +31,7 @@ from ._model import (
     plan_shape,
     topological_order,
 )
-from ._parse import PLAN_JSON_LIMITS, drop_unknown_options, parse_plan
+from ._parse import MAX_PLAN_TEXT_CHARS, PLAN_JSON_LIMITS, drop_unknown_options, parse_plan
 from ._schema import SCHEMA_MAX_AGENTS, plan_json_schema, schema_agent_id
 from ._validate import parse_and_validate, validate_plan
 
@@ -40,6 +40,7 @@ __all__ = [
     "DEGREES",
     "MAX_AGENTS",
     "MAX_INPUT_CHARS",
+    "MAX_PLAN_TEXT_CHARS",
     "PLAN_JSON_LIMITS",
     "REFERENCE",
     "SCHEMA_MAX_AGENTS",

@@ -12,8 +12,12 @@ from ... import safejson
 from ._model import Plan, PlanError, option_bounds
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+#: The longest plan text read: a valid plan holds at most 8 agents of at most 2,000 characters of input each
+#: (~20,000 characters of JSON, six times that if every character is escaped), so a longer text is refused as
+#: `json_size` before any parsing, whatever it holds (1 MB of broken objects took up to 0.5 s to scan).
+MAX_PLAN_TEXT_CHARS = 200_000
 #: Orchestrator replies and plan strings sent to `orchrm serve` are read under these bounds (see safejson).
-PLAN_JSON_LIMITS = safejson.Limits(max_chars=4_000_000, max_depth=32, max_number_chars=100)
+PLAN_JSON_LIMITS = safejson.Limits(max_chars=MAX_PLAN_TEXT_CHARS, max_depth=32, max_number_chars=100)
 
 
 def _json_objects(text: str) -> tuple[list[Any], safejson.UnsafeJSONError | None]:
