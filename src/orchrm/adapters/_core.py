@@ -61,13 +61,17 @@ class Scorer(Protocol):
 
 
 class LocalScorer:
-    """The reward model in this process; one forward pass at a time (frameworks call from several threads)."""
+    """The reward model in this process; one forward pass at a time (frameworks call from several threads).
+    `device` (auto | cpu | cuda): where a folder's model runs (default auto); a `RewardModel` given is moved
+    only when it is set."""
 
-    def __init__(self, rm: RewardModel | str | Path) -> None:
+    def __init__(self, rm: RewardModel | str | Path, device: str | None = None) -> None:
         if isinstance(rm, (str, Path)):
             from orchrm.rm import RewardModel
 
-            rm = RewardModel.load(rm)
+            rm = RewardModel.load(rm, device=device or "auto")
+        elif device is not None:
+            rm = rm.to(device)
         self.rm = rm
         self._lock = threading.Lock()
 
@@ -84,31 +88,33 @@ def open_scorer(
     url: str | None = None,
     token: str | None = None,
     deadline_s: float | None = None,
+    device: str | None = None,
 ) -> LocalScorer | RemoteScorer:
-    """The in-process model (`rm`: a `RewardModel` or its folder) or the server at `url`: exactly one. A server
-    that is busy or down is waited for up to `deadline_s` a request (default `DEADLINE_S`)."""
+    """The in-process model (`rm`: a `RewardModel` or its folder, on `device`: see `LocalScorer`) or the server
+    at `url`: exactly one. A server that is busy or down is waited for up to `deadline_s` a request (default
+    `DEADLINE_S`)."""
     if (rm is None) == (url is None):
         raise ConfigError(
             "give the reward model either in process (rm=folder) or as a server (url=...), not both or neither"
         )
     if rm is not None:
-        return LocalScorer(rm)
+        return LocalScorer(rm, device)
     return RemoteScorer(url, token=token, **({} if deadline_s is None else {"deadline_s": deadline_s}))  # type: ignore[arg-type]
 
 
-_SCORERS: dict[tuple[str | None, str | None, str | None, float | None], LocalScorer | RemoteScorer] = {}
+_SCORERS: dict[tuple[str | None, str | None, str | None, float | None, str | None], LocalScorer | RemoteScorer] = {}
 _SCORERS_LOCK = threading.Lock()
 
 
 def cached_scorer(
-    rm: str | None, url: str | None, token: str | None, deadline_s: float | None = None
+    rm: str | None, url: str | None, token: str | None, deadline_s: float | None = None, device: str | None = None
 ) -> LocalScorer | RemoteScorer:
     """One scorer per process for file-loaded adapters (verl, OpenRLHF) called item by item from a thread pool:
     concurrent first calls wait for the one load (loading twice at once also races transformers' lazy imports)."""
-    key = (rm, url, token, deadline_s)
+    key = (rm, url, token, deadline_s, device)
     with _SCORERS_LOCK:
         if key not in _SCORERS:
-            _SCORERS[key] = open_scorer(rm=rm, url=url, token=token, deadline_s=deadline_s)
+            _SCORERS[key] = open_scorer(rm=rm, url=url, token=token, deadline_s=deadline_s, device=device)
         return _SCORERS[key]
 
 

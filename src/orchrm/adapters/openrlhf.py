@@ -9,7 +9,7 @@ Remote: `orchrm serve` answers OpenRLHF's reward protocol at `POST /openrlhf`
 
 Python file: `--reward.remote_url $(python -c 'import orchrm.adapters.openrlhf as m; print(m.__file__)')`
 loads `reward_func(queries, prompts, labels)` below; the model comes from `ORCHRM_RM` (a model folder,
-loaded once per process) or `ORCHRM_URL` (`orchrm serve`, token in `ORCHRM_TOKEN`).
+loaded once per process on `ORCHRM_DEVICE`: auto, the default, cpu or cuda) or `ORCHRM_URL` (`orchrm serve`, token in `ORCHRM_TOKEN`).
 
 The plan is the query after its prompt, up to the chat template's end-of-turn token. OpenRLHF passes no
 question but the label: start it with `--data.label_key` naming the question column (a label that is an object
@@ -143,9 +143,9 @@ def router(context: "ServerContext", *, contract: RewardContract | None = None) 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **_: Any) -> dict[str, Any]:
     """OpenRLHF's Python-file reward: the model from `ORCHRM_RM` or `ORCHRM_URL`; the contract's settings from
     `ORCHRM_PENALTY`, `ORCHRM_SCALE` (unit | raw) and `ORCHRM_DEGREE`."""
-    env = {name: os.environ.get(f"ORCHRM_{name.upper()}") or None for name in ("rm", "url", "token")}
+    env = {name: os.environ.get(f"ORCHRM_{name.upper()}") or None for name in ("rm", "url", "token", "device")}
     deadline_s = _env_number("ORCHRM_DEADLINE_S", None)
-    scorer = cached_scorer(env["rm"], env["url"], env["token"], deadline_s)
+    scorer = cached_scorer(env["rm"], env["url"], env["token"], deadline_s, env["device"])
     unscored, max_unscored = (
         _env_number("ORCHRM_UNSCORED_REWARD", UNSCORED_REWARD),
         _env_number("ORCHRM_MAX_UNSCORED", MAX_UNSCORED),

@@ -13,7 +13,7 @@ table. A dataset without the question column at all is a mistake, raised as a on
 first call.
 
     from orchrm.adapters import TRLReward
-    reward = TRLReward(rm="runs/rm")                     # in process
+    reward = TRLReward(rm="runs/rm")                     # in process (device="auto": the GPU if any; cpu, cuda)
     reward = TRLReward(url="http://127.0.0.1:8765")      # `orchrm serve`
     GRPOTrainer(model=..., reward_funcs=[reward], train_dataset=ds_with_prompt_and_question, ...)
 
@@ -52,11 +52,12 @@ class TRLReward:
         invalid_penalty: float | None = INVALID_PENALTY,
         scale: RewardScale = "unit",
         deadline_s: float | None = None,
+        device: str | None = None,
     ) -> None:
         self.contract = RewardContract.model_validate(
             {"degree": degree, "agent_types": agent_types, "invalid_penalty": invalid_penalty, "scale": scale}
         )
-        self.scorer = open_scorer(rm=rm, url=url, token=token, deadline_s=deadline_s)
+        self.scorer = open_scorer(rm=rm, url=url, token=token, deadline_s=deadline_s, device=device)
         self.question_column = question_column
         self.__name__ = name  # TRL logs the reward as rewards/<name>/mean
 

@@ -10,7 +10,7 @@ managers (`naive`, the default; `dapo`, `rate_limited`, ...) call, one response 
 verl passes no prompt: the question travels in `extra_info["question"]` (another key with
 `reward_kwargs.question_key`). The reward model is the server at `reward_kwargs.url` (bearer token in
 `token`, or the `ORCHRM_TOKEN` environment variable) or a model folder at `reward_kwargs.rm`, loaded once
-per worker process. Each result is `{"score", "orchrm_invalid", "orchrm_unscored", "orchrm_error"}`, paid by
+per worker process on `reward_kwargs.device` (auto, the default: the GPU if torch sees one; cpu; cuda). Each result is `{"score", "orchrm_invalid", "orchrm_unscored", "orchrm_error"}`, paid by
 the reward contract (`orchrm.rm.reward`) exactly as `train-orchestrator --reward rm` pays: a valid plan the
 sigmoid of `RewardModel.score(question, [plan])` (`scale: raw`, the score itself); a response with no valid
 plan `penalty` (-1.0) and `orchrm_invalid` 1.0; a response that cannot be judged (no question, not text)
@@ -74,11 +74,12 @@ def compute_score_batch(
     deadline_s: float | None = None,
     unscored_reward: float = UNSCORED_REWARD,
     max_unscored: int = MAX_UNSCORED,
+    device: str | None = None,
     **_: Any,
 ) -> list[dict[str, Any]]:
     """One result per response, in order."""
     contract = _contract(penalty, degree, agent_types, scale)
-    scorer = cached_scorer(rm, url, token or os.environ.get("ORCHRM_TOKEN"), deadline_s)
+    scorer = cached_scorer(rm, url, token or os.environ.get("ORCHRM_TOKEN"), deadline_s, device)
     questions = [_question(info, question_key) for info in extra_infos]
     missing = f"extra_info has no {question_key!r}"
     verdicts = judge(scorer, questions, list(solution_strs), contract=contract, missing=missing)

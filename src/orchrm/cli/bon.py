@@ -17,9 +17,11 @@ from ..bon.results import RESULTS_FILE, BonResults
 from ..bon.run import BonProgress, BonResult, abon
 from ..mas.rollout import RolloutSettings, RunConfig, agent_fields
 from ..mas.traces import locate_traces
+from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..tasks import load_task
 from .llms import checkpoint_label, open_models
 from .options import (
+    MODELS,
     Checkpoint,
     Json,
     LogEvery,
@@ -120,6 +122,7 @@ def bon(
     judge_ns: list[int] | None = field_option(BonConfig, "judge_ns", "--judge-n", note="Repeatable."),
     tau: float = field_option(BonConfig, "tau"),
     prior_traces: Annotated[Path | None, typer.Option(help=PRIOR_HELP)] = None,
+    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=MODELS)] = "auto",
     checkpoint: Checkpoint = None,
     orchestrator_adapter: OrchestratorAdapter = None,
     parallel_questions: ParallelQuestions = 2,
@@ -131,6 +134,7 @@ def bon(
     """Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."""
     from ..rm.model import RewardModel  # torch: loaded only when a verb needs it
 
+    resolve_device(device)  # --device cuda without a GPU: one line before any model loads
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
     config = checked(BonConfig, dict(n=n, judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens,
@@ -145,7 +149,7 @@ def bon(
         backend=models.backend,
     )
     checked(RunConfig, run, {"n_plans": "--n"})
-    the_task, reward_model = load_task(task), RewardModel.load(rm)
+    the_task, reward_model = load_task(task), RewardModel.load(rm, device=device)
     with open_models(models, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run_config = RunConfig.model_validate({**run, "checkpoint": checkpoint_label(llm, checkpoint),
                                                "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})  # fmt: skip

@@ -216,8 +216,9 @@ def result_console(as_json: bool) -> Console:
 def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: Any = None) -> Any:
     """A transformers `TrainerCallback` that reports optimiser steps to `reporter` from the main process:
     `stage` counts steps against `max_steps`, and `info(logs)` (the latest value of every key the trainer
-    has logged) adds counters such as the loss or the mean reward; `tokens()` is the run's token count. Training verbs pass it instead of TRL's tqdm bar, which in a log
-    file is one line of carriage returns."""
+    has logged) adds counters such as the loss or the mean reward; `tokens()` is the run's token count (default:
+    the trainer's own `num_input_tokens_seen`, counted when its arguments say `include_num_input_tokens_seen`).
+    Training verbs pass it instead of TRL's tqdm bar, which in a log file is one line of carriage returns."""
     from transformers import TrainerCallback
 
     def describe(logs: dict[str, Any]) -> str:
@@ -225,8 +226,8 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: A
             return str(info(logs))
         return f"loss {logs['loss']:.4f}" if isinstance(logs.get("loss"), (int, float)) else ""
 
-    def spent() -> int:
-        return int(tokens()) if tokens is not None else 0
+    def spent(state: Any) -> int:
+        return int(tokens()) if tokens is not None else int(getattr(state, "num_input_tokens_seen", 0) or 0)
 
     class StepProgress(TrainerCallback):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -243,12 +244,12 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: A
                 epoch = f"epoch {state.epoch:.2f}" if state.epoch is not None else ""
                 shown = " · ".join(p for p in (epoch, self.shown) if p)
                 reporter.update(
-                    stage, done=state.global_step, total=state.max_steps or None, info=shown, tokens=spent()
+                    stage, done=state.global_step, total=state.max_steps or None, info=shown, tokens=spent(state)
                 )
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if state.is_world_process_zero:  # early stopping ends before max_steps
-                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=self.shown, tokens=spent(),
+                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=self.shown, tokens=spent(state),
                                 finished=True)  # fmt: skip
 
     return StepProgress()

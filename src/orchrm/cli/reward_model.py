@@ -17,9 +17,11 @@ from .. import safejson
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..rm.config import RMConfig
+from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.inputs import ScoreRow, plan_text
 from ..rm.reward import INVALID_PENALTY
-from .options import Json, LogEvery, Quiet
+from ..rm.trackers import ReportTo, tracker_list
+from .options import Json, LogEvery, Quiet, field_option
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 from .say import say, text
 
@@ -66,7 +68,8 @@ def train_rm(
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = RMConfig().lora_r,
     bf16: Annotated[bool, typer.Option(help="bf16 autocast while training.")] = False,
     seed: Annotated[int, typer.Option()] = 0,
-    device: Annotated[str, typer.Option(help="cpu, or auto (an accelerator when present).")] = RMConfig().device,
+    device: Device = field_option(RMConfig, "device", default="auto"),
+    report_to: ReportTo = field_option(RMConfig, "report_to"),
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,
@@ -86,13 +89,15 @@ def train_rm(
         lora_r=lora_r,
         bf16=bf16,
         seed=seed,
-        device=device,  # type: ignore[arg-type]
+        device=device,
+        report_to=report_to,
         **{k: v for k, v in given.items() if v is not None},  # the rest: the backbone kind's defaults
     )
+    resolve_device(config.device)  # cuda without a GPU, a tracker not installed: one line before the pairs are read
+    tracker_list(config.report_to)
     with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
-        result = train_from_folder(
-            pairs_dir, out, config, progress=False, callbacks=[trainer_progress(progress, "train-rm steps", _rm_info)]
-        )
+        steps = trainer_progress(progress, "train-rm steps", _rm_info)  # tokens: the trainer's non-padding count
+        result = train_from_folder(pairs_dir, out, config, progress=False, callbacks=[steps])
     if result.main_process:  # under `accelerate launch` the main process reports
         _report(result, out, as_json)
 
@@ -151,6 +156,7 @@ def score(
     degree: Annotated[
         str, typer.Option(help="Plan shape a plan must have to be scored: direct, single or dag.")
     ] = "dag",
+    device: Annotated[Device, typer.Option(help=DEVICE_HELP)] = "auto",
 ) -> None:
     """Score plans with a reward model; each output line adds "scores" (one per plan, higher is better).
 
@@ -159,8 +165,9 @@ def score(
     from ..rm.model import RewardModel
 
     contract = _contract(degree)
+    resolve_device(device)  # --device cuda without a GPU: one line before anything is read
     rows = read_score_requests(file)  # the whole input is checked before the model loads or --out is touched
-    model = RewardModel.load(rm)
+    model = RewardModel.load(rm, device=device)
     scored = [{**r, **_scored(model, contract, r, batch_size)} for r in rows]
     text = "".join(json.dumps(r) + "\n" for r in scored)
     if out is None:
@@ -267,6 +274,7 @@ def serve(
     queue_items: Annotated[
         int, typer.Option(help="Items that may wait for the model; past it a 503 with Retry-After.", min=1)
     ] = 2048,
+    device: Annotated[Device, typer.Option(help=DEVICE_HELP)] = "auto",
 ) -> None:
     """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info.
 
@@ -280,6 +288,7 @@ def serve(
     from ..rm.server import serve as run_server
 
     contract = _contract(degree, invalid_penalty=openrlhf_penalty, scale=openrlhf_scale)
+    resolve_device(device)
 
     token = None
     if token_env:
@@ -287,7 +296,7 @@ def serve(
         if not token:
             raise ConfigError(f"--token-env {token_env} names an unset or empty environment variable")
     run_server(
-        RewardModel.load(rm),
+        RewardModel.load(rm, device=device),
         host=host,
         port=port,
         token=token,

@@ -13,6 +13,7 @@ from rich.table import Table
 from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
 from ..mas.run_config import PlanSampling, RolloutSettings
+from ..rm.trackers import ReportTo, tracker_list
 from .options import (
     MODELS,
     ApiKeyEnv,
@@ -59,6 +60,7 @@ def train_orchestrator(
     diverse_draws: int = field_option(GRPORunConfig, "diverse_draws"),
     sampling: PlanSampling,
     bf16: bool = field_option(GRPORunConfig, "bf16"),
+    report_to: ReportTo = field_option(GRPORunConfig, "report_to"),
     sampler: Annotated[Literal["auto", "server", "trl", "vllm"], typer.Option(help=SAMPLER_HELP)] = "auto",
     agent_backend: str | None = field_option(ModelOptions, "agent_backend", panel=MODELS),
     agent_model: str | None = field_option(ModelOptions, "agent_model", panel=MODELS),
@@ -81,8 +83,9 @@ def train_orchestrator(
         sampling.model_dump(), task=task, policy=policy, reward=reward, invalid_penalty=invalid_penalty, group_size=group_size,
         questions_per_step=questions_per_step, n_questions=n_questions, max_steps=max_steps, save_steps=save_steps,
         learning_rate=learning_rate, lora_r=lora_r, lora_alpha=2 * lora_r, beta=beta, entropy_coef=entropy_coef,
-        diverse_draws=diverse_draws, bf16=bf16,
+        diverse_draws=diverse_draws, bf16=bf16, report_to=report_to,
     ), {"invalid_penalty": "--penalty", "max_steps": "--steps", "learning_rate": "--lr", "lora_alpha": "--lora-r"})  # fmt: skip
+    tracker_list(settings.report_to)  # a tracker not installed: one line before the policy loads
     agents = AgentOptions(backend=agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
                           concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip
     console = Console(highlight=False, stderr=as_json)

@@ -13,10 +13,11 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from ..mas.run_config import PlanSampling
+from ..rm.trackers import REPORT_TO_HELP, ReportTo
 
 RewardKind = Literal["rm", "execute", "prior", "router", "valid", "custom"]
 SamplerKind = Literal["trl", "server", "vllm"]
-RESUMABLE = frozenset({"max_steps", "sampler"})  # settings a resumed run may change
+RESUMABLE = frozenset({"max_steps", "sampler", "report_to"})  # settings a resumed run may change
 
 
 class GRPORunConfig(PlanSampling):
@@ -62,6 +63,7 @@ class GRPORunConfig(PlanSampling):
     sampler: SamplerKind = Field(
         "trl", description="Who samples the plans: TRL's generate, llama-server, or TRL's vLLM mode."
     )
+    report_to: ReportTo = Field("none", description=REPORT_TO_HELP)
 
     @field_validator("temperature")
     @classmethod

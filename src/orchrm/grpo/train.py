@@ -76,6 +76,7 @@ def plans_per_process(config: GRPORunConfig, processes: int) -> int:
 def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool, processes: int = 1) -> Any:
     from trl import GRPOConfig
 
+    from ..rm.trackers import tracker_list
     from ..rm.trl_setup import checkpointing
 
     return GRPOConfig(
@@ -93,7 +94,7 @@ def grpo_args(config: GRPORunConfig, out: Path, *, progress: bool, processes: in
         save_strategy="steps",
         save_steps=config.save_steps,
         logging_steps=1,
-        report_to=[],
+        report_to=tracker_list(config.report_to),
         use_cpu=not on_gpu(),
         bf16=config.bf16,
         seed=config.seed,

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .backbone import DEFAULT_BACKBONE, backbone_kind
+from .trackers import REPORT_TO_HELP, ReportTo
 
 #: A 0.5B decoder on 2 CPU cores. Cost, estimated from the LoRA step measured here on the causal LM (45 s for
 #: 4 x 512 tokens, fp32): ~16 ms a token forward + backward once its 136M-parameter LM head is gone.
@@ -60,11 +61,12 @@ class RMConfig(BaseModel):
     bf16: bool = Field(False, description="bf16 autocast in training (faster on CPUs with AVX512-BF16, less exact).")
     seed: int = 0
     threads: int | None = Field(None, description="torch CPU threads (default: all cores).")
-    device: Literal["cpu", "auto"] = Field(
+    device: Literal["cpu", "auto", "cuda"] = Field(
         "cpu",
-        description="Where training runs: the CPU, or 'auto' (an accelerator when one is present). The "
-        "trained model is moved to the CPU either way.",
+        description="Where training runs: the CPU, 'auto' (an accelerator when one is present) or 'cuda' (a GPU, "
+        "else a one-line error). The trained model is moved to the CPU either way.",
     )
+    report_to: ReportTo = Field("none", description=REPORT_TO_HELP)
 
     @model_validator(mode="after")
     def _decoder_defaults(self) -> RMConfig:

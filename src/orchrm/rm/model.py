@@ -29,6 +29,7 @@ from ..version import __version__
 from .backbone import Kind
 from .config import RMConfig
 from .decoder import ADAPTER_FILE, load_decoder, save_adapter
+from .device import resolve_device, scoring_dtype
 from .encoding import encode
 
 if TYPE_CHECKING:
@@ -169,8 +170,23 @@ class RewardModel:
         self.card = card
         self.path = path
 
+    @property
+    def device(self) -> str:
+        """Where the model's weights are: 'cpu' or 'cuda' (a `torch.device` type)."""
+        return str(next(self.model.parameters()).device.type)
+
+    def to(self, device: str = "auto") -> RewardModel:
+        """Move the model to `device` (auto | cpu | cuda, see `device.resolve_device`), in the dtype it scores in
+        there: bf16 on a GPU that supports it, fp32 on the CPU."""
+        place = resolve_device(device)
+        self.model = self.model.to(device=place, dtype=scoring_dtype(place)).eval()
+        return self
+
     @classmethod
-    def load(cls, folder: str | Path, *, expect_backbone: str | None = None) -> RewardModel:
+    def load(cls, folder: str | Path, *, expect_backbone: str | None = None, device: str = "cpu") -> RewardModel:
+        """The verified model folder, on `device` (auto | cpu | cuda: `device.resolve_device`; cuda without a GPU
+        is refused before anything loads)."""
+        resolve_device(device)
         folder = Path(folder)
         recover(folder)  # a save killed halfway through its fallback swap
         card = _read_card(folder)
@@ -188,7 +204,8 @@ class RewardModel:
                                      model_type=card.model_type, tokenizer=tokenizer)  # fmt: skip
             else:
                 model = _load_encoder(folder, card)
-        return cls(model, tokenizer, card, folder)
+        rm = cls(model, tokenizer, card, folder)
+        return rm.to(device) if device != "cpu" else rm
 
     def save(self, folder: str | Path) -> Path:
         """Build the folder beside `folder` and swap it in: a kill at any point leaves the old model or the new."""
@@ -229,6 +246,7 @@ class RewardModel:
         ids = [encode(self.tokenizer, p, c, self.card.max_length, decoder=decoder) for p, c in items]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # like lengths batched: less padding computed
         pad = self.tokenizer.pad_token_id or 0
+        device = next(self.model.parameters()).device
         out = [0.0] * len(ids)
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
@@ -239,8 +257,8 @@ class RewardModel:
                 for row, i in enumerate(chunk):
                     input_ids[row, : len(ids[i])] = torch.tensor(ids[i])
                     mask[row, : len(ids[i])] = 1
-                logits = self.model(input_ids=input_ids, attention_mask=mask).logits.squeeze(-1)
-                for i, x in zip(chunk, logits.tolist(), strict=True):
+                logits = self.model(input_ids=input_ids.to(device), attention_mask=mask.to(device)).logits
+                for i, x in zip(chunk, logits.squeeze(-1).float().tolist(), strict=True):
                     out[i] = float(x)
         return out
 

@@ -35,7 +35,9 @@ from ..pairs.rows import PairRow
 from .backbone import Backbone, backbone_kind, resolve_backbone
 from .config import RMConfig
 from .decoder import base_classifier
+from .device import resolve_device
 from .model import ModelCard, RewardModel
+from .trackers import tracker_list
 
 
 @dataclass
@@ -160,6 +162,8 @@ def train_reward_model(
     from . import trl_setup as setup
 
     config = config or RMConfig()
+    resolve_device(config.device)  # cuda without a GPU, a tracker not installed: one line before the backbone loads
+    tracker_list(config.report_to)
     if not train:
         raise ConfigError("no training pairs", hint="build pairs from more rollouts (see `orchrm pairs` stats)")
     backbone, tokenizer, net = _load_backbone(config)

@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from ..pairs.rows import PairRow
 from .config import RMConfig
 from .encoding import encode
+from .trackers import tracker_list
 from .train import EpochMetrics, accuracy_by_source
 
 ACCURACY = "pairwise_accuracy"  # not "accuracy": TRL logs its own per-batch "eval_accuracy" over that key
@@ -63,7 +64,8 @@ def reward_config(config: RMConfig, out: str, n_train: int, validate: bool, prog
         metric_for_best_model=ACCURACY if validate else None,
         greater_is_better=True,
         logging_steps=max(1, n_train // (config.batch_size * 4)),
-        report_to=[],
+        report_to=tracker_list(config.report_to),
+        include_num_input_tokens_seen="non_padding",  # the progress line's tokens: each batch's attention mask
         use_cpu=config.device == "cpu" or not accelerator_present(),
         bf16=config.bf16,
         seed=config.seed,
