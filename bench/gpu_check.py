@@ -16,6 +16,12 @@ checked is that each path runs on CUDA, how long it takes, and that what it writ
 - `rm-fp32`, `rm-bf16`: `train_from_folder` with `RMConfig(device="auto")` on issue #13's committed pairs,
   the decoder backbone (LoRA + value head) on the same random folder; the saved folder loaded back on the
   CPU (`RewardModel.load`) scores as the trained model did.
+- `rm-scoring`: `orchrm score`'s path, `RewardModel.load(folder, device=...)`, on `rm-fp32`'s folder (or one
+  trained here when that check did not run): the same (question, plan) items from the committed pairs scored on
+  the CPU (fp32) and on the GPU (`--device auto`: bf16 where the GPU has it; fp32 on the GPU too), items a
+  second for each, and the largest |score difference| from the CPU's against `BF16_TOLERANCE` (scaled by the
+  scores' size), with the share of pairs whose chosen-vs-rejected order is unchanged. Without a GPU (`--tiny`
+  on a CPU) only the CPU side runs and `auto` picks the CPU, so the difference is 0.
 
 Each check runs in a child process under its own time limit, so one failure does not hide the others.
 
@@ -48,7 +54,13 @@ PAIRS = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum" / "pairs" 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json")
 PACKAGES = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "safetensors", "pydantic")
 #: The checks in the order they run (the first two are what matters), each with its time limit in seconds.
-LIMITS = {"policy": 90, "grpo-fp32": 120, "rm-fp32": 100, "grpo-bf16": 200, "rm-bf16": 90, "grpo-remedies": 150}
+LIMITS = {"policy": 90, "grpo-fp32": 120, "rm-fp32": 100, "rm-scoring": 120, "grpo-bf16": 200, "rm-bf16": 90,
+          "grpo-remedies": 150}  # fmt: skip
+#: bf16 keeps 8 bits of mantissa (relative rounding 2^-8 a value); through a network's layers the score may move by a
+#: few of those: the largest |GPU bf16 - CPU fp32| difference accepted, per unit of the largest |CPU score| (at least 1).
+BF16_TOLERANCE = 0.05
+#: fp32 on the GPU against fp32 on the CPU: only the order of additions differs.
+FP32_TOLERANCE = 1e-3
 
 
 def build_policy(args: argparse.Namespace) -> dict[str, Any]:
@@ -148,10 +160,67 @@ def check_rm(args: argparse.Namespace, bf16: bool) -> dict[str, Any]:
     }
 
 
+def check_rm_scoring(args: argparse.Namespace) -> dict[str, Any]:
+    """RM scoring throughput on the GPU (what `--device auto` picks: bf16 where supported) and in fp32 there,
+    against the CPU's fp32, on the same items; the largest score differences and whether pairs keep their order."""
+    import torch
+
+    from orchrm.pairs.rows import read_pairs_dir
+    from orchrm.rm.config import RMConfig
+    from orchrm.rm.model import CARD_FILE, RewardModel
+    from orchrm.rm.train import train_reward_model
+
+    train, val = read_pairs_dir(args.pairs)
+    folder = args.work / "rm-fp32"
+    trained_here = not (folder / CARD_FILE).is_file()
+    if trained_here:  # rm-fp32 did not run (or failed): the same backbone, 1 epoch on 16 pairs (the speed is the point)
+        folder = args.work / "rm-scoring"
+        config = RMConfig(backbone=str(policy_dir(args)), device="auto", epochs=1)
+        train_reward_model(train[:16], [], config, progress=False).model.save(folder)
+    rows = (val + train)[: max(1, args.score_items // 2)]
+    items = [(r.prompt, text) for r in rows for text in (r.chosen, r.rejected)]  # chosen, rejected, chosen, ...
+
+    def timed(rm: RewardModel) -> dict[str, Any]:
+        rm.score_rendered(items[: args.score_batch], batch_size=args.score_batch)  # warm-up: kernels, allocator
+        start = time.perf_counter()
+        scores = rm.score_rendered(items, batch_size=args.score_batch)  # .tolist() waits for the GPU
+        seconds = time.perf_counter() - start
+        dtype = str(next(rm.model.parameters()).dtype).removeprefix("torch.")
+        return {"device": rm.device, "dtype": dtype, "items_per_s": round(len(items) / seconds, 2),
+                "seconds": round(seconds, 3), "scores": scores}  # fmt: skip
+
+    def compare(cpu: list[float], other: list[float], tolerance: float) -> dict[str, Any]:
+        diff = max(abs(a - b) for a, b in zip(cpu, other, strict=True))
+        scale = max(1.0, max(abs(a) for a in cpu))
+        same_order = [(a > b) == (c > d) for a, b, c, d in zip(cpu[::2], cpu[1::2], other[::2], other[1::2])]
+        return {"max_abs_diff": diff, "max_rel_diff": diff / scale, "tolerance": tolerance * scale,
+                "within_tolerance": diff <= tolerance * scale,
+                "pair_order_agreement": sum(same_order) / len(same_order)}  # fmt: skip
+
+    cpu = timed(RewardModel.load(folder, device="cpu"))
+    auto = timed(RewardModel.load(folder, device="auto"))
+    result: dict[str, Any] = {"model": folder.name, "trained_here": trained_here, "items": len(items),
+                              "batch_size": args.score_batch, "cpu": cpu, "auto": auto,
+                              "auto_vs_cpu": compare(cpu["scores"], auto["scores"], BF16_TOLERANCE)}  # fmt: skip
+    if torch.cuda.is_available():
+        gpu_fp32 = RewardModel.load(folder, device="cpu")
+        gpu_fp32.model = gpu_fp32.model.to(
+            "cuda"
+        )  # fp32 on the GPU: the speed bf16 buys, and the reduction order's part
+        result["cuda_fp32"] = timed(gpu_fp32)
+        result["cuda_fp32_vs_cpu"] = compare(cpu["scores"], result["cuda_fp32"]["scores"], FP32_TOLERANCE)
+        result["speedup_auto_over_cpu"] = round(auto["items_per_s"] / cpu["items_per_s"], 2)
+    for side in ("cpu", "auto", "cuda_fp32"):
+        if side in result:
+            result[side]["scores"] = [round(x, 5) for x in result[side]["scores"][:8]]  # a sample, not all
+    return {**result, **gpu_memory()}
+
+
 CHECKS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "policy": build_policy,
     "grpo-fp32": lambda a: check_grpo(a, bf16=False),
     "rm-fp32": lambda a: check_rm(a, bf16=False),
+    "rm-scoring": check_rm_scoring,
     "grpo-bf16": lambda a: check_grpo(a, bf16=True),
     "rm-bf16": lambda a: check_rm(a, bf16=True),
     "grpo-remedies": lambda a: check_grpo(a, bf16=False, beta=0.04, entropy_coef=0.05),
@@ -230,6 +299,8 @@ def main() -> None:
     ap.add_argument("--plan-max-tokens", type=int, default=320)
     ap.add_argument("--rm-epochs", type=int, default=1)
     ap.add_argument("--pairs", type=Path, default=PAIRS)
+    ap.add_argument("--score-items", type=int, default=256, help="rm-scoring: (question, plan) items scored")
+    ap.add_argument("--score-batch", type=int, default=32, help="rm-scoring: items a forward pass")
     ap.add_argument("--checks", default=",".join(CHECKS), help="Comma-separated, from " + ", ".join(CHECKS))
     ap.add_argument("--budget-s", type=float, default=330.0, help="Start no check after this many seconds.")
     ap.add_argument("--work", type=Path, default=Path("/tmp/orchrm-gpu-check"))
