@@ -97,6 +97,12 @@ VERBS = (
         "Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info.",
     ),
     Verb(
+        "export",
+        "export",
+        "export",
+        "Export a reward model as a plain transformers sequence-classification folder, with its input template.",
+    ),
+    Verb(
         "train-orchestrator",
         "train_orchestrator",
         "train_orchestrator",

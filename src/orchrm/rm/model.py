@@ -5,11 +5,18 @@ head: see `decoder.py`), the tokenizer, and `orchrm.json` (the card): backbone a
 training-data hash, pair stats, metrics, the rendering version, and the sha256 of every other file in the
 folder. Loading refuses a folder whose card is missing, foreign or outdated, in which any file was changed,
 removed or added (the tokenizer changes scores as surely as the weights do), or whose backbone is not the
-one asked for. Saving builds the folder beside its target and swaps it in whole.
+one asked for. Files that no loader reads and that a hub or git adds to a folder are not the card's and are
+ignored when the card does not list them (`UNOWNED`): a README, a licence, hidden files and anything under a
+hidden folder (`.gitattributes`, the `.cache/huggingface/` that `hf download --local-dir` writes). Saving builds
+the folder beside its target, gives every file the folder's normal mode (0644 under umask 022: safetensors
+writes 0600, which a server running as another user cannot read) and swaps it in whole. `export.py` writes a
+plain transformers copy any serving stack loads.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,23 +93,66 @@ def _folder_files(folder: Path) -> dict[str, str]:
     }
 
 
+#: Top-level files no loader reads, which hubs and git add to a model folder (with hidden files and folders).
+UNOWNED = frozenset({"README.md", "LICENSE", "LICENSE.md", "LICENSE.txt", "NOTICE"})
+
+
+def unowned(name: str) -> bool:
+    """Whether `name` (relative to the folder) is a file loading never reads, ignored unless the card lists it:
+    a `UNOWNED` document, a hidden file (`.gitattributes`) or anything under a hidden folder (`.cache/`, `.git/`).
+    Every other unlisted file is refused: transformers and peft read extra files by name (`added_tokens.json`,
+    `adapter_config.json`, ...), and such a file changes what loads."""
+    first = name.split("/", 1)[0]
+    return first.startswith(".") or name in UNOWNED
+
+
+def _present_files(folder: Path) -> set[str]:
+    """Every file under `folder` but the card, relative to it, hidden folders left out (unowned, and a `.git/` is big)."""
+    out = set()
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        rel = Path(root).relative_to(folder)
+        out |= {(rel / f).as_posix() for f in files}
+    return out - {CARD_FILE}
+
+
+def normal_modes(folder: Path) -> None:
+    """Give every file and folder under `folder` the mode a newly created one gets there (umask applied): 0644
+    and 0755 under umask 022. safetensors writes weights 0600, which a server running as another user cannot read."""
+    probe = folder / ".orchrm-mode-probe"
+    probe.touch()
+    try:
+        file_mode = stat.S_IMODE(probe.stat().st_mode)
+    finally:
+        probe.unlink()
+    dir_mode = file_mode | ((file_mode & 0o444) >> 2)  # x wherever r: 0644 -> 0755, 0600 -> 0700
+    for root, dirs, files in os.walk(folder):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), dir_mode)
+        for f in files:
+            os.chmod(os.path.join(root, f), file_mode)
+
+
 def _verify_files(folder: Path, card: ModelCard) -> None:
-    """Refuse a folder holding anything its card does not vouch for, or missing anything it does."""
+    """Refuse a folder holding anything its card does not vouch for (but `unowned` files), or missing anything
+    it does."""
     retrain = "the folder changed after training; restore it or retrain with `orchrm train-rm`"
-    present = _folder_files(folder)
+    present = _present_files(folder)
     for name, expected in card.files.items():
-        digest = present.pop(name, None)
-        if digest is None:
+        if name not in present:  # a name is checked only as found inside the folder (a card may say "../x")
             raise ChecksumMismatch(
                 f"{folder / name} is listed in its card but missing; refusing to load it", hint=retrain
             )
+        present.discard(name)
+        digest = sha256_file(folder / name)
         if digest != expected:
             raise ChecksumMismatch(
                 f"{folder / name} has sha256 {digest[:16]}…, but its card says {expected[:16]}…; refusing to load it",
                 hint=retrain,
             )
-    if present:
-        raise ChecksumMismatch(f"{folder / min(present)} is not covered by its card; refusing to load it", hint=retrain)
+    extra = {n for n in present if not unowned(n)}
+    if extra:
+        raise ChecksumMismatch(f"{folder / min(extra)} is not covered by its card; refusing to load it", hint=retrain)
 
 
 def _torch() -> Any:
@@ -220,8 +270,16 @@ class RewardModel:
             stamp_folder(tmp, "reward-model")
             card = self.card.model_copy(update={"files": _folder_files(tmp)})
             (tmp / CARD_FILE).write_text(card.model_dump_json(indent=2) + "\n")
+            normal_modes(tmp)
         self.card, self.path = card, folder
         return folder
+
+    def export(self, folder: str | Path, *, replace: bool = False) -> Path:
+        """A plain transformers sequence-classification copy in `folder` that scores as this model does: see
+        `orchrm.rm.export`. An existing folder is refused unless `replace`, and then replaced whole."""
+        from .export import export_reward_model
+
+        return export_reward_model(self, Path(folder), replace=replace)
 
     def score(self, question: str, plans: Sequence[Plan | str], *, batch_size: int = 64) -> list[float]:
         """One reward per plan (a `Plan` or raw orchestrator text) for one question."""
