@@ -55,22 +55,25 @@ def exported(encoder_rm, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def decoder_rm(tmp_path_factory):
-    """A tiny random Qwen2 with a LoRA adapter and a value head, its LoRA matrices made non-zero."""
+    """A tiny random Qwen2 with a LoRA adapter (its matrices made non-zero) and a value head, saved as `orchrm
+    train-rm` saves a decoder and loaded back through the verified base."""
     from peft import get_peft_model
 
+    from orchrm.rm.backbone import resolve_backbone
     from orchrm.rm.decoder import base_classifier, lora_config
 
-    base = tiny_policy(tmp_path_factory.mktemp("base") / "tiny")
-    tok = AutoTokenizer.from_pretrained(base)
+    base = resolve_backbone(str(tiny_policy(tmp_path_factory.mktemp("base") / "tiny")))
+    tok = AutoTokenizer.from_pretrained(base.path)
     torch.manual_seed(1)
-    net = get_peft_model(base_classifier(base, tok), lora_config(4))
+    net = get_peft_model(base_classifier(base.path, tok), lora_config(4))
     with torch.no_grad():
         for name, p in net.named_parameters():
             if "lora_B" in name or "score" in name:
                 p.normal_(0, 0.5)
-    card = ModelCard(backbone=str(base), backbone_sha256="0" * 64, backbone_kind="decoder", model_type="qwen2",
-                     max_length=64, training_data_sha256="0" * 64, config=RMConfig(backbone=str(base)))  # fmt: skip
-    return RewardModel(net, tok, card)
+    card = ModelCard(backbone=base.name, backbone_sha256=base.sha256, backbone_kind="decoder", model_type="qwen2",
+                     max_length=64, training_data_sha256="0" * 64, config=RMConfig(backbone=base.name))  # fmt: skip
+    folder = RewardModel(net, tok, card).save(tmp_path_factory.mktemp("rm") / "decoder")
+    return RewardModel.load(folder)
 
 
 def test_the_exported_encoder_scores_as_orchrm_does(encoder_rm, exported):
@@ -151,17 +154,19 @@ def test_export_refuses_an_existing_folder_unless_replace(encoder_rm, tmp_path):
         export_reward_model(encoder_rm, shutil.copytree(encoder_rm.path, tmp_path / "other-rm"), replace=True)
 
 
-def test_files_are_written_with_the_folders_normal_mode(encoder_rm, tmp_path):
+def test_files_are_written_with_the_folders_normal_mode(encoder_rm, decoder_rm, tmp_path):
     old = os.umask(0o022)
     try:
-        saved = encoder_rm.save(tmp_path / "rm")
+        saved = RewardModel(encoder_rm.model, encoder_rm.tokenizer, encoder_rm.card).save(tmp_path / "rm")
+        adapter = RewardModel(decoder_rm.model, decoder_rm.tokenizer, decoder_rm.card).save(tmp_path / "dec")
         out = export_reward_model(encoder_rm, tmp_path / "hf")
     finally:
         os.umask(old)
-    for folder in (saved, out):
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o755
+    for folder in (saved, adapter, out):
         modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
         assert set(modes.values()) == {0o644}, modes
-        assert "model.safetensors" in modes
+        assert {"model.safetensors", "adapter_model.safetensors"} & set(modes)
 
 
 @pytest.fixture
