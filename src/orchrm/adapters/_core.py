@@ -68,8 +68,12 @@ class LocalScorer:
     def __init__(self, rm: RewardModel | str | Path, device: str | None = None) -> None:
         if isinstance(rm, (str, Path)):
             from orchrm.rm import RewardModel
+            from orchrm.rm.device import resolve_device
 
-            rm = RewardModel.load(rm, device=device or "auto")
+            place = resolve_device(device or "auto")  # cuda without a GPU: one line before the folder loads
+            rm = RewardModel.load(rm)
+            if place != "cpu":
+                rm = rm.to(place)
         elif device is not None:
             rm = rm.to(device)
         self.rm = rm
