@@ -28,7 +28,12 @@ AUTH = {"Authorization": "Bearer s3cret"}
 def test_health_needs_no_token(server):
     url, _ = server
     health = httpx.get(f"{url}/health").json()
-    assert health["status"] == "ok" and health["queue"] == {"requests": 0, "items": 0, "max_requests": 512, "max_items": 2048}
+    assert health["status"] == "ok" and health["queue"] == {
+        "requests": 0,
+        "items": 0,
+        "max_requests": 512,
+        "max_items": 2048,
+    }
 
 
 def test_score_matches_the_python_api(server):
