@@ -122,6 +122,7 @@ def test_the_exported_decoder_scores_as_orchrm_does(decoder_rm, tmp_path):
     template = json.loads((out / TEMPLATE_FILE).read_text())
     assert template["kind"] == "decoder" and template["text"] == "question: {question}\n"
     assert template["check"]["max_abs_diff"] <= 1e-3
+    assert "<|im_end|>" in template["pooling"] and "scores differently" not in template["pooling"]  # pad is not eos
 
 
 def test_the_folder_documents_its_input_and_holds_no_orchrm_card(exported, encoder_rm):

@@ -267,6 +267,7 @@ def _template(rm: RewardModel, decoder: bool, examples: list[dict[str, Any]], de
         "tokenize": {"truncation": "longest_first", "max_length": card.max_length, "add_special_tokens": True},
         "score": "logits[:, 0], higher is a better plan (a Bradley-Terry reward: differences are log-odds)",
         "render_version": RENDER_VERSION,
+        **({"pooling": _pooling(rm)} if decoder else {}),
         "source": {
             "orchrm_version": __version__,
             "exported_by": f"orchrm {__version__}",
@@ -280,6 +281,21 @@ def _template(rm: RewardModel, decoder: bool, examples: list[dict[str, Any]], de
         "check": {"examples": len(examples), "max_abs_diff": delta},
         "examples": examples,
     }
+
+
+def _pooling(rm: RewardModel) -> str:
+    """How a decoder's value head finds the token it reads, and where a server may differ."""
+    tok = rm.tokenizer
+    said = (
+        f"the value head reads the last token that is not padding (pad_token_id {tok.pad_token_id}): the "
+        f"{tok.eos_token} that the tokenizer appends after truncation"
+    )
+    if tok.pad_token_id == tok.eos_token_id:
+        said += (
+            f"; but padding is {tok.eos_token} too, so transformers (and orchrm) read the token before it, and a "
+            "server that pools the very last token (vLLM's LAST pooling) scores differently"
+        )
+    return said
 
 
 def _readme(template: dict[str, Any]) -> str:
