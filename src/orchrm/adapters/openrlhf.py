@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from orchrm import safejson
 from orchrm.adapters._core import (
     FAILURES,
     MAX_UNSCORED,
@@ -146,12 +147,19 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     env = {name: os.environ.get(f"ORCHRM_{name.upper()}") or None for name in ("rm", "url", "token", "device")}
     deadline_s = _env_number("ORCHRM_DEADLINE_S", None)
     scorer = cached_scorer(env["rm"], env["url"], env["token"], deadline_s, env["device"])
-    unscored, max_unscored = (
-        _env_number("ORCHRM_UNSCORED_REWARD", UNSCORED_REWARD),
-        _env_number("ORCHRM_MAX_UNSCORED", MAX_UNSCORED),
-    )
+    unscored = _env_number("ORCHRM_UNSCORED_REWARD", UNSCORED_REWARD)
     return openrlhf_rewards(scorer, list(queries), list(prompts), list(labels), contract=contract_from_env(),
-                            unscored_reward=unscored, max_unscored=int(max_unscored))  # fmt: skip
+                            unscored_reward=unscored, max_unscored=_env_count("ORCHRM_MAX_UNSCORED"))  # fmt: skip
+
+
+def _env_count(name: str) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return MAX_UNSCORED
+    value = safejson.bounded_int(raw.strip(), high=10**12)
+    if value is None:
+        raise ConfigError(f"{name}={raw[:40]!r} is not a whole number of samples")
+    return value
 
 
 def _env_number(name: str, default: Any) -> Any:
