@@ -65,4 +65,4 @@ bench: $(MODELS)
 	$(BIN)/python bench/llm_throughput.py --install
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .venv-3.12 .venv-3.13 .venv-verl .venv-openrlhf .pytest_cache

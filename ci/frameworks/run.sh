@@ -3,6 +3,7 @@
 # venv (.venv-verl, .venv-openrlhf): their transformers pins conflict with orchrm's main venv and with each other.
 #     ci/frameworks/run.sh                 # both (`make test-frameworks`)
 #     ci/frameworks/run.sh verl            # one
+#     INSTALL_ONLY=1 ci/frameworks/run.sh  # build the venvs only
 # A venv is (re)built when its requirements, pyproject.toml or constraints.txt change. PYTHON picks the
 # interpreter (default: the first of python3.11, python3.12 that runs; verl 0.9 needs Python < 3.13).
 set -euo pipefail
@@ -38,6 +39,7 @@ for fw in "${frameworks[@]}"; do
         echo "$stamp" >"$venv/.installed"
         echo "run.sh: $venv installed in $((SECONDS - start)) s"
     fi
+    [ -z "${INSTALL_ONLY:-}" ] || continue  # INSTALL_ONLY=1: build the venvs, run nothing (.ci/run, ahead of time)
     start=$SECONDS
     # ORCHRM_FRAMEWORK: in its own venv a framework that fails to import fails its tests instead of skipping them
     ORCHRM_FRAMEWORK=$fw "$venv/bin/python" -m pytest tests/frameworks -p no:cacheprovider
