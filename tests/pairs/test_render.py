@@ -93,11 +93,16 @@ def test_ten_thousand_agents_render_in_linear_time():
     n = 10_000
     agents = [{"id": f"a{i}", "type": "cot", "input": f"use ${{a{i - 1}}}" if i else "start"} for i in range(n)]
     edges = [{"from": f"a{i - 1}", "to": f"a{i}"} for i in range(1, n)]
-    text = json.dumps({"agents": agents, "edges": edges})
+    plan = Plan.model_validate({"agents": agents, "edges": edges})
     start = time.perf_counter()
-    rendered = render_plan(text)
+    rendered = render_plan(plan)
     assert time.perf_counter() - start < 2.5  # main: 30 s through the server
     assert rendered.count("\n") == n
+    # as text it is past MAX_PLAN_TEXT_CHARS: refused before parsing, rendered as unparsed text at once
+    text = json.dumps({"agents": agents, "edges": edges})
+    start = time.perf_counter()
+    assert render_plan(text).startswith("plan (unparsed): ")
+    assert time.perf_counter() - start < 0.5
 
 
 def test_options_a_type_does_not_take_stay_out_of_the_text():
