@@ -113,14 +113,17 @@ def burst(call: Callable[[str, str], float | None], items: list[tuple[str, str]]
             "p99_s": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))], 3), "max_s": round(lat[-1], 3)}  # fmt: skip
 
 
-def run_server(rm: Path, queue: tuple[int, int] | None, log: Path) -> tuple[subprocess.Popen, str]:
+def run_server(
+    rm: Path, queue: tuple[int, int] | None, log: Path, python: str = sys.executable
+) -> tuple[subprocess.Popen, str]:
+    """`orchrm serve` on `rm` with the given queue limits (None: the defaults) under `python`, once /health answers."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
     extra = ["--queue-requests", str(queue[0]), "--queue-items", str(queue[1])] if queue else []
-    server = subprocess.Popen([sys.executable, "-m", "orchrm", "serve", "--rm", str(rm), "--port", str(port), *extra],
+    server = subprocess.Popen([python, "-m", "orchrm", "serve", "--rm", str(rm), "--port", str(port), *extra],
                               env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"{url}/health", timeout=2).status_code == 200:
@@ -128,7 +131,7 @@ def run_server(rm: Path, queue: tuple[int, int] | None, log: Path) -> tuple[subp
         except httpx.HTTPError:
             time.sleep(0.5)
     server.terminate()
-    raise SystemExit("the server did not start")
+    raise SystemExit(f"the server did not start: {log.read_text()[-2000:]}")
 
 
 def main() -> None:

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import httpx
 
-from server_fair import free_port
+from reward_load import run_server as start_server
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,21 +79,8 @@ def train_rm(folder: Path) -> Path:
 
 
 def run_server(rm: Path, queue: tuple[int, int] | None, log: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    extra = ["--queue-requests", str(queue[0]), "--queue-items", str(queue[1])] if queue else []
-    cmd = [str(MAIN_PYTHON), "-m", "orchrm", "serve", "--rm", str(rm), "--port", str(port), *extra]
-    server = subprocess.Popen(cmd, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return server, url
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    server.terminate()
-    raise SystemExit(f"the server did not start: {log.read_text()[-2000:]}")
+    """`orchrm serve` from the main venv (this script runs in .venv-verl): reward_load's starter."""
+    return start_server(rm, queue, log, python=str(MAIN_PYTHON))
 
 
 def items(n: int) -> list[tuple[str, str]]:

@@ -240,6 +240,16 @@ def _scored(model: Any, contract: Any, row: dict[str, Any], batch_size: int) -> 
     }
 
 
+def _token(token_env: str | None) -> str | None:
+    """The bearer token `--token-env` names, or None without one; an unset variable is a mistake."""
+    if not token_env:
+        return None
+    token = os.environ.get(token_env)
+    if not token:
+        raise ConfigError(f"--token-env {token_env} names an unset or empty environment variable")
+    return token
+
+
 def serve(
     rm: Annotated[Path, typer.Option(help="Model folder from `orchrm train-rm`.")],
     host: Annotated[str, typer.Option()] = "127.0.0.1",
@@ -290,16 +300,11 @@ def serve(
     contract = _contract(degree, invalid_penalty=openrlhf_penalty, scale=openrlhf_scale)
     resolve_device(device)
 
-    token = None
-    if token_env:
-        token = os.environ.get(token_env)
-        if not token:
-            raise ConfigError(f"--token-env {token_env} names an unset or empty environment variable")
     run_server(
         RewardModel.load(rm, device=device),
         host=host,
         port=port,
-        token=token,
+        token=_token(token_env),
         max_items=max_items,
         max_body_bytes=max_body_bytes,
         max_item_chars=max_item_chars,
