@@ -15,7 +15,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +73,14 @@ class Backoff:
         return min(max(jittered, asked or 0.0), left)
 
 
+@dataclass
+class _Try:
+    """One POST of the retry loop: the body to send, and what came back (a response, or the transport error)."""
+
+    body: dict[str, Any]
+    response: Any = None
+
+
 class RemoteScorer:
     """`orchrm serve` over HTTP (`POST {url}/score`): the raw score of each valid plan, or the server's reason for
     none. Busy and unreachable servers are waited for (module docstring); anything else that is not one finite
@@ -101,18 +109,14 @@ class RemoteScorer:
 
         out: list[Raw] = []
         with httpx.Client(timeout=self.timeout, headers=self.headers) as client:
-            for chunk in self._chunks(items):
-                backoff = Backoff(self.deadline_s)
-                while True:
-                    try:
-                        response: Any = client.post(f"{self.url}/score", json=self._body(chunk))
-                    except httpx.TransportError as exc:
-                        response = exc
-                    outcome = self._settle(response, len(chunk), backoff)
-                    if isinstance(outcome, list):
-                        out += outcome
-                        break
-                    time.sleep(outcome)
+            for step in self._steps(items, out):
+                if isinstance(step, float):
+                    time.sleep(step)
+                    continue
+                try:
+                    step.response = client.post(f"{self.url}/score", json=step.body)
+                except httpx.TransportError as exc:
+                    step.response = exc
         return out
 
     async def ascore(self, items: Sequence[tuple[str, Plan]]) -> list[Raw]:
@@ -120,22 +124,33 @@ class RemoteScorer:
 
         out: list[Raw] = []
         async with httpx.AsyncClient(timeout=self.timeout, headers=self.headers) as client:
-            for chunk in self._chunks(items):
-                backoff = Backoff(self.deadline_s)
-                while True:
-                    try:
-                        response: Any = await client.post(f"{self.url}/score", json=self._body(chunk))
-                    except httpx.TransportError as exc:
-                        response = exc
-                    outcome = self._settle(response, len(chunk), backoff)
-                    if isinstance(outcome, list):
-                        out += outcome
-                        break
-                    await asyncio.sleep(outcome)
+            for step in self._steps(items, out):
+                if isinstance(step, float):
+                    await asyncio.sleep(step)
+                    continue
+                try:
+                    step.response = await client.post(f"{self.url}/score", json=step.body)
+                except httpx.TransportError as exc:
+                    step.response = exc
         return out
 
+    def _steps(self, items: Sequence[tuple[str, Plan]], out: list[Raw]) -> Iterator[_Try | float]:
+        """The retry loop, written once for `score` and `ascore`: each step is a `_Try` to post (the driver sets its
+        `response`, a transport error included, before asking for the next step) or seconds to sleep. The scores
+        are appended to `out`, chunk by chunk; the deadline passed or a 4xx answer raises from here."""
+        for chunk in self._chunks(items):
+            backoff = Backoff(self.deadline_s)
+            while True:
+                attempt = _Try(self._body(chunk))
+                yield attempt
+                outcome = self._settle(attempt.response, len(chunk), backoff)
+                if isinstance(outcome, list):
+                    out += outcome
+                    break
+                yield outcome
+
     def _settle(self, response: Any, n: int, backoff: Backoff) -> list[Raw] | float:
-        """One try's outcome, shared by the sync and async loops: the scores, or seconds to wait before the next
+        """One try's outcome: the scores, or seconds to wait before the next
         try (the server busy or unreachable, the deadline not passed); otherwise raises."""
         if isinstance(response, Exception):
             wait = backoff.wait(None, f"{type(response).__name__}: {response}"[:200])
