@@ -12,8 +12,8 @@ collapsed, and takes the first class whose rule holds (`RULES` holds every rule'
 - `options only`: the same texts and edges, different agent options (samples, rounds, steps, top_k);
 - `content: ...`: the texts differ; which rule first holds says how (`classify`).
 
-Values are numbers (commas dropped) and capitalised words not opening a sentence (or opening one and found
-elsewhere mid-sentence); "the gold" is the gold answer's own values. The held-out traces are also re-graded
+Values are numbers (commas dropped) and capitalised words found at least once inside a sentence (not opening it;
+instruction words like "Answer" left out); "the gold" is the gold answer's own values. The held-out traces are re-graded
 by today's task scorers (`regrade.py`, no LLM call), the plans that flip listed, and the pairs classified again.
 Writes bench/results/content_pairs.json; prints a table and a few examples of each class.
 """
@@ -164,7 +164,8 @@ def example(r: Trace, w: Trace) -> dict[str, Any]:
     inputs = lambda t: [f"{a.type}{a.options or ''}: {a.input}" for a in t.plan.agents]  # noqa: E731
     return {
         "pair": pair_id(r, w), "question": r.question, "gold": r.gold,
-        "right": {"inputs": inputs(r), "answer": r.final_answer}, "wrong": {"inputs": inputs(w), "answer": w.final_answer},
+        "right": {"inputs": inputs(r), "answer": r.final_answer},
+        "wrong": {"inputs": inputs(w), "answer": w.final_answer},
     }  # fmt: skip
 
 
