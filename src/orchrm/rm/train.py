@@ -19,8 +19,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,16 +35,9 @@ from .backbone import Backbone, backbone_kind, resolve_backbone
 from .config import RMConfig
 from .decoder import base_classifier
 from .device import resolve_device
+from .metrics import EpochMetrics, accuracy_by_source
 from .model import ModelCard, RewardModel
 from .trackers import tracker_list
-
-
-@dataclass
-class EpochMetrics:
-    epoch: int
-    accuracy: float | None
-    per_source: dict[str, float]
-    train_loss: float | None
 
 
 @dataclass
@@ -65,17 +57,6 @@ def data_hash(rows: list[PairRow]) -> str:
     for r in rows:
         h.update(r.model_dump_json().encode())
     return h.hexdigest()
-
-
-def accuracy_by_source(
-    sources: Sequence[str], chosen: Sequence[float], rejected: Sequence[float]
-) -> tuple[float, dict[str, float]]:
-    """Share of pairs whose chosen plan outscores the rejected one, overall and per source (ties count as wrong)."""
-    wins: dict[str, list[bool]] = defaultdict(list)
-    for source, c, r in zip(sources, chosen, rejected, strict=True):
-        wins[source].append(bool(c > r))
-    every = [w for ws in wins.values() for w in ws]
-    return sum(every) / len(every), {s: sum(ws) / len(ws) for s, ws in sorted(wins.items())}
 
 
 def pairwise_accuracy(

@@ -16,8 +16,8 @@ from ..errors import ConfigError
 from ..pairs.rows import PairRow
 from .config import RMConfig
 from .encoding import encode
+from .metrics import EpochMetrics, accuracy_by_source
 from .trackers import tracker_list
-from .train import EpochMetrics, accuracy_by_source
 
 ACCURACY = "pairwise_accuracy"  # not "accuracy": TRL logs its own per-batch "eval_accuracy" over that key
 
