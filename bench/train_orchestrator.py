@@ -60,7 +60,7 @@ import clock
 from orchrm.atomic import write_text_atomic
 from orchrm.bon.prior import ShapePrior
 from orchrm.bon.router import Router
-from orchrm.bon.stats import Bootstrap, two_way
+from orchrm.bon.stats import Bootstrap, across_runs, compare
 from orchrm.grpo import (
     ExecuteScorer,
     GRPORunConfig,
@@ -455,9 +455,11 @@ CONTENT_BLIND = ("router", "prior", "valid")
 
 
 def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) -> tuple[dict, list[dict]]:
-    """Each kind's runs (training seeds, repeats) at its final evaluated step, with two-way intervals over
-    questions and runs; and the differences between kinds at a step both reached. Runs with different plans
-    per question are compared on their first plan alone (one footing)."""
+    """Each kind's runs (training seeds, repeats) at its final evaluated step, and the differences between
+    kinds at a step both reached, with `orchrm.bon.stats.across_runs` intervals (a t interval whose unit is
+    the training run, plus which questions were drawn; a difference paired by seed where both kinds ran at
+    least 3 of the same seeds, Welch's otherwise) and, for a difference, its TOST against ±5 points and its
+    reading. Runs with different plans per question are compared on their first plan alone (one footing)."""
     at: dict[str, dict[int, dict[str, dict]]] = defaultdict(lambda: defaultdict(dict))  # kind -> step -> run -> eval
     for arm in out["arms"]:
         for step, folder, _ in evaluated(evals, arm):
@@ -470,6 +472,9 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
     def footing(evs: list[dict]) -> bool:  # True: first plan only
         return len({e["plans"] / len(e["per_question"]) for e in evs}) > 1
 
+    def seeds(evs: dict[str, dict]) -> list[int]:
+        return [out["arms"][a]["seed"] for a in evs]
+
     kinds = {}
     for k, steps in at.items():
         step = max(steps)
@@ -480,7 +485,7 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
         kinds[k] = {"runs": runs, "seeds": [out["arms"][a]["seed"] for a in runs], "step": step,
                     "evaluated": list(steps[step]), "evaluated_seeds": [out["arms"][a]["seed"] for a in steps[step]],
                     "questions": len(qs), "footing": "first plan" if first else "all plans",
-                    "accuracy": two_way(columns(evs, first, qs)).model_dump(),
+                    "accuracy": across_runs(columns(evs, first, qs), seeds=seeds(steps[step])).model_dump(),
                     "diverged": {a: out["arms"][a]["diverged"] for a in runs if out["arms"][a]["diverged"]}}  # fmt: skip
     diffs: dict[tuple[str, str], str] = {}  # (kind, minus) -> note; a pair is compared once, its first note kept
     blind = [k for k in CONTENT_BLIND if k in kinds]
@@ -501,9 +506,13 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
         ea, eb = list(at[a][step].values()), list(at[b][step].values())
         qs = sorted(set.intersection(*(set(e["per_question"]) for e in ea + eb)))
         first = footing(ea + eb)
-        table.append({"kind": a, "minus": b, "note": note, "step": step, "runs": [len(ea), len(eb)], "questions": len(qs),
-                      "footing": "first plan" if first else "all plans",
-                      "points": two_way(columns(ea, first, qs), columns(eb, first, qs)).model_dump()})  # fmt: skip
+        c = compare(
+            columns(ea, first, qs), columns(eb, first, qs), seeds=seeds(at[a][step]), seeds_minus=seeds(at[b][step])
+        )
+        table.append({"kind": a, "minus": b, "note": note, "step": step, "runs": [len(ea), len(eb)],
+                      "seeds": [seeds(at[a][step]), seeds(at[b][step])], "questions": len(qs),
+                      "footing": "first plan" if first else "all plans", "points": c.interval.model_dump(),
+                      "equivalence": c.equivalence.model_dump(), "reading": c.reading})  # fmt: skip
     return kinds, table
 
 
@@ -534,17 +543,33 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
             diff = Bootstrap(len(qs), seed=0).diff([a[q] for q in qs], [b[q] for q in qs]).model_dump()
             out["paired"].append({"arm": one, "minus": other, "step": step, "questions": len(qs), "points": diff})
         out[f"{one}_minus_{other}"] = out["paired"][-1]["points"]  # at the last step both evaluated
-    out["kinds"], out["two_way"] = across_seeds(out, evals, load)
+    out["kinds"], out["across_runs"] = across_seeds(out, evals, load)
     (root / results_name(args.eval_skip)).write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")
     return out
 
 
 def _iv(d: dict | None, scale: float = 100) -> str:
-    return (
-        "—"
-        if not d or d.get("value") is None
-        else f"{d['value'] * scale:.1f} [{d['low'] * scale:.1f}, {d['high'] * scale:.1f}]"
-    )
+    if not d or d.get("value") is None:
+        return "—"
+    if d.get("low") is None:  # one run: no interval across runs
+        return f"{d['value'] * scale:.1f} (one run)"
+    return f"{d['value'] * scale:.1f} [{d['low'] * scale:.1f}, {d['high'] * scale:.1f}]"
+
+
+def _points(xs: list[float] | None, scale: float = 100) -> str:
+    return "—" if not xs else " / ".join(f"{x * scale:+.1f}" for x in xs)
+
+
+def _method(d: dict) -> str:
+    return "—" if d.get("method") is None else f"{d['method']}, df {d['df']:.1f}"
+
+
+def _tost(eq: dict) -> str:
+    iv = eq["interval"]
+    if iv.get("low") is None:
+        return "—"
+    verdict = "equivalent" if eq["equivalent"] else "not shown"
+    return f"{verdict}: p={eq['p_value']:.3f}, 90% [{iv['low'] * 100:.1f}, {iv['high'] * 100:.1f}]"
 
 
 def marks(r: dict) -> list[str]:
@@ -586,6 +611,42 @@ def marks(r: dict) -> list[str]:
             f"| decoder RM's reward − MiniLM RM's (paired, last steps) | rm-decoder | — | {_iv(r['rm-decoder_minus_rm'])} points |"
         )
     return out
+
+
+ACROSS_RUNS_NOTE = (
+    "Across training runs (final evaluated step). 95% intervals from `orchrm.bon.stats.across_runs`: a t interval "
+    "whose unit is the training run (runs − 1 degrees of freedom), plus the variance of which questions were drawn "
+    "(Satterthwaite's df); a difference is paired by training seed when both kinds ran at least 3 of the same seeds "
+    "(only those seeds used), Welch's t otherwise (unpaired). Coverage checked by simulation "
+    "(tests/bon/test_stats_coverage.py). One run: no interval. TOST: two one-sided tests against ±5 points "
+    "(equivalent when the 90% interval lies inside the margin)."
+)
+
+
+def across_runs_lines(r: dict) -> list[str]:
+    """The two across-runs tables: each kind's accuracy, and each difference with its TOST and reading."""
+    lines = ["", ACROSS_RUNS_NOTE, "", "| kind | runs (training seeds) | step | questions | footing "
+             "| accuracy % [95% CI] | run means % | method | diverged |", "|---" * 9 + "|"]  # fmt: skip
+    for k, v in r.get("kinds", {}).items():
+        seeds = ", ".join(map(str, v["evaluated_seeds"]))  # of the runs evaluated here
+        acc, gone = v["accuracy"], "; ".join(f"{a}: {w}" for a, w in v["diverged"].items()) or "—"
+        means = " / ".join(f"{x * 100:.1f}" for x in acc.get("run_means", []))
+        lines.append(f"| {k} | {len(v['evaluated'])} of {len(v['runs'])} ({seeds}) | {v['step']} | {v['questions']} "
+                     f"| {v['footing']} | {_iv(acc)} | {means} | {_method(acc)} | {gone} |")  # fmt: skip
+    lines += ["", "| kind − kind | step | seeds used | questions | footing | points [95% CI] | method "
+              "| per-seed differences | TOST ±5 | reading |", "|---" * 10 + "|"]  # fmt: skip
+    for d in r.get("across_runs", []):
+        name = f"{d['kind']} − {d['minus']}" + (f" ({d['note']})" if d["note"] else "")
+        pts = d["points"]
+        used = (
+            ", ".join(map(str, pts["seeds"]))
+            if pts["paired"]
+            else " vs ".join(", ".join(map(str, s)) for s in d["seeds"])
+        )
+        lines.append(f"| {name} | {d['step']} | {'paired ' if pts['paired'] else ''}{used} | {d['questions']} "
+                     f"| {d['footing']} | {_iv(pts)} | {_method(pts)} | {_points(pts.get('differences'))} "
+                     f"| {_tost(d['equivalence'])} | {d['reading']} |")  # fmt: skip
+    return lines
 
 
 def markdown(r: dict) -> str:
@@ -636,22 +697,7 @@ def markdown(r: dict) -> str:
             "—" if t[k] is None else f"{t[k]:.1f}" for k in ("generation_s", "sync_s", "reward_s", "update_s")
         )
         lines.append(f"| {arm} | {a['steps_done']} | {cats} | {times} |")
-    lines += ["", "Across training runs (final evaluated step; 95% intervals resample questions and runs together):", "",
-              "| kind | runs (training seeds) | step | questions | footing | accuracy % | diverged |", "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for k, v in r.get("kinds", {}).items():
-        seeds = ", ".join(map(str, v["evaluated_seeds"]))  # of the runs evaluated here
-        lines.append(f"| {k} | {len(v['evaluated'])} of {len(v['runs'])} ({seeds}) | {v['step']} | "
-                     f"{v['questions']} | {v['footing']} | {_iv(v['accuracy'])} | {'; '.join(f'{a}: {w}' for a, w in v['diverged'].items()) or '—'} |")  # fmt: skip
-    lines += [
-        "",
-        "| kind − kind | step | runs | questions | footing | points [two-way 95% CI] |",
-        "|---|---|---|---|---|---|",
-    ]
-    for d in r.get("two_way", []):
-        name = f"{d['kind']} − {d['minus']}" + (f" ({d['note']})" if d["note"] else "")
-        lines.append(
-            f"| {name} | {d['step']} | {d['runs'][0]} vs {d['runs'][1]} | {d['questions']} | {d['footing']} | {_iv(d['points'])} |"
-        )
+    lines += across_runs_lines(r)
     lines += ["", *marks(r)]
     lines += [
         "",

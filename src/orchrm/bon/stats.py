@@ -1,11 +1,31 @@
-"""Bootstrap intervals over questions: accuracies, paired differences and the share of a gap closed.
+"""Intervals: a bootstrap over questions within one run, and t intervals across training runs.
 
-All statistics of one report resample the same question indices, so differences between methods are paired.
+`Bootstrap`: accuracies, paired differences and the share of a gap closed, over the questions of one run. All
+statistics of one report resample the same question indices, so differences between methods are paired.
+
+`across_runs`: an arm trained several times (training seeds) and each run evaluated on the same questions,
+`runs[r][q]`. Runs are the independent unit: a training seed changes the whole policy, so the questions of one
+run are not independent draws of it, and a bootstrap that resamples 3 runs out of 3 under-covers (its spread
+of run means is (R-1)/R of theirs and its percentiles know nothing of how few runs there were). So the spread
+between training runs enters through the runs' own means, with a t quantile of runs-1 degrees of freedom: one
+arm, the t interval over its run means; a difference of two arms that ran the same training seeds, the paired
+t over the per-seed differences (a seed shared by both arms cancels); otherwise Welch's t ("unpaired").
+Each run mean holds its own run's plan noise and question-by-run variation, but not which questions were
+drawn: every run shares them, so their difficulty moves every run mean alike and is absent from the spread
+between runs. That term is added from the per-question means (two-way random-effects ANOVA: questions' mean
+square less the residual's, which the run means already carry), with Satterthwaite's degrees of freedom. For
+one arm it is most of the width (questions differ far more than runs); for a difference of two arms on the
+same questions it is small (what differs is the arms' per-question gaps), and the run term dominates.
+tests/bon/test_stats_coverage.py checks the coverage by simulation.
+
+`equivalence` is the two one-sided tests (TOST) of such a difference against a margin; `compare` gives the
+interval, the TOST and the wording a report may use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -81,32 +101,200 @@ class Bootstrap:
         return self.interval(stat, method, low, high)
 
 
-def two_way(
+Method = Literal["t over runs", "paired t over seeds", "Welch t, unpaired"]
+
+
+class RunInterval(Interval):
+    """An estimate across training runs (`across_runs`): its interval, how it was made and from what.
+
+    `value` is the arm's mean accuracy (or the difference of two arms' means) over the runs used; `se` the
+    standard error whose t quantile (`df` degrees of freedom) gives `low`/`high` at `level`. `run_se` and
+    `question_se` are its two parts: the spread between training runs, and which questions were drawn."""
+
+    method: Method | None = None
+    level: float = 0.95
+    se: float | None = None
+    df: float | None = None
+    run_se: float | None = None
+    question_se: float | None = None
+    questions: int = 0
+    paired: bool = False
+    #: The training seeds of the runs used, in the order of `run_means` (a paired difference: both arms').
+    seeds: list[int] | None = None
+    seeds_minus: list[int] | None = None
+    run_means: list[float] = []
+    run_means_minus: list[float] | None = None
+    #: Paired: each seed's difference of run means, in the order of `seeds`.
+    differences: list[float] | None = None
+
+
+class Equivalence(BaseModel):
+    """Two one-sided tests that a difference lies within ±`margin`: `equivalent` when both reject at `alpha`,
+    i.e. when the (1 − 2·alpha) `interval` lies inside the margin. `p_value` is the larger of the two."""
+
+    margin: float
+    alpha: float = 0.05
+    equivalent: bool
+    p_value: float
+    interval: RunInterval
+
+
+class Comparison(BaseModel):
+    """A difference across training runs as a report states it: the interval, the TOST and the wording."""
+
+    interval: RunInterval
+    equivalence: Equivalence
+    reading: str
+
+
+def _matrix(runs: Sequence[Sequence[float]]) -> np.ndarray:
+    a = np.asarray(runs, dtype=float)
+    if a.ndim != 2 or a.size == 0:
+        raise ValueError("across_runs needs [runs][questions] arrays")
+    return a
+
+
+def _pairs(seeds: Sequence[int] | None, seeds_minus: Sequence[int] | None, min_pairs: int) -> list[int]:
+    """Seeds run exactly once by each arm, sorted; empty when fewer than `min_pairs` (the arms are then unpaired)."""
+    if seeds is None or seeds_minus is None:
+        return []
+    once = lambda ss: {s for s in ss if list(ss).count(s) == 1}  # noqa: E731
+    common = sorted(once(seeds) & once(seeds_minus))
+    return common if len(common) >= min_pairs else []
+
+
+def _chosen(
+    a: np.ndarray, b: np.ndarray | None, seeds: list[int] | None, seeds_minus: list[int] | None, min_pairs: int
+) -> tuple[list[np.ndarray], np.ndarray, Method, dict]:
+    """The matrices whose run means carry the spread (a paired difference is one), the per-question means
+    (or their differences), the method, and what the result lists of the runs used."""
+    if b is None:
+        return [a], a.mean(axis=0), "t over runs", {"seeds": seeds, "run_means": a.mean(axis=1).tolist()}
+    common = _pairs(seeds, seeds_minus, min_pairs)
+    if not common:
+        info = {"seeds": seeds, "seeds_minus": seeds_minus, "run_means": a.mean(axis=1).tolist(),
+                "run_means_minus": b.mean(axis=1).tolist()}  # fmt: skip
+        return [a, b], a.mean(axis=0) - b.mean(axis=0), "Welch t, unpaired", info
+    assert seeds is not None and seeds_minus is not None
+    a, b = a[[seeds.index(s) for s in common]], b[[seeds_minus.index(s) for s in common]]
+    d = a - b
+    info = {"paired": True, "seeds": common, "seeds_minus": common, "run_means": a.mean(axis=1).tolist(),
+            "run_means_minus": b.mean(axis=1).tolist(), "differences": d.mean(axis=1).tolist()}  # fmt: skip
+    return [d], d.mean(axis=0), "paired t over seeds", info
+
+
+def _anova(y: np.ndarray) -> tuple[float, float]:
+    """One arm's [runs, questions]: the variance of its grand mean from the spread of run means
+    (mean square over runs / (R·Q)), and the residual mean square / (R·Q) that the run means already carry."""
+    r, q = y.shape
+    means = y.mean(axis=1)
+    resid = y - means[:, None] - y.mean(axis=0)[None, :] + y.mean()
+    ms_e = float((resid**2).sum()) / ((r - 1) * (q - 1)) if q > 1 else 0.0
+    return float(means.var(ddof=1)) / r, ms_e / (r * q)
+
+
+def _t_interval(
+    arms: list[np.ndarray], question_gaps: np.ndarray, value: float, level: float
+) -> tuple[float, float, float, float, float, float]:
+    """(low, high, se, df, run_se, question_se): run terms from each matrix in `arms` (a paired difference is
+    one matrix), the question term from `question_gaps` (per-question means, or differences of them) less the
+    residuals already in the run terms; Satterthwaite's degrees of freedom over every term."""
+    from scipy import stats
+
+    q = question_gaps.size
+    runs = [(*_anova(y), y.shape[0] - 1, (y.shape[0] - 1) * (q - 1)) for y in arms]
+    terms = [(v, df) for v, _, df, _ in runs]  # (variance, its degrees of freedom)
+    v_runs = sum(v for v, _ in terms)
+    v_q = float(question_gaps.var(ddof=1)) / q if q > 1 else 0.0
+    if v_q - sum(e for _, e, _, _ in runs) > 0:  # a negative estimate of the question term: runs alone
+        terms += [(v_q, q - 1)] + [(-e, df_e) for _, e, _, df_e in runs]
+    var = sum(v for v, _ in terms)
+    se = float(np.sqrt(var))
+    df = var**2 / sum(v**2 / d for v, d in terms) if var > 0 else float(sum(d for _, d in terms))
+    half = float(stats.t.ppf(0.5 + level / 2, df)) * se
+    return value - half, value + half, se, df, float(np.sqrt(v_runs)), float(np.sqrt(max(var - v_runs, 0.0)))
+
+
+def across_runs(
     runs: Sequence[Sequence[float]],
     minus: Sequence[Sequence[float]] | None = None,
     *,
-    resamples: int = 2000,
-    seed: int = 0,
+    seeds: Sequence[int] | None = None,
+    seeds_minus: Sequence[int] | None = None,
     level: float = 0.95,
-) -> Interval:
-    """Mean accuracy over training runs x questions (`runs[r][q]`, each run on the same questions), with an
-    interval that resamples questions and runs together; with `minus`, the difference of two such arms on the
-    same questions (questions drawn once for both, each arm's runs drawn on their own). Whatever is random
-    inside a run (plan seeds) is already in its per-question values; a difference between training runs is
-    what a question-only interval leaves out."""
-    a = np.asarray(runs, dtype=float)
-    b = None if minus is None else np.asarray(minus, dtype=float)
-    if a.ndim != 2 or a.size == 0 or (b is not None and (b.ndim != 2 or b.size == 0 or b.shape[1] != a.shape[1])):
-        raise ValueError("two_way needs [runs][questions] arrays over the same questions")
-    rng = np.random.default_rng(seed)
-    q = rng.integers(0, a.shape[1], size=(resamples, a.shape[1]))
+    min_pairs: int = 3,
+) -> RunInterval:
+    """An arm's mean accuracy over its training runs (`runs[r][q]`, every run on the same questions), or with
+    `minus` the difference of two arms on those questions, with a t interval whose unit is the run (module
+    docstring). A difference is paired by training seed when at least `min_pairs` seeds were run once by each
+    arm (`seeds`, `seeds_minus`: each run's seed, in order): only those seeds' runs are used, the others left
+    out. Otherwise it is Welch's, over every run of each arm. Fewer than two runs (or pairs): no interval."""
+    a = _matrix(runs)
+    b = None if minus is None else _matrix(minus)
+    if b is not None and b.shape[1] != a.shape[1]:
+        raise ValueError("across_runs compares arms on the same questions")
+    for ss, m in ((seeds, a), (seeds_minus, b)):
+        if ss is not None and m is not None and len(ss) != m.shape[0]:
+            raise ValueError(f"{len(ss)} seeds for {m.shape[0]} runs")
+    listed = lambda ss: None if ss is None else [int(s) for s in ss]  # noqa: E731
+    arms, gaps, method, info = _chosen(a, b, listed(seeds), listed(seeds_minus), min_pairs)
+    value = float(arms[0].mean()) - (float(arms[1].mean()) if len(arms) > 1 else 0.0)
+    if min(y.shape[0] for y in arms) < 2:
+        return RunInterval(value=value, low=None, high=None, level=level, questions=a.shape[1], **info)
+    low, high, se, df, run_se, question_se = _t_interval(arms, gaps, value, level)
+    return RunInterval(value=value, low=low, high=high, method=method, level=level, se=se, df=df, run_se=run_se,
+                       question_se=question_se, questions=a.shape[1], **info)  # fmt: skip
 
-    def draws(x: np.ndarray) -> np.ndarray:  # [B]: each draw's runs (rows) and questions (columns) averaged
-        r = rng.integers(0, x.shape[0], size=(resamples, x.shape[0]))
-        return x[r[:, :, None], q[:, None, :]].mean(axis=(1, 2))
 
-    value = float(a.mean()) - (float(b.mean()) if b is not None else 0.0)
-    d = draws(a) - (draws(b) if b is not None else 0.0)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(d, [tail, 100 - tail])
-    return Interval(value=value, low=float(low), high=float(high))
+def equivalence(
+    runs: Sequence[Sequence[float]],
+    minus: Sequence[Sequence[float]],
+    *,
+    seeds: Sequence[int] | None = None,
+    seeds_minus: Sequence[int] | None = None,
+    margin: float = 0.05,
+    alpha: float = 0.05,
+    min_pairs: int = 3,
+) -> Equivalence:
+    """TOST of `across_runs(runs, minus, ...)` against ±`margin` (accuracy units: 0.05 is 5 points), on the
+    same standard error and degrees of freedom as its interval; `interval` is the (1 − 2·alpha) one."""
+    from scipy import stats
+
+    iv = across_runs(runs, minus, seeds=seeds, seeds_minus=seeds_minus, level=1 - 2 * alpha, min_pairs=min_pairs)
+    if iv.se is None or iv.df is None or iv.value is None:
+        return Equivalence(margin=margin, alpha=alpha, equivalent=False, p_value=1.0, interval=iv)
+    if iv.se == 0:
+        p = 0.0 if abs(iv.value) < margin else 1.0
+    else:
+        p_low = float(stats.t.sf((iv.value + margin) / iv.se, iv.df))  # H0: difference <= -margin
+        p_high = float(stats.t.cdf((iv.value - margin) / iv.se, iv.df))  # H0: difference >= +margin
+        p = max(p_low, p_high)
+    return Equivalence(margin=margin, alpha=alpha, equivalent=p < alpha, p_value=p, interval=iv)
+
+
+def reading(iv: RunInterval, eq: Equivalence, scale: float = 100.0) -> str:
+    """The honest words for a difference: "better"/"worse" when its interval excludes 0; "equivalent within
+    ±m (TOST p=…)" when it holds 0 and the TOST passes; otherwise "not distinguished; interval [a, b]"."""
+    if iv.value is None or iv.low is None or iv.high is None:
+        return "no interval (fewer than two runs)"
+    span = f"[{iv.low * scale:.1f}, {iv.high * scale:.1f}]"
+    within = f"equivalent within ±{eq.margin * scale:g} (TOST p={eq.p_value:.3f})"
+    if iv.low > 0 or iv.high < 0:
+        word = "better" if iv.low > 0 else "worse"
+        return f"{word} by {abs(iv.value) * scale:.1f} {span}" + (f"; {within}" if eq.equivalent else "")
+    return within if eq.equivalent else f"not distinguished; interval {span}"
+
+
+def compare(
+    runs: Sequence[Sequence[float]],
+    minus: Sequence[Sequence[float]],
+    *,
+    seeds: Sequence[int] | None = None,
+    seeds_minus: Sequence[int] | None = None,
+    margin: float = 0.05,
+    level: float = 0.95,
+) -> Comparison:
+    """`across_runs` of the difference at `level`, its TOST against ±`margin` (90% interval), and `reading`."""
+    iv = across_runs(runs, minus, seeds=seeds, seeds_minus=seeds_minus, level=level)
+    eq = equivalence(runs, minus, seeds=seeds, seeds_minus=seeds_minus, margin=margin)
+    return Comparison(interval=iv, equivalence=eq, reading=reading(iv, eq))
