@@ -2,7 +2,7 @@
 
     python bench/content_rm.py                                   # arms base and counterfactual, RM seeds 0 1
     python bench/content_rm.py --arms base --seeds 0             # one arm, one seed
-    python bench/content_rm.py --tables-only                     # print what is committed
+    python bench/content_rm.py --tables-only                     # summaries from the committed rows
 
 Reads the committed orchestration run (bench/results/orchestration/<task>/: its training traces, the held-out
 traces at N = 8) and, for the `counterfactual` arm, the edits of its training plans collected by
@@ -14,11 +14,18 @@ For each arm (`base`: the loop's own pair sources; `counterfactual`: the same pl
 RM seed it builds the pairs, trains the run's RM (its loop.json settings, that seed), scores every held-out
 plan, and evaluates every selector on the same plans as best-of-N does: accuracy of rm and of each content-blind
 selector (`prior`, `kind-prior`, `router`, `shortest`, fitted on the same training traces), rm − best
-content-blind and rm − shape-mean (paired, bootstrap over questions), and the content measures
-(`orchrm.bon.content`: headroom, same-shape pairs, rm's same-shape AUC on pairs where neither plan copies the
-prompt's examples). Across seeds, rm's correctness per question is averaged before the bootstrap, so the RM seed
-is inside the interval. Each (arm, seed) is written to bench/results/content_rm.json as it finishes; a rerun
-skips what is there. The RMs are saved under bench/results/content_rm/rm/ (not committed).
+content-blind and rm − shape-mean, and the content measures (`orchrm.bon.content`: headroom, same-shape pairs,
+rm's same-shape AUC on pairs where neither plan copies the prompt's examples). Within one RM (a row) the
+intervals are the bootstrap over questions. Across RM seeds they come from `orchrm.bon.stats.across_runs`, one
+run per RM seed: a seed's overall level is the same on every question, so only the spread between the seeds'
+run means can show it (a t quantile of seeds − 1 degrees of freedom), plus which questions were drawn. An arm's
+rm accuracy: t over its seeds. rm − a content-blind selector or shape-mean: paired by seed from 2 seeds, since
+both columns come from one RM run (the content-blind selectors have no RM seed at all). One arm − base: two
+RMs trained apart, paired only where they share >= 3 seeds (`across_runs`' rule), Welch's t otherwise. The
+same-shape AUC across seeds: only each seed's AUC is recorded, so its interval has no question term. One seed:
+no interval. Each (arm, seed) is written to bench/results/content_rm.json as it finishes; a rerun skips what is
+there; `--tables-only` recomputes the summaries from the committed rows (no training). The RMs are saved under
+bench/results/content_rm/rm/ (not committed).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from orchrm.atomic import write_text_atomic
 from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results
 from orchrm.bon.run import score_plans
 from orchrm.bon.selection import METHODS, Context
-from orchrm.bon.stats import Bootstrap
+from orchrm.bon.stats import across_runs, compare, equivalence, reading
 from orchrm.loop import LoopConfig
 from orchrm.mas.run_folder import first_plans, run_questions, run_traces
 from orchrm.mas.traces import locate_traces, read_traces
@@ -158,27 +165,43 @@ def _pick(case: Any, method: str) -> float:
 
 
 def pooled(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
-    """rm over seeds (per-question mean) against each content-blind selector, paired over questions."""
+    """The arm's rm accuracy across its RM seeds, and rm against the best content-blind selector and shape-mean,
+    each difference paired by seed (one RM run holds both columns)."""
     runs = [r for r in rows if r["arm"] == arm]
     if not runs:
         return None
-    n = runs[0]["questions"]
-    rm = _mean_over(runs, "rm_correct", n)
-    boot = Bootstrap(n, 2000, 0)
-    blind = {m: runs[0]["blind_correct"][m] for m in BLIND}
+    seeds = [r["seed"] for r in runs]
+    rm = [r["rm_correct"] for r in runs]
+    blind = blind_columns(runs)
     best = max(blind, key=lambda m: statistics.fmean(blind[m]))
     return {
-        "seeds": [r["seed"] for r in runs],
-        "rm": boot.mean(rm).model_dump(),
+        "seeds": seeds,
+        "rm": across_runs(rm, seeds=seeds).model_dump(),
         "best_content_blind": best,
-        "rm_minus_best_content_blind": boot.diff(rm, blind[best]).model_dump(),
-        "rm_minus_shape_mean": boot.diff(rm, _mean_over(runs, "shape_mean_correct", n)).model_dump()
+        "rm_minus_best_content_blind": within_runs(rm, [blind[best]] * len(runs), seeds),
+        "rm_minus_shape_mean": within_runs(rm, [r["shape_mean_correct"] for r in runs], seeds)
         if all("shape_mean_correct" in r for r in runs)
         else None,
-        "same_shape_auc_rm": [r["content"]["auc"]["rm"] for r in runs],
+        "same_shape_auc_rm": [r["content"]["auc"]["rm"] for r in runs],  # each seed's, bootstrap over questions
         "headroom": runs[0]["content"]["headroom"],
         "clean_pairs": runs[0]["content"]["clean_pairs"],
     }
+
+
+def blind_columns(runs: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """The content-blind selectors' correctness per question: fitted on the training traces, not on the RM, so
+    the same for every RM seed (picks that differ are a mistake, not an outcome)."""
+    blind = {m: runs[0]["blind_correct"][m] for m in BLIND}
+    if any(r["blind_correct"][m] != blind[m] for r in runs for m in BLIND):
+        raise ValueError("the content-blind selectors' picks differ between RM seeds")
+    return blind
+
+
+def within_runs(rm: list[list[float]], other: list[list[float]], seeds: list[int]) -> dict[str, Any]:
+    """rm − another selector scored in the same RM runs, per seed: `across_runs` paired by seed from 2 seeds."""
+    iv = across_runs(rm, other, seeds=seeds, seeds_minus=seeds, min_pairs=2)
+    eq = equivalence(rm, other, seeds=seeds, seeds_minus=seeds, min_pairs=2)
+    return {"points": iv.model_dump(), "equivalence": eq.model_dump(), "reading": reading(iv, eq)}
 
 
 def arm_names(rows: list[dict[str, Any]]) -> list[str]:
@@ -186,28 +209,45 @@ def arm_names(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def arm_difference(rows: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
-    """rm(arm) − rm(base), each averaged over its seeds per question, paired over questions; and the same for
-    the same-shape AUC (mean over seeds; no interval: one value per seed)."""
-    arms = {a: [r for r in rows if r["arm"] == a] for a in ("base", arm)}
+    """rm(arm) − rm(base) across RM seeds, and the same for rm's same-shape AUC (each seed's AUC one run on one
+    column: no question term), by `orchrm.bon.stats.compare`: paired by seed where both arms ran >= 3 of the
+    same seeds, Welch's t otherwise."""
+    arms = {a: [r for r in rows if r["arm"] == a] for a in (arm, "base")}
     if not all(arms.values()):
         return None
-    n = arms["base"][0]["questions"]
-    auc = {a: statistics.fmean(r["content"]["auc"]["rm"]["value"] for r in rs) for a, rs in arms.items()}
+    seeds = {a: [r["seed"] for r in rs] for a, rs in arms.items()}
+
+    def across(columns: dict[str, list[list[float]]]) -> dict[str, Any]:
+        c = compare(columns[arm], columns["base"], seeds=seeds[arm], seeds_minus=seeds["base"])
+        return {"points": c.interval.model_dump(), "equivalence": c.equivalence.model_dump(), "reading": c.reading}
+
+    auc = {a: [[r["content"]["auc"]["rm"]["value"]] for r in rs] for a, rs in arms.items()}
     return {
-        "accuracy": Bootstrap(n, 2000, 0).diff(_mean_over(arms[arm], "rm_correct", n), _mean_over(arms["base"], "rm_correct", n)).model_dump(),
-        "same_shape_auc": {"base": auc["base"], arm: auc[arm], "difference": auc[arm] - auc["base"]},
-    }  # fmt: skip
+        "seeds": [seeds[arm], seeds["base"]],
+        "accuracy": across({a: [r["rm_correct"] for r in rs] for a, rs in arms.items()}),
+        "same_shape_auc": {
+            "base": statistics.fmean(x for (x,) in auc["base"]),
+            arm: statistics.fmean(x for (x,) in auc[arm]),
+            "question_term": False,
+            **across(auc),
+        },
+    }
+
+
+METHOD_NOTE = (
+    "Across RM seeds: orchrm.bon.stats.across_runs, one run per RM seed (t over the seeds' run means plus "
+    "which questions were drawn, Satterthwaite df). rm − a selector of the same RM runs: paired by seed from 2 "
+    "seeds. arm − base: paired where both ran >= 3 of the same seeds, Welch's t otherwise. same-shape AUC: "
+    "each seed's AUC alone (no question term). One seed: no interval. TOST against ±5 points."
+)
 
 
 def summaries(data: dict[str, Any]) -> None:
-    """Each arm pooled over its seeds, and each arm against base."""
+    """Each arm across its seeds, and each arm against base."""
+    data["method"] = METHOD_NOTE
     data["pooled"] = {a: pooled(data["rows"], a) for a in arm_names(data["rows"])}
     data["minus_base"] = {a: arm_difference(data["rows"], a) for a in arm_names(data["rows"]) if a != "base"}
     data.pop("counterfactual_minus_base", None)  # the one-arm form of `minus_base`
-
-
-def _mean_over(runs: list[dict[str, Any]], key: str, n: int) -> list[float]:
-    return [statistics.fmean(r[key][i] for r in runs) for i in range(n)]
 
 
 def read() -> dict[str, Any]:
@@ -215,36 +255,58 @@ def read() -> dict[str, Any]:
 
 
 def show(data: dict[str, Any]) -> str:
-    lines = []
-    for r in data["rows"]:
-        auc = r["content"]["auc"]["rm"]
-        lines.append(
-            f"{r['arm']:<15} seed {r['seed']}: pairs {r['pairs']} (train {r['train_pairs']}, {'?' if r['train_s'] is None else round(r['train_s'])} s); "
-            f"rm {100 * r['accuracy']['rm']['value']:.1f}; best content-blind {r['best_content_blind']} "
-            f"{100 * r['accuracy'][r['best_content_blind']]['value']:.1f}; rm − it {_iv(r['rm_minus']['best_content_blind'])}; "
-            f"rm − shape-mean {_iv(r['rm_minus']['shape-mean'])}; same-shape AUC {auc['value']:.3f} "
-            f"[{auc['low']:.3f}, {auc['high']:.3f}] on {auc['n_pairs']} pairs"
-        )
+    lines = [_row_line(r) for r in data["rows"]]
     for r in data["rows"][:1]:
         if "truncation" in r:
             t = r["truncation"]
-            lines.append(f"truncation at {t['max_length']} tokens: {t['cut']} of {t['plans']} held-out valid plans cut; "
-                         f"{t['cut_reference']} lose a reference, {t['cut_final_agent']} their final agent's input")  # fmt: skip
+            lines.append(f"truncation at {t['max_length']} tokens: {t['cut']} of {t['plans']} held-out valid plans "
+                         f"cut; {t['cut_reference']} lose a reference, {t['cut_final_agent']} their final agent's "
+                         "input")  # fmt: skip
+    if data.get("method"):
+        lines.append(data["method"])
     for arm, p in data.get("pooled", {}).items():
         if p:
-            sm = _iv(p["rm_minus_shape_mean"]) if p.get("rm_minus_shape_mean") else "n/a"
-            lines.append(f"{arm} pooled over seeds {p['seeds']}: rm {_iv(p['rm'])}; rm − {p['best_content_blind']} "
-                         f"{_iv(p['rm_minus_best_content_blind'])}; rm − shape-mean {sm}")  # fmt: skip
+            sm = _diff(p["rm_minus_shape_mean"]) if p.get("rm_minus_shape_mean") else "n/a"
+            lines.append(f"{arm} across RM seeds {p['seeds']}: rm {_iv(p['rm'])} ({_how(p['rm'])}); "
+                         f"rm − {p['best_content_blind']} {_diff(p['rm_minus_best_content_blind'])}; "
+                         f"rm − shape-mean {sm}")  # fmt: skip
     for arm, d in data.get("minus_base", {}).items():
         if d:
             a = d["same_shape_auc"]
-            lines.append(f"{arm} − base: rm accuracy {_iv(d['accuracy'])} points; same-shape AUC {a['base']:.3f} → "
-                         f"{a[arm]:.3f} (mean over seeds)")  # fmt: skip
+            lines.append(f"{arm} − base, RM seeds {d['seeds'][0]} and {d['seeds'][1]}: rm accuracy "
+                         f"{_diff(d['accuracy'])}; same-shape AUC {a['base']:.3f} → {a[arm]:.3f}, ×100 {_diff(a)}, "
+                         "no question term")  # fmt: skip
     return "\n".join(lines)
 
 
-def _iv(d: dict[str, float]) -> str:
+def _row_line(r: dict[str, Any]) -> str:
+    """One (arm, seed): its pairs and training time, rm and the best content-blind selector, within-RM bootstraps."""
+    auc, best = r["content"]["auc"]["rm"], r["best_content_blind"]
+    train_s = "?" if r["train_s"] is None else round(r["train_s"])
+    return (
+        f"{r['arm']:<15} seed {r['seed']}: pairs {r['pairs']} (train {r['train_pairs']}, {train_s} s); "
+        f"rm {100 * r['accuracy']['rm']['value']:.1f}; best content-blind {best} "
+        f"{100 * r['accuracy'][best]['value']:.1f}; rm − it {_iv(r['rm_minus']['best_content_blind'])}; "
+        f"rm − shape-mean {_iv(r['rm_minus']['shape-mean'])}; same-shape AUC {auc['value']:.3f} "
+        f"[{auc['low']:.3f}, {auc['high']:.3f}] on {auc['n_pairs']} pairs"
+    )
+
+
+def _iv(d: dict[str, Any]) -> str:
+    if d.get("low") is None or d.get("high") is None:
+        return f"{100 * d['value']:+.1f}, no interval"
     return f"{100 * d['value']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}]"
+
+
+def _how(d: dict[str, Any]) -> str:
+    """How an `across_runs` interval was made: its method and degrees of freedom, or why there is none."""
+    if d.get("method") is None or d.get("df") is None:
+        return "fewer than two runs"
+    return f"{d['method']}, {len(d['run_means'])} runs, df {d['df']:.1f}"
+
+
+def _diff(d: dict[str, Any]) -> str:
+    return f"{_iv(d['points'])} points ({_how(d['points'])}): {d['reading']}"
 
 
 def main() -> None:
@@ -256,7 +318,7 @@ def main() -> None:
     )
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     ap.add_argument("--counterfactual", type=Path, default=CF)
-    ap.add_argument("--tables-only", action="store_true")
+    ap.add_argument("--tables-only", action="store_true", help="No training: the summaries from the committed rows.")
     args = ap.parse_args()
     data = read()
     if not args.tables_only:
@@ -274,8 +336,8 @@ def main() -> None:
                 row.update(measure(RewardModel.load(folder)))
                 summaries(data)
                 write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
-    summaries(data)
-    if not args.tables_only:
+    summaries(data)  # --tables-only: from the committed rows alone
+    if data["rows"]:
         write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
     print(show(data))
 
