@@ -111,6 +111,16 @@ def test_tost_and_the_words_for_a_difference():
     assert compare(close, [p + 0.2 for p in close]).reading.startswith("worse by 20.0 [")
 
 
+def test_two_runs_an_arm_give_an_interval_but_never_equivalence():
+    """Coverage is tested at 3 runs an arm; with 2, one difference estimates each arm's spread."""
+    per_q = np.random.default_rng(5).random(60)
+    two = compare([per_q, per_q + 0.002], [per_q + 0.001, per_q], seeds=[0, 1], seeds_minus=[0, 1])
+    assert two.equivalence.equivalent  # the test itself passes ...
+    assert two.reading.startswith("not distinguished; interval [") and "fewer than the 3" in two.reading  # ... unsaid
+    far = compare([per_q + 0.3, per_q + 0.31], [per_q, per_q + 0.01])
+    assert far.reading.startswith("better by 30.0 [") and "2 runs an arm" in far.reading
+
+
 def test_tost_p_value_agrees_with_its_ninety_percent_interval():
     rng = np.random.default_rng(5)
     seen = set()

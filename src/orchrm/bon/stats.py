@@ -272,12 +272,24 @@ def equivalence(
     return Equivalence(margin=margin, alpha=alpha, equivalent=p < alpha, p_value=p, interval=iv)
 
 
+#: The fewest runs per arm at which tests/bon/test_stats_coverage.py checks the intervals' coverage. Below it an
+#: interval is still given, but no equivalence is claimed: with 2 runs an arm's spread rests on one difference.
+TESTED_RUNS = 3
+
+
 def reading(iv: RunInterval, eq: Equivalence, scale: float = 100.0) -> str:
     """The honest words for a difference: "better"/"worse" when its interval excludes 0; "equivalent within
-    ±m (TOST p=…)" when it holds 0 and the TOST passes; otherwise "not distinguished; interval [a, b]"."""
+    ±m (TOST p=…)" when it holds 0, the TOST passes and each arm had `TESTED_RUNS` runs; otherwise "not
+    distinguished; interval [a, b]"."""
     if iv.value is None or iv.low is None or iv.high is None:
         return "no interval (fewer than two runs)"
     span = f"[{iv.low * scale:.1f}, {iv.high * scale:.1f}]"
+    runs = min(len(iv.run_means), len(iv.run_means_minus or iv.run_means))
+    if runs < TESTED_RUNS:
+        few = f" ({runs} runs an arm, fewer than the {TESTED_RUNS} whose coverage is tested)"
+        if iv.low > 0 or iv.high < 0:
+            return f"{'better' if iv.low > 0 else 'worse'} by {abs(iv.value) * scale:.1f} {span}{few}"
+        return f"not distinguished; interval {span}{few}"
     within = f"equivalent within ±{eq.margin * scale:g} (TOST p={eq.p_value:.3f})"
     if iv.low > 0 or iv.high < 0:
         word = "better" if iv.low > 0 else "worse"
