@@ -3,18 +3,18 @@ setting. The rollout settings are made into options from their model (`options_f
 by one (`field_option`); these tests hold every verb's options to the fields they fill, so an option written
 by hand that drifts from its field fails here."""
 
-import dataclasses
-
 import click
 import pytest
 
 from orchrm.bon.config import BonConfig
 from orchrm.cli.app import VERBS, load_verb
 from orchrm.cli.options import RUN, ModelOptions
+from orchrm.cli.reward_model import TRAIN_RM
 from orchrm.grpo.config import GRPORunConfig
 from orchrm.loop import LOOP_ROLLOUT, LoopConfig
 from orchrm.mas.run_config import PlanSampling, RolloutSettings, RunConfig
 from orchrm.pairs import PairConfig
+from orchrm.rm.config import DECODER_DEFAULTS, RMConfig
 
 LOOP = LoopConfig()
 #: Per verb, the settings its options fill, first match wins: (model, the instance holding the verb's defaults
@@ -27,6 +27,8 @@ SOURCES = {
     "counterfactual": [(ModelOptions, None)],
     "generate": [(ModelOptions, None)],
     "judge": [(ModelOptions, None)],
+    "pairs": [(PairConfig, None)],
+    "train-rm": [(RMConfig, TRAIN_RM)],
 }
 #: Options named like a field that are the verb's own on purpose, and why.
 OWN = {
@@ -45,6 +47,8 @@ OWN = {
     ("train-orchestrator", "sampler"): "auto: chosen by the machine and the policy, then recorded as one of the three",
     ("bon", "n_questions"): "held-out questions: 20, not a rollout's 10",
     ("train-orchestrator", "policy"): "the field is required; the option defaults to the embedded model",
+    ("pairs", "sources"): "None: every source, PairConfig's own default",
+    **{("train-rm", n): "None: the backbone kind's default (RMConfig's DECODER_DEFAULTS)" for n in DECODER_DEFAULTS},
 }
 #: Every flag each verb had before its options were made from the fields: users' scripts still run.
 FLAGS_BEFORE = {
@@ -66,6 +70,10 @@ FLAGS_BEFORE = {
     "--concurrency --config --degree --entropy-coef --group-size --json --log-every --lora-r --lr --n-questions --no-bf16 "
     "--no-prompt-examples --out --penalty --plan-max-tokens --policy --prompt-examples --questions-per-step --quiet "
     "--reward --rm --sampler --save-steps --seed --steps --task --temperature --timeout -q",
+    "pairs": "--base --config --counterfactual --max-counterfactual-per-question --max-per-question --max-source-share "
+    "--min-agreement --min-margin --out --seed --source --specialized --val-fraction",
+    "train-rm": "--backbone --batch-size --bf16 --center --config --device --epochs --json --log-every --lora --lr "
+    "--margin --max-length --no-bf16 --no-lora --out --patience --quiet --report-to --seed -q",
 }
 
 
@@ -156,12 +164,21 @@ def _fake_llms(*args, **kw):
     return opened()
 
 
-def test_pairs_defaults_to_pair_config():
-    got = {p.name: p.default for p in command("pairs").params}
-    got["max_pairs_per_question"] = got.pop("max_per_question")
-    fields = {f.name: getattr(PairConfig(), f.name) for f in dataclasses.fields(PairConfig)}
-    shared = {k: got[k] for k in fields if k in got and k not in ("sources", "specialized", "base")}
-    assert len(shared) == 7 and shared == {k: fields[k] for k in shared}
+def test_train_rm_leaves_the_backbone_kinds_settings_to_rm_config(monkeypatch, tmp_path):
+    """An option of `unset` that is not given leaves its field to the model: a decoder's own defaults."""
+    from orchrm.cli.app import main
+
+    seen = []
+
+    def stop(pairs_dir, out, config, **kw):
+        seen.append(config)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("orchrm.rm.train.train_from_folder", stop)
+    for argv in ([], ["--epochs", "3"]):
+        with pytest.raises(SystemExit):
+            main(["train-rm", str(tmp_path), "--out", str(tmp_path / "rm"), "--backbone", "qwen2.5-coder-0.5b", *argv])
+    assert [(c.epochs, c.batch_size, c.lora, c.device) for c in seen] == [(2, 4, True, "auto"), (3, 4, True, "auto")]
 
 
 def test_the_checkpoint_label_is_the_users_else_the_adapters_else_base(tmp_path):
@@ -173,3 +190,28 @@ def test_the_checkpoint_label_is_the_users_else_the_adapters_else_base(tmp_path)
     assert checkpoint_label(adapted, None) == "grpo-rm:step-20"
     assert checkpoint_label(adapted, "mine") == "mine"
     assert checkpoint_label(plain, None) == RUN.checkpoint == "base"
+
+
+def test_pairs_hands_its_flags_to_pair_config(monkeypatch, tmp_path):
+    """`--source` (repeatable) and `--max-per-question` keep their names, also as `--config` keys."""
+    from orchrm.cli.app import main
+
+    seen = []
+
+    def stop(traces, cfg, edits):
+        seen.append(cfg)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("orchrm.cli.pairs.build_pairs", stop)
+    monkeypatch.setattr("orchrm.cli.pairs.read_traces", lambda path: [])
+    monkeypatch.setattr("orchrm.cli.pairs.locate_traces", lambda run: run)
+    (tmp_path / "c.yaml").write_text("max_per_question: 5\nmin-margin: 3\n")
+    for argv in (["--source", "artifact", "--source", "consensus", "--max-per-question", "7"],
+                 ["--config", str(tmp_path / "c.yaml")], []):  # fmt: skip
+        with pytest.raises(SystemExit):
+            main(["pairs", str(tmp_path), "--out", str(tmp_path / "p"), *argv])
+    assert [(c.sources, c.max_pairs_per_question, c.min_margin) for c in seen] == [
+        (("artifact", "consensus"), 7, 2),
+        (PairConfig().sources, 5, 3),
+        (PairConfig().sources, 12, 2),
+    ]

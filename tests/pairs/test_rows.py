@@ -36,8 +36,7 @@ def _kill_before_step(monkeypatch, k):
 
 
 def _run_pairs(run, out):
-    pairs_command([run], out=out, val_fraction=0.5, seed=0, source=None, specialized=None, base=None,
-                  max_per_question=12, min_agreement=0.6, min_margin=2, max_source_share=1.0)  # fmt: skip
+    pairs_command(runs=[run], out=out, val_fraction=0.5, seed=0)
 
 
 def test_pairs_killed_at_any_step_leaves_the_old_folder_or_the_new(tmp_path, monkeypatch, capsys):

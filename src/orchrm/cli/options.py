@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+import typing
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -161,18 +162,23 @@ def checked(model: type[Settings], values: Mapping[str, Any], flags: Mapping[str
 
 def options_from(model: type[Settings], *, into: str = "settings", defaults: Settings | None = None,
                  panel: Callable[[str], str | None] = rollout_panel, flags: Mapping[str, tuple[str, ...]] | None = None,
+                 unset: Collection[str] = (), exclude: Collection[str] = (),
                  ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
     """A verb whose parameter `into` (a `model`) becomes one option per field of `model`, at its place in the
     signature: the field's name, type, help, and default (`defaults`' value where given: a verb whose
     settings differ on purpose), its flags `--field-name` unless `flags` (or `FLAGS`) keeps older ones. The
-    verb receives the validated model (`checked`)."""
-    fields = model.model_fields
+    verb receives the validated model (`checked`). An option of `unset` defaults to None and, when not given,
+    leaves its field to the model (a default that depends on other fields, as `RMConfig`'s per backbone); the
+    fields in `exclude` are the verb's own to declare and fill (a value typed in another shape)."""
+    fields = {n: f for n, f in model.model_fields.items() if n not in exclude}
     names = {**FLAGS, **(flags or {})}
 
     def option(name: str, field: FieldInfo) -> inspect.Parameter:
-        default = getattr(defaults, name) if defaults is not None else field_default(field)
+        default = None if name in unset else getattr(defaults, name) if defaults is not None else field_default(field)
         info = field_option(model, name, *names.get(name, ()), panel=panel(name), default=default)
-        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=field.annotation)
+        annotation = _typed(field.annotation)
+        annotation = annotation | None if name in unset else annotation
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
 
     def decorate(verb: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(verb, eval_str=True)
@@ -188,6 +194,7 @@ def options_from(model: type[Settings], *, into: str = "settings", defaults: Set
         @functools.wraps(verb)
         def run(**kwargs: Any) -> Any:
             values = {n: kwargs.pop(n) for n in fields if n in kwargs}
+            values = {n: v for n, v in values.items() if not (v is None and n in unset)}
             return verb(**kwargs, **{into: checked(model, values, shown)})
 
         run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
@@ -196,6 +203,14 @@ def options_from(model: type[Settings], *, into: str = "settings", defaults: Set
         return run
 
     return decorate
+
+
+def _typed(annotation: Any) -> Any:
+    """A field's type as typer takes it: a repeatable option is a list (`tuple[str, ...]` -> `list[str]`)."""
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return list[args[0]]  # type: ignore[valid-type]
+    return annotation
 
 
 #: The orchestrator's options keep their first names (users' scripts): --backend, --model, --base-url.

@@ -10,19 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ..mas.traces import locate_traces, read_traces
-from ..pairs import (
-    SOURCES,
-    PairConfig,
-    PairStats,
-    build_pairs,
-    load_counterfactual,
-    write_pairs_dir,
-)
+from ..pairs import PairConfig, PairStats, build_pairs, load_counterfactual, write_pairs_dir
 from ..pairs.rows import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE
+from .options import options_from
 from .say import say, text
-
-#: The option defaults are `PairConfig`'s, read from it so the two cannot drift.
-DEFAULTS = PairConfig()
 
 
 def stats_table(stats: PairStats) -> Table:
@@ -48,33 +39,18 @@ def edits_table(stats: PairStats) -> Table:
     return table
 
 
+#: The flags `pairs` had before its options were made from `PairConfig` (users' scripts still run).
+PAIR_FLAGS = {"sources": ("--source",), "max_pairs_per_question": ("--max-per-question",)}
+
+
+@options_from(PairConfig, into="cfg", panel=lambda name: None, flags=PAIR_FLAGS, unset=("sources",))
 def pairs(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (or traces.jsonl files) from `orchrm rollout`.")],
     out: Annotated[
         Path, typer.Option(help="Folder for train.jsonl, val.jsonl, stats.json and manifest.json (replaced whole).")
     ],
-    source: Annotated[
-        list[str] | None, typer.Option(help=f"Pair source to use (repeatable; default all): {', '.join(SOURCES)}.")
-    ] = None,
-    specialized: Annotated[str | None, typer.Option(help="Checkpoint label of the specialized run.")] = None,
-    base: Annotated[str | None, typer.Option(help="Checkpoint label of the base run.")] = None,
-    max_per_question: Annotated[int, typer.Option(help="Cap on pairs per question.")] = DEFAULTS.max_pairs_per_question,
-    max_counterfactual_per_question: Annotated[
-        int, typer.Option(help="Cap on counterfactual pairs per question (their own cap).")
-    ] = DEFAULTS.max_counterfactual_per_question,
-    min_agreement: Annotated[
-        float, typer.Option(help="Consensus: majority share of answered executions.")
-    ] = DEFAULTS.min_agreement,
-    min_margin: Annotated[
-        int, typer.Option(help="Consensus: majority count minus the runner-up's.")
-    ] = DEFAULTS.min_margin,
-    max_source_share: Annotated[
-        float, typer.Option(help="Balance: max share of one source (1 = off).")
-    ] = DEFAULTS.max_source_share,
-    val_fraction: Annotated[
-        float, typer.Option(help="Share of questions held out for validation.")
-    ] = DEFAULTS.val_fraction,
-    seed: Annotated[int, typer.Option(help="Seed of the split and of capping.")] = DEFAULTS.seed,
+    *,
+    cfg: PairConfig,
     counterfactual: Annotated[
         list[Path] | None,
         typer.Option(
@@ -83,18 +59,6 @@ def pairs(
     ] = None,
 ) -> None:
     """Build label-free win-lose plan pairs from executed rollouts."""
-    cfg = PairConfig(
-        sources=tuple(source) if source else DEFAULTS.sources,
-        specialized=specialized,
-        base=base,
-        max_pairs_per_question=max_per_question,
-        max_counterfactual_per_question=max_counterfactual_per_question,
-        min_agreement=min_agreement,
-        min_margin=min_margin,
-        max_source_share=max_source_share,
-        val_fraction=val_fraction,
-        seed=seed,
-    )
     traces = [t for run in runs for t in read_traces(locate_traces(run))]
     edits = [cf for folder in counterfactual or [] for cf in load_counterfactual(folder)]
     result = build_pairs(traces, cfg, edits)

@@ -16,12 +16,12 @@ from rich.table import Table
 from .. import safejson
 from ..atomic import write_text_atomic
 from ..errors import ConfigError
-from ..rm.config import RMConfig
+from ..rm.config import DECODER_DEFAULTS, RMConfig
 from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.inputs import ScoreRow, plan_text
 from ..rm.reward import INVALID_PENALTY
-from ..rm.trackers import ReportTo, tracker_list
-from .options import Json, LogEvery, Quiet, field_option
+from ..rm.trackers import tracker_list
+from .options import Json, LogEvery, Quiet, field_option, options_from
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 from .say import say, text
 
@@ -42,34 +42,27 @@ def _margins(items: list[str] | None) -> dict[str, float]:
     return out
 
 
+#: `train-rm`'s own defaults: training goes to an accelerator when there is one (the library's default is the CPU).
+TRAIN_RM = RMConfig(device="auto")
+#: The flags `train-rm` had before its options were made from `RMConfig` (users' scripts still run).
+TRAIN_RM_FLAGS = {
+    "learning_rate": ("--lr",),
+    "center_rewards_coefficient": ("--center",),
+    "early_stopping_patience": ("--patience",),
+    "lora": ("--lora/--no-lora",),
+}
+
+
+@options_from(RMConfig, into="config", defaults=TRAIN_RM, panel=lambda name: None, flags=TRAIN_RM_FLAGS,
+              unset=tuple(DECODER_DEFAULTS), exclude=("margins",))  # fmt: skip
 def train_rm(
     pairs_dir: Annotated[Path, typer.Argument(help="Folder made by `orchrm pairs`.")],
     out: Annotated[Path, typer.Option(help="Model folder to write.")],
-    backbone: Annotated[
-        str,
-        typer.Option(
-            help="Encoder (all-minilm-l6-v2, a local folder) or decoder LLM (qwen2.5-coder-0.5b, a .gguf, "
-            "a local causal-LM folder): a decoder trains a LoRA adapter and a value head."
-        ),  # fmt: skip
-    ] = RMConfig().backbone,
-    epochs: Annotated[int | None, typer.Option(help="Default 4; 2 for a decoder.")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Pairs a step. Default 8; 4 for a decoder.")] = None,
-    lr: Annotated[float | None, typer.Option(help="Learning rate. Default 5e-5; 1e-4 for a decoder.")] = None,
-    max_length: Annotated[int | None, typer.Option(help="Tokens of question + plan. Default 256.")] = None,
-    margin: Annotated[list[str] | None, typer.Option(help="Per-source margin, SOURCE=NUMBER (repeatable).")] = None,
-    center: Annotated[float, typer.Option(help="Reward-centring coefficient (0 = off).")] = 0.01,
-    patience: Annotated[int, typer.Option(help="Early stopping: epochs without held-out gain.")] = 2,
-    lora: Annotated[
-        bool | None,
-        typer.Option(
-            "--lora/--no-lora", help="Train LoRA adapters (merged, for large encoders; always on for a decoder)."
-        ),
-    ] = None,
-    lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = RMConfig().lora_r,
-    bf16: Annotated[bool, typer.Option(help="bf16 autocast while training.")] = False,
-    seed: Annotated[int, typer.Option()] = 0,
-    device: Device = field_option(RMConfig, "device", default="auto"),
-    report_to: ReportTo = field_option(RMConfig, "report_to"),
+    *,
+    config: RMConfig,
+    margin: list[str] | None = field_option(
+        RMConfig, "margins", "--margin", default=None, note="SOURCE=NUMBER (repeatable)."
+    ),
     quiet: Quiet = False,
     as_json: Json = False,
     log_every: LogEvery = DEFAULT_INTERVAL_S,
@@ -77,22 +70,12 @@ def train_rm(
     """Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer).
 
     Under `accelerate launch --num_processes N -m orchrm train-rm ...` training is data-parallel
-    (--batch-size is per process) and only the main process writes the model folder."""
+    (--batch-size is per process) and only the main process writes the model folder. Settings not given (the
+    epochs, batch size, learning rate, length and LoRA) are the backbone kind's defaults."""
     from ..rm.train import train_from_folder
 
-    given = {"epochs": epochs, "batch_size": batch_size, "learning_rate": lr, "max_length": max_length, "lora": lora}
-    config = RMConfig(
-        backbone=backbone,
-        margins=_margins(margin),
-        center_rewards_coefficient=center or None,
-        early_stopping_patience=patience,
-        lora_r=lora_r,
-        bf16=bf16,
-        seed=seed,
-        device=device,
-        report_to=report_to,
-        **{k: v for k, v in given.items() if v is not None},  # the rest: the backbone kind's defaults
-    )
+    if margin:
+        config = config.model_copy(update={"margins": _margins(margin)})
     resolve_device(config.device)  # cuda without a GPU, a tracker not installed: one line before the pairs are read
     tracker_list(config.report_to)
     with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ..errors import ConfigError
 from ..mas.traces import Trace
 from ..tasks.scoring import answer_key
@@ -35,22 +37,33 @@ from .rows import SOURCES, PairRow
 from .stats import EditCount, PairStats, SourceCount
 
 
-@dataclass(frozen=True)
-class PairConfig:
-    sources: tuple[str, ...] = SOURCES
-    specialized: str | None = None  # checkpoint label of the specialized orchestrator run
-    base: str | None = None  # checkpoint label of the base run
-    max_pairs_per_question: int = 12
+class PairConfig(BaseModel):
+    """How pairs are built: which sources, their thresholds and caps, and the split. `orchrm pairs` makes one
+    option from each field (its default and help are the field's)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sources: tuple[str, ...] = Field(
+        SOURCES, description=f"Pair source to use (repeatable; default all): {', '.join(SOURCES)}."
+    )
+    specialized: str | None = Field(None, description="Checkpoint label of the specialized run.")
+    base: str | None = Field(None, description="Checkpoint label of the base run.")
+    max_pairs_per_question: int = Field(12, description="Cap on pairs per question.")
     # Counterfactual pairs have a cap of their own: several edits of each plan are the point of that source, and
     # under the shared cap they crowded each other out (109 of 181 outcome-changing edits kept at 12).
-    max_counterfactual_per_question: int = 24
-    min_agreement: float = 0.6  # consensus: share of answered executions on the majority answer
-    min_margin: int = 2  # consensus: majority count minus the runner-up's
-    max_source_share: float = 1.0  # balance: no source above this share while others have pairs (1 = off)
-    val_fraction: float = 0.2
-    seed: int = 0
+    max_counterfactual_per_question: int = Field(
+        24, description="Cap on counterfactual pairs per question (their own cap)."
+    )
+    min_agreement: float = Field(0.6, description="Consensus: majority share of answered executions.")
+    min_margin: int = Field(2, description="Consensus: majority count minus the runner-up's.")
+    # balance: no source above this share while others have pairs
+    max_source_share: float = Field(1.0, description="Balance: max share of one source (1 = off).")
+    val_fraction: float = Field(0.2, description="Share of questions held out for validation.")
+    seed: int = Field(0, description="Seed of the split and of capping.")
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _check(self) -> PairConfig:
+        """A bad combination is a `ConfigError` (one line), raised through pydantic as it is."""
         unknown = set(self.sources) - set(SOURCES)
         if unknown:
             raise ConfigError(f"unknown pair sources {sorted(unknown)}", hint=f"use {', '.join(SOURCES)}")
@@ -58,6 +71,7 @@ class PairConfig:
             raise ConfigError("specialized-over-base needs both --specialized and --base checkpoint labels")
         if not 0.0 <= self.val_fraction < 1.0:
             raise ConfigError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+        return self
 
 
 @dataclass

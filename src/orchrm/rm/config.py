@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .backbone import DEFAULT_BACKBONE, backbone_kind
 from .trackers import REPORT_TO_HELP, ReportTo
@@ -37,29 +37,40 @@ class RMConfig(BaseModel):
 
     backbone: str = Field(
         DEFAULT_BACKBONE,
-        description="Embedded encoder name, embedded LLM name (a decoder), a .gguf file, or a local transformers folder.",
+        description="Encoder (all-minilm-l6-v2, a local folder) or decoder LLM (qwen2.5-coder-0.5b, a .gguf, a local "
+        "causal-LM folder): a decoder trains a LoRA adapter and a value head.",
     )
-    max_length: int = Field(256, ge=16, le=4096, description="Tokens of question + plan; longer is truncated.")
-    epochs: int = Field(4, ge=1, description="Default 4 for an encoder, 2 for a decoder.")
-    batch_size: int = Field(8, ge=1, description="Pairs a step; default 8 for an encoder, 4 for a decoder.")
-    learning_rate: float = Field(5e-5, gt=0, description="Default 5e-5 for an encoder, 1e-4 (LoRA) for a decoder.")
-    weight_decay: float = Field(0.0, ge=0)
-    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    max_length: int = Field(
+        256, ge=16, le=4096, description="Tokens of question + plan, longer is truncated. Default 256."
+    )
+    epochs: int = Field(4, ge=1, description="Training epochs. Default 4 for an encoder, 2 for a decoder.")
+    batch_size: int = Field(8, ge=1, description="Pairs a step. Default 8 for an encoder, 4 for a decoder.")
+    learning_rate: float = Field(
+        5e-5, gt=0, description="Learning rate. Default 5e-5 for an encoder, 1e-4 (LoRA) for a decoder."
+    )
+    weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay.")
+    warmup_ratio: float = Field(
+        0.1, ge=0, lt=1, description="Share of the training steps that warm the learning rate up."
+    )
     margins: dict[str, float] = Field(
         default_factory=dict, description="Per-source margin in the loss -logsigmoid(r_w - r_l - margin)."
     )
     center_rewards_coefficient: float | None = Field(
-        0.01, description="Pulls mean reward toward 0 so scores are comparable across questions."
+        0.01,
+        description="Reward-centring coefficient (0 = off): pulls mean reward toward 0 so scores are comparable "
+        "across questions.",
     )
-    early_stopping_patience: int = Field(2, ge=1, description="Epochs without held-out accuracy gain before stopping.")
+    early_stopping_patience: int = Field(
+        2, ge=1, description="Early stopping: epochs without held-out accuracy gain before stopping."
+    )
     lora: bool = Field(
         False,
         description="Train LoRA adapters: merged into an encoder's saved weights; a decoder always trains them and "
         "saves only the adapter and the value head.",
     )
-    lora_r: int = Field(8, ge=1)
+    lora_r: int = Field(8, ge=1, description="LoRA rank.")
     bf16: bool = Field(False, description="bf16 autocast in training (faster on CPUs with AVX512-BF16, less exact).")
-    seed: int = 0
+    seed: int = Field(0, description="Seed of the new head's weights and of the training order.")
     threads: int | None = Field(None, description="torch CPU threads (default: all cores).")
     device: Literal["cpu", "auto", "cuda"] = Field(
         "cpu",
@@ -67,6 +78,12 @@ class RMConfig(BaseModel):
         "else a one-line error). The trained model is moved to the CPU either way.",
     )
     report_to: ReportTo = Field("none", description=REPORT_TO_HELP)
+
+    @field_validator("center_rewards_coefficient")
+    @classmethod
+    def _zero_is_off(cls, value: float | None) -> float | None:
+        """A coefficient of 0 is no centring: recorded as None, as TRL takes it."""
+        return value or None
 
     @model_validator(mode="after")
     def _decoder_defaults(self) -> RMConfig:
