@@ -118,7 +118,7 @@ class LoopConfig(BaseModel):
 class LoopEvent:
     """A progress report: which stage, and that stage's counters."""
 
-    stage: str  # rollout, pairs, train, bon, report
+    stage: str  # rollout, pairs, train, save (the trained RM), bon, report
     rollout: Progress | None = None
     bon: BonProgress | None = None
     message: str = ""
@@ -158,8 +158,11 @@ async def arun_loop(
     *,
     agent_llm: LLM | None = None,
     on_event: Callable[[LoopEvent], None] | None = None,
+    rm_callbacks: Callable[[], list[Any]] | None = None,
 ) -> LoopResult:
-    """The whole loop; `llm` writes plans (and judges), `agent_llm` (default `llm`) runs the sub-agents."""
+    """The whole loop; `llm` writes plans (and judges), `agent_llm` (default `llm`) runs the sub-agents.
+    `rm_callbacks()` makes callbacks for the RM's trainer (transformers `TrainerCallback`s: a progress reporter,
+    say), called when the training starts, so transformers is imported only by a loop that trains."""
     emit = on_event or (lambda e: None)
     await ensure_reachable(llm, "orchestrator")
     if agent_llm is not None and agent_llm is not llm:
@@ -187,8 +190,14 @@ async def arun_loop(
     if rm is None:
         emit(LoopEvent("train", message=f"{len(pairs.train)} train / {len(pairs.val)} val pairs"))
         result = train_reward_model(
-            pairs.train, pairs.val, config.rm, pair_stats=json.loads(pairs.stats.model_dump_json()), progress=False
+            pairs.train,
+            pairs.val,
+            config.rm,
+            pair_stats=json.loads(pairs.stats.model_dump_json()),
+            progress=False,
+            callbacks=rm_callbacks() if rm_callbacks else None,
         )
+        emit(LoopEvent("save", message=str(rm_dir)))
         result.model.save(rm_dir)
         rm = RewardModel.load(rm_dir)
 

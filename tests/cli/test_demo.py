@@ -94,11 +94,15 @@ def test_demo_runs_the_whole_loop_on_a_served_model(tmp_path, capsys):
         with pytest.raises(SystemExit) as info:
             main(["demo", "--out", str(tmp_path / "d"), "--task", f"jsonl:{tmp_path / 'qs.jsonl'}", "--backend", "openai",
                   "--base-url", url, "--api-key-env", "HOME", "--train-questions", "4", "--test-questions", "2",
-                  "--n", "2", "--epochs", "1", "--no-judge", "--no-constrained", "--json", "-q"])  # fmt: skip
+                  "--n", "2", "--epochs", "1", "--no-judge", "--no-constrained", "--json"])  # fmt: skip
     finally:
         served.stop()
-    assert info.value.code in (None, 0), capsys.readouterr().err
-    summary = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert info.value.code in (None, 0), captured.err
+    summary = json.loads(captured.out)
+    progress = [json.loads(line) for line in captured.err.splitlines() if line.startswith("{")]
+    rm_steps = [p for p in progress if p.get("stage") == "training RM"]  # the real trainer's own token count
+    assert rm_steps[0]["done"] == 0 and rm_steps[-1]["finished"] and rm_steps[-1]["tokens"] > 0, rm_steps
     assert summary["rm_trained"] and summary["questions"] == 2 and "rm" in summary["methods"]
     assert summary["rm_metrics"]["train_pairs"] > 0 and summary["rm"]["backbone"]  # metrics beside the results' RM
     roles = {"orchestrator" in r["messages"][0]["content"] for r in served.requests}
@@ -106,3 +110,65 @@ def test_demo_runs_the_whole_loop_on_a_served_model(tmp_path, capsys):
     for stage in ("train", "bon/heldout"):
         run = json.loads((tmp_path / "d" / stage / "run.json").read_text())
         assert (run["backend"], run["model_id"]) == ("openai", f"served@{url}")
+
+
+LOG_EVERY = 1.0  # stands for the default 30 s: the first line within a third of it, no gap longer than it
+SLACK = 1.5  # the heartbeat thread's scheduling on a busy machine
+
+
+def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_path, monkeypatch, capsys):
+    """The whole demo on a scripted model whose third judge call takes 2.5 heartbeats, with an RM trainer that
+    takes 2.5 heartbeats to load and each of its two steps as long (the RM it returns is a tiny random one)."""
+    import re
+    import sys
+    import time
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from mas_fakes import bon_replies, make_task, scripted_llm
+    from orchrm.rm.model import RewardModel
+    from timed_log import Timed, gaps, slow_training
+    from tiny_policy import tiny_rm
+
+    make_task(tmp_path)
+    task, judged, script = f"jsonl:{tmp_path / 'qs.jsonl'}", [], bon_replies()
+
+    def reply(messages, config):
+        if "orchestrator" not in messages[0].content and (config.json_schema is not None or config.tools):
+            judged.append(1)
+            if len(judged) == 3:  # once the first calls' tokens are in the ledger
+                time.sleep(2.5 * LOG_EVERY)
+        return script(messages, config)
+
+    trained, rm = [], tiny_rm(tmp_path / "tiny-rm", tasks=[task])
+
+    def slow_trainer(train, val, config, *, pair_stats=None, progress=True, callbacks=None):
+        trained.append(len(callbacks or []))
+        time.sleep(2.5 * LOG_EVERY)  # the backbone loads, the pairs are tokenised
+        slow_training(callbacks, steps=2, step_s=2.5 * LOG_EVERY, tokens_per_step=300)
+        return SimpleNamespace(model=RewardModel.load(rm))
+
+    llm = scripted_llm(reply)
+    monkeypatch.setattr("orchrm.cli.demo.open_models", lambda models: nullcontext((llm, llm)))
+    monkeypatch.setattr("orchrm.loop.train_reward_model", slow_trainer)
+    log = Timed()
+    monkeypatch.setattr(sys, "stderr", log)
+    start = time.monotonic()
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--out", str(tmp_path / "d"), "--task", task, "--train-questions", "3", "--test-questions", "2", "--n", "3", "--no-constrained", "--log-every", str(LOG_EVERY)])  # fmt: skip
+    end = time.monotonic()
+    text = log.text()
+    assert info.value.code in (None, 0), text
+    assert trained == [1] and len(judged) >= 3  # the demo's progress callback reached the trainer
+    steps = gaps(start, log, end)
+    assert steps[0] < LOG_EVERY / 3 and max(steps[:-1]) <= LOG_EVERY * SLACK, list(zip(steps, ["<start>", *text]))
+    assert any("training the reward model" in line and "elapsed" in line for line in text)  # repeated while loading
+    rm_lines = [line for line in text if "training RM" in line]
+    assert len(rm_lines) >= 4 and "training RM 2/2 (100%) · done · 600 tok" in rm_lines[-1]  # start, beats, end
+    for last, questions in (("train rollouts 9/9", "3/3 questions"), ("held-out plans 6/6", "2/2 questions")):
+        line = next(line for line in text if last in line)
+        assert "· done ·" in line and questions in line, line  # the last plan's line counts its question too
+    judge = [line for line in text if "judge (listwise)" in line]
+    spent = sum(t.total_tokens for c, t in llm.ledger.totals().items() if c == "verify")
+    tokens = [int(re.search(r" · ([\d,]+) tok", line).group(1).replace(",", "")) for line in judge]
+    assert len(judge) >= 4 and tokens[-1] == spent > 0 and max(tokens[1:-1]) > 0, judge  # a heartbeat's count moves

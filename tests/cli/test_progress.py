@@ -2,7 +2,8 @@ import io
 import json
 import time
 
-from orchrm.cli.progress import Mode, Reporter, Stage, choose_mode, format_line
+from orchrm.cli.progress import Mode, Reporter, Stage, choose_mode, format_line, trainer_progress
+from timed_log import Timed, gaps, slow_training
 
 
 class Tty(io.StringIO):
@@ -69,7 +70,7 @@ def test_rate_counts_only_this_sittings_work():
 
 def test_format_line_without_total_or_rate():
     snap = Stage("train rollouts").snapshot(time.monotonic())
-    assert format_line(snap) == "train rollouts 0 · starting · 0 tok"
+    assert format_line(snap) == "train rollouts 0 · starting · 0 tok · 0s elapsed"
 
 
 def test_a_closed_log_does_not_stop_the_run():
@@ -87,3 +88,78 @@ def test_results_written_to_a_log_are_not_cut_at_80_columns(monkeypatch):
     assert result_console(False).width == LOG_WIDTH  # pytest's stdout is not a terminal
     monkeypatch.setenv("COLUMNS", "100")
     assert result_console(False).width == 100
+
+
+INTERVAL = 0.2  # stands for `--log-every`'s 30 s: first line within a third of it, then no gap longer than it
+SLACK = 1.5  # the heartbeat thread's scheduling on a busy machine
+
+
+def test_a_long_command_is_never_silent_loading_starting_or_inside_one_long_step():
+    out = Timed()
+    start = time.monotonic()
+    with Reporter(Mode.lines, interval_s=INTERVAL, stream=out) as progress:
+        progress.note("loading the backbone")
+        time.sleep(3 * INTERVAL)  # a model loads: the note is repeated, with the time since
+        progress.update("training RM", done=0, total=2, tokens=0)
+        time.sleep(4 * INTERVAL)  # one step four heartbeats long: no update arrives
+        progress.update("training RM", done=2, total=2, tokens=100)
+        time.sleep(2 * INTERVAL)  # finished and nothing after: the stale note is not repeated
+    end = time.monotonic()
+    steps = gaps(start, out, end)
+    assert steps[0] < INTERVAL / 3 and max(steps[:-1]) <= INTERVAL * SLACK, steps
+    text = out.text()
+    assert sum("loading the backbone" in line and "elapsed" in line for line in text) >= 2, text
+    started = text.index(next(line for line in text if "training RM 0/2" in line))
+    assert "starting" in text[started] and all("loading" not in line for line in text[started:])
+    assert sum("training RM 0/2" in line for line in text) >= 3  # its start line, then heartbeats in the step
+    assert "training RM 2/2 (100%) · done · 100 tok" in text[-1]
+
+
+def test_a_meter_is_read_at_every_line():
+    out, spent = Timed(), [0]
+    with Reporter(Mode.lines, interval_s=INTERVAL, stream=out) as progress:
+        progress.update("judge (listwise)", done=0, total=2, tokens=lambda: spent[0])
+        for _ in range(3):
+            spent[0] += 250
+            time.sleep(INTERVAL * 1.1)
+        progress.update("judge (listwise)", done=2, total=2, tokens=lambda: spent[0])
+    text = out.text()
+    assert "0 tok" in text[0] and "750 tok" in text[-1]
+    assert any(f" {n} tok" in line for line in text[1:-1] for n in (250, 500)), text  # mid-stage heartbeats
+
+
+def test_the_other_processes_of_a_launch_are_quiet(monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    assert choose_mode(stream=io.StringIO()) is Mode.quiet
+    monkeypatch.setenv("RANK", "0")
+    assert choose_mode(stream=io.StringIO()) is Mode.lines
+
+
+def test_a_trainers_first_step_is_reported_before_it_ends_and_beats_while_it_runs():
+    out, spent = Timed(), [0]
+
+    def meter() -> int:  # what the run has spent (GRPO: its ledger), growing inside the step
+        spent[0] += 7
+        return spent[0]
+
+    with Reporter(Mode.lines, interval_s=INTERVAL, stream=out) as progress:
+        callback = trainer_progress(progress, "GRPO steps", tokens=meter)  # made before training, as the verbs do
+        start = time.monotonic()
+        slow_training([callback], steps=2, step_s=4 * INTERVAL)
+        end = time.monotonic()
+    steps = gaps(start, out, end)
+    assert steps[0] < INTERVAL / 3 and max(steps) <= INTERVAL * SLACK, steps
+    text = out.text()
+    assert "GRPO steps 0/2 (0%) · starting" in text[0] and "step 1 running" in text[0]
+    first_step = [line for line in text if "GRPO steps 0/2" in line]
+    assert len(first_step) >= 3 and len({line.split(" · ")[2] for line in first_step}) >= 2  # tokens move
+    assert "GRPO steps 2/2 (100%) · done" in text[-1] and "loss 0.5000" in text[-1]
+
+
+def test_a_trainers_own_token_count_is_shown_between_steps():
+    out = Timed()
+    with Reporter(Mode.lines, interval_s=INTERVAL, stream=out) as progress:
+        slow_training([trainer_progress(progress, "training RM")], steps=2, step_s=2 * INTERVAL, tokens_per_step=300)
+    text = out.text()
+    assert "training RM 0/2" in text[0] and " 0 tok" in text[0]
+    assert "training RM 2/2 (100%) · done · 600 tok" in text[-1]

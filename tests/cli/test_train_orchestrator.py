@@ -59,7 +59,7 @@ def test_reward_options_that_do_not_fit_are_refused_before_any_model_loads(setup
 
 
 def test_json_mode_reports_steps_as_lines_and_the_result_as_one_object(setup):
-    result = runner.invoke(app, args(setup, "--reward", "rm", "--rm", str(setup["rm"]), "--steps", "2", "--json"))
+    result = runner.invoke(app, args(setup, "--rm", str(setup["rm"]), "--device", "cpu", "--steps", "2", "--json"))
     assert result.exit_code == 0, result.output + repr(result.exception)
     lines = result.stdout.strip().splitlines()
     outcome = json.loads(lines[-1])
@@ -67,5 +67,8 @@ def test_json_mode_reports_steps_as_lines_and_the_result_as_one_object(setup):
     assert outcome["tokens"]["categories"]["plan"]["calls"] == 4
     steps = [json.loads(x) for x in result.stderr.splitlines() if x.startswith("{") and "GRPO steps" in x]
     assert steps[-1]["finished"] and steps[-1]["done"] == steps[-1]["total"] == 2
+    assert steps[0]["done"] == 0 and "step 1 running" in steps[0]["info"]  # a line before the first step ends
+    first = json.loads(next(x for x in result.stderr.splitlines() if x.startswith("{")))
+    assert first["note"].startswith("loading the policy") and "reward model" in first["note"]  # before it loads
     assert steps[-1]["tokens"] == outcome["tokens"]["total"]["total_tokens"] and "reward -3.000" in steps[-1]["info"]
     assert "\r" not in result.stderr

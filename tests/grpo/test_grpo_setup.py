@@ -48,3 +48,21 @@ def test_a_reward_that_does_not_fit_its_options_is_refused_before_anything_loads
     with pytest.raises(ConfigError, match=message):
         setup_run(settings, tmp_path / "run", rm=rm)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("device", ["auto", "cpu"])
+def test_the_reward_model_loads_where_device_says(tmp_path, monkeypatch, device):
+    from orchrm.rm.model import RewardModel
+
+    asked = []
+
+    def load(folder, **kw):
+        asked.append(kw.get("device"))
+        raise ConfigError("stopped once the reward model was asked for")
+
+    monkeypatch.setattr(RewardModel, "load", load)
+    make_task(tmp_path)
+    settings = GRPORunConfig(task=f"jsonl:{tmp_path / 'qs.jsonl'}", policy="no-such-policy", reward="rm")
+    with pytest.raises(ConfigError, match="stopped"):
+        setup_run(settings, tmp_path / "run", rm=tmp_path / "rm", rm_device=device)
+    assert asked == [device]

@@ -24,12 +24,13 @@ def test_rollout_writes_one_trace_per_question_and_plan(tmp_path):
     out = tmp_path / "run"
     seen = []
     progress = asyncio.run(
-        arollout(task, llm, out, run_config(), on_progress=lambda p: seen.append(p.plans_done))
+        arollout(task, llm, out, run_config(), on_progress=lambda p: seen.append((p.plans_done, p.questions_done)))
     ).progress
     traces = read_traces(out / "traces.jsonl")
     assert Counter(t.key for t in traces) == Counter({(q.id, i): 1 for q in task.questions(3) for i in range(2)})
     assert progress.plans_done == 6 and progress.plans_valid == 3 and progress.questions_done == 3
-    assert seen[-1] == 6
+    assert seen[-1] == (6, 3) and [q for plans, q in seen if plans == 6] == [3]  # the last plan's report counts all
+    assert [q for _, q in seen] == sorted(q for _, q in seen)  # each question counted once, with its last plan
     good = [t for t in traces if t.valid]
     bad = [t for t in traces if not t.valid]
     assert all(t.plan_index == 0 for t in good) and all(t.plan_error.rule == "parse" for t in bad)

@@ -35,7 +35,7 @@ HELDOUT_DIR = "heldout"
 
 @dataclass
 class BonProgress:
-    stage: str = "rollout"
+    stage: str = "rollout"  # then "score" (the RM scores every plan), then "judge" when the judge runs
     rollout: Progress | None = None
     judged: int = 0
     to_judge: int = 0
@@ -134,6 +134,8 @@ async def abon(
     short = {q: len(p) for q, p in grouped.items() if len(p) < config.n}
     if short:
         raise ConfigError(f"{len(short)} held-out questions have fewer than N={config.n} plans in {heldout}")
+    state.stage = "score"
+    report(state)
     rewards, rm_s, rm_tokens = score_plans(rm, grouped)
 
     judgments: list[JudgeRecord] = []

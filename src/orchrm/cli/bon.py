@@ -35,7 +35,7 @@ from .options import (
     options_from,
     with_models,
 )
-from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
+from .progress import DEFAULT_INTERVAL_S, Reporter, Tokens, category_meter, choose_mode, result_console, rollout_info
 from .say import say, text, warn
 
 
@@ -75,13 +75,18 @@ def results_tables(results: BonResults) -> list[Table]:
     return [table, marks, auc, *([content] if results.content is not None else [])]
 
 
-def report_bon(progress: Reporter, p: BonProgress, label: str = "held-out") -> None:
-    """A best-of-N stage's counters: the held-out rollout, then the listwise judge."""
+def report_bon(progress: Reporter, p: BonProgress, label: str = "held-out", judge_tokens: Tokens = 0) -> None:
+    """A best-of-N stage's counters: the held-out rollout, the RM's scoring, then the listwise judge, whose tokens
+    are `judge_tokens` (a meter: `category_meter(llm.ledger, "verify")`, what the judge has spent so far)."""
     if p.rollout is not None:
         r = p.rollout
         progress.update(f"{label} plans", done=r.plans_done, total=r.plans_total, tokens=r.tokens, info=rollout_info(r))
+    if p.stage == "score":
+        progress.note(f"scoring the {label} plans with the reward model")
     if p.stage == "judge":
-        progress.update("judge (listwise)", done=p.judged if p.to_judge else 1, total=p.to_judge or 1)
+        progress.update(
+            "judge (listwise)", done=p.judged if p.to_judge else 1, total=p.to_judge or 1, tokens=judge_tokens
+        )
 
 
 def show_results(console: Console, result: BonResult, out: Path, *, as_json: bool = False) -> None:
@@ -154,7 +159,8 @@ def bon(
         run_config = RunConfig.model_validate({**run, "checkpoint": checkpoint_label(llm, checkpoint),
                                                "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})  # fmt: skip
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+            judged = category_meter(llm.ledger, "verify")  # the judge runs on `llm`, its calls under `verify`
             result = asyncio.run(abon(the_task, llm, reward_model, out, run_config, config, agent_llm=agent_llm,
-                                      parallel_questions=parallel_questions, on_progress=lambda p: report_bon(progress, p),
-                                      prior_traces=prior_traces))  # fmt: skip
+                                      parallel_questions=parallel_questions, prior_traces=prior_traces,
+                                      on_progress=lambda p: report_bon(progress, p, judge_tokens=judged)))  # fmt: skip
     show_results(result_console(as_json), result, out, as_json=as_json)

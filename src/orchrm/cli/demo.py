@@ -32,8 +32,18 @@ from .options import (
     options_from,
     with_models,
 )
-from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
+from .progress import (
+    DEFAULT_INTERVAL_S,
+    Reporter,
+    Tokens,
+    category_meter,
+    choose_mode,
+    result_console,
+    rollout_info,
+    trainer_progress,
+)
 from .render import usage_table
+from .reward_model import _rm_info as rm_info  # the RM steps line: loss, held-out accuracy
 from .say import say, styled, warn
 
 DEFAULTS = LoopConfig()
@@ -85,7 +95,10 @@ def demo(
     llms = open_models(models)
     mode = choose_mode(quiet=quiet, as_json=as_json)
     with llms as (llm, agent_llm), Reporter(mode, interval_s=log_every) as progress:
-        result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, on_event=_reporting(progress)))
+        # The RM's steps line counts the trainer's own non-padding tokens; the judge's reads the `verify` calls.
+        result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm,
+                                       rm_callbacks=lambda: [trainer_progress(progress, "training RM", rm_info)],
+                                       on_event=_reporting(progress, category_meter(llm.ledger, "verify"))))  # fmt: skip
         ledger = llm.ledger
     wall_s = time.perf_counter() - start
     if as_json:
@@ -94,8 +107,18 @@ def demo(
         _print_result(console, result, ledger, wall_s)
 
 
-def _reporting(progress: Reporter) -> Callable[[LoopEvent], None]:
-    """The loop's events as progress lines: rollout counts, RM training, best-of-N."""
+#: What the loop is doing at the events that carry no counters (the RM's steps are its trainer's callback's).
+NOTES = {
+    "pairs": "building pairs from the training traces",
+    "train": "training the reward model ({message}): loading the backbone and tokenizing the pairs",
+    "save": "saving the reward model to {message}, then best-of-N on the held-out questions",
+    "report": "writing the report",
+}
+
+
+def _reporting(progress: Reporter, judge_tokens: Tokens) -> Callable[[LoopEvent], None]:
+    """The loop's events as progress lines: rollout counts, what each step between them does, best-of-N (the
+    judge's tokens read from `judge_tokens`)."""
 
     def on_event(e: LoopEvent) -> None:
         if e.stage == "rollout" and e.rollout is not None:
@@ -103,10 +126,10 @@ def _reporting(progress: Reporter) -> Callable[[LoopEvent], None]:
             progress.update(
                 "train rollouts", done=r.plans_done, total=r.plans_total, tokens=r.tokens, info=rollout_info(r)
             )
-        elif e.stage == "train":
-            progress.note(f"training the reward model ({e.message})")
+        elif e.stage in NOTES:
+            progress.note(NOTES[e.stage].format(message=e.message))
         elif e.stage == "bon" and e.bon is not None:
-            report_bon(progress, e.bon)
+            report_bon(progress, e.bon, judge_tokens=judge_tokens)
 
     return on_event
 

@@ -1,10 +1,12 @@
 """Progress of long commands, readable wherever the output goes.
 
 On a terminal the stages are rich progress bars. When stderr is not a terminal (CI, `nohup`, a pipe into a log)
-bars print nothing useful for many minutes, so a heartbeat thread writes one plain line per active stage every
-`interval` seconds instead: stage, done/total, rate, ETA and tokens spent. `--json` writes the same heartbeat as
-one JSON object per line (for scripts), `--quiet` writes none. Progress always goes to stderr so stdout stays
-the command's result.
+bars print nothing useful for many minutes, so plain lines are written instead: one when a stage starts, one when
+it finishes, and between them a heartbeat thread's line per active stage every `interval` seconds (stage,
+done/total, rate, ETA, tokens spent, time elapsed), however long a single step takes. While no stage is active the
+heartbeat repeats the latest note (loading a model, say) until a stage starts, so a long command is never silent
+for more than `interval` seconds. `--json` writes the same lines as one JSON object each (for scripts), `--quiet`
+writes none. Progress always goes to stderr so stdout stays the command's result.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import IO, Any
@@ -35,8 +38,9 @@ class Mode(str, Enum):
 
 
 def choose_mode(*, quiet: bool = False, as_json: bool = False, stream: IO[str] | None = None) -> Mode:
-    """`--quiet` wins over `--json`; otherwise bars on a terminal and heartbeat lines anywhere else."""
-    if quiet:
+    """`--quiet` wins over `--json`; otherwise bars on a terminal and heartbeat lines anywhere else. The other
+    processes of an `accelerate launch` (`RANK` set and not 0) are quiet: the main process reports."""
+    if quiet or os.environ.get("RANK", "0") not in ("", "0"):
         return Mode.quiet
     if as_json:
         return Mode.json
@@ -47,7 +51,8 @@ def choose_mode(*, quiet: bool = False, as_json: bool = False, stream: IO[str] |
 @dataclass
 class Stage:
     """One stage's counters. `done` counts work items (plans, judgments); `base` is what was already done when
-    the stage first reported (resumed work), so the rate and ETA measure this sitting only."""
+    the stage first reported (resumed work), so the rate and ETA measure this sitting only. `meter`, when set,
+    is read for the tokens at every line (a heartbeat in the middle of a long step shows what it has spent)."""
 
     name: str
     total: int | None = None
@@ -57,6 +62,13 @@ class Stage:
     started: float = field(default_factory=time.monotonic)
     base: int | None = None
     finished: bool = False
+    meter: Callable[[], int] | None = None
+
+    def spent(self) -> int:
+        """The stage's tokens: the meter's reading (kept as `tokens`), else the last count given."""
+        if self.meter is not None:
+            self.tokens = self.meter()
+        return self.tokens
 
     def rate_per_min(self, now: float) -> float | None:
         elapsed = now - self.started
@@ -72,7 +84,7 @@ class Stage:
     def snapshot(self, now: float) -> dict[str, Any]:
         rate, eta = self.rate_per_min(now), self.eta_s(now)
         return {
-            "stage": self.name, "done": self.done, "total": self.total, "tokens": self.tokens,
+            "stage": self.name, "done": self.done, "total": self.total, "tokens": self.spent(),
             "rate_per_min": None if rate is None else round(rate, 2), "eta_s": None if eta is None else round(eta),
             "elapsed_s": round(now - self.started), "info": self.info, "finished": self.finished,
         }  # fmt: skip
@@ -88,7 +100,7 @@ def _duration(seconds: float) -> str:
 
 
 def format_line(snap: dict[str, Any]) -> str:
-    """`rollout 45/160 (28%) · 12.0/min · ETA 9m35s · 12,345 tok · 30 valid`."""
+    """`rollout 45/160 (28%) · 12.0/min · ETA 9m35s · 12,345 tok · 4m10s elapsed · 30 valid`."""
     done, total = snap["done"], snap["total"]
     parts = [f"{snap['stage']} {done}/{total} ({done / total:.0%})" if total else f"{snap['stage']} {done}"]
     parts.append(
@@ -97,9 +109,14 @@ def format_line(snap: dict[str, Any]) -> str:
     if snap["eta_s"] is not None and not snap["finished"]:
         parts.append(f"ETA {_duration(snap['eta_s'])}")
     parts.append(f"{snap['tokens']:,} tok")
+    parts.append(f"{_duration(snap['elapsed_s'])} elapsed")
     if snap["info"]:
         parts.append(snap["info"])
     return " · ".join(parts)
+
+
+#: A stage's tokens: a count, or a meter read at every line.
+Tokens = int | Callable[[], int]
 
 
 class Reporter:
@@ -115,6 +132,7 @@ class Reporter:
         self._thread: threading.Thread | None = None
         self._bar: Progress | None = None
         self._bar_ids: dict[str, Any] = {}
+        self._note: tuple[str, float] | None = None  # the latest note and when, until a stage starts after it
         #: Where bars print; `note` uses it in every mode but quiet and json. Descriptions, info and notes print
         #: literally (`say.text`): a stage or note may hold a path or a question.
         self.console = Console(file=self.stream, highlight=False, force_terminal=mode == Mode.bars or None)
@@ -138,44 +156,61 @@ class Reporter:
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
 
-    def update(self, name: str, *, done: int, total: int | None = None, tokens: int = 0, info: str = "",
+    def update(self, name: str, *, done: int, total: int | None = None, tokens: Tokens = 0, info: str = "",
                finished: bool = False) -> None:  # fmt: skip
-        """Set a stage's counters (created on first call). A stage whose done reaches total is finished."""
+        """Set a stage's counters. The first call creates the stage and writes its first line; a stage whose done
+        reaches total is finished and writes its last. `tokens` may be a meter, read at every line."""
         with self._lock:
             stage = self.stages.get(name)
+            created = stage is None
             if stage is None:
-                stage = self.stages[name] = Stage(name)
-            if stage.base is None:
-                stage.base = done
-            stage.done, stage.total, stage.tokens, stage.info = done, total, tokens, info
+                stage = self.stages[name] = Stage(name, base=done)
+                self._note = None  # the note told what came before this stage
+            stage.done, stage.total, stage.info = done, total, info
+            stage.meter, stage.tokens = (tokens, stage.tokens) if callable(tokens) else (None, tokens)
             just_finished = not stage.finished and (finished or (total is not None and total > 0 and done >= total))
             stage.finished = stage.finished or just_finished
-            snap = stage.snapshot(time.monotonic()) if just_finished else None
+            snap = stage.snapshot(time.monotonic()) if created or just_finished else None
+            spent = stage.spent() if snap is None else snap["tokens"]
         if self._bar is not None:
             if name not in self._bar_ids:
                 self._bar_ids[name] = self._bar.add_task(name, total=total, info="")
-            shown = f"{info} · {tokens:,} tok" if info else f"{tokens:,} tok"
+            shown = f"{info} · {spent:,} tok" if info else f"{spent:,} tok"
             self._bar.update(self._bar_ids[name], total=total, completed=done, info=shown)
         elif snap is not None:
             self._emit([snap])
 
     def note(self, message: str) -> None:
-        """A one-off message (a stage change without counters, e.g. training the RM)."""
+        """A one-off message (a stage change without counters, e.g. loading a model). While no stage is active,
+        the heartbeat repeats it with the time since, until a stage starts."""
+        with self._lock:
+            self._note = (message, time.monotonic())
+        self._say(message)
+
+    def _say(self, message: str, elapsed_s: float | None = None) -> None:
         if self.mode == Mode.quiet:
             return
+        since = {} if elapsed_s is None else {"elapsed_s": round(elapsed_s)}
         if self.mode == Mode.json:
-            self._write(json.dumps({"time": _clock(), "note": message}))
+            self._write(json.dumps({"time": _clock(), "note": message, **since}))
         elif self._bar is not None:
             self._bar.console.print(text(message))
         else:
-            self._write(f"[{_clock()}] {message}")
+            self._write(f"[{_clock()}] {message}" + (f" · {_duration(elapsed_s)} elapsed" if since else ""))
 
     def _beat(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        """Every `interval_s`, on a fixed schedule (a slow write never stretches the gaps): each active stage's
+        line, or, when none is active, the latest note's."""
+        due = time.monotonic() + self.interval_s
+        while not self._stop.wait(max(0.0, due - time.monotonic())):
             now = time.monotonic()
+            due = max(due + self.interval_s, now + self.interval_s / 2)
             with self._lock:
                 snaps = [s.snapshot(now) for s in self.stages.values() if not s.finished]
+                note = None if snaps else self._note
             self._emit(snaps)
+            if note is not None:
+                self._say(note[0], now - note[1])
 
     def _emit(self, snaps: list[dict[str, Any]]) -> None:
         for snap in snaps:
@@ -201,6 +236,11 @@ def rollout_info(p: Any) -> str:
     return f"{p.questions_done}/{p.questions_total} questions · {p.plans_valid} valid · {p.correct} correct"
 
 
+def category_meter(ledger: Any, category: str) -> Callable[[], int]:
+    """A meter of the tokens `ledger` (an `orchrm.llm.TokenLedger`) has recorded under `category` so far."""
+    return lambda: sum(r.prompt_tokens + r.completion_tokens for r in ledger.records if r.category == category)
+
+
 #: Width of result tables written to a log (not a terminal, no COLUMNS): rich's 80 truncated the tables' cells.
 LOG_WIDTH = 160
 
@@ -215,10 +255,12 @@ def result_console(as_json: bool) -> Console:
 
 def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: Any = None) -> Any:
     """A transformers `TrainerCallback` that reports optimiser steps to `reporter` from the main process:
-    `stage` counts steps against `max_steps`, and `info(logs)` (the latest value of every key the trainer
-    has logged) adds counters such as the loss or the mean reward; `tokens()` is the run's token count (default:
-    the trainer's own `num_input_tokens_seen`, counted when its arguments say `include_num_input_tokens_seen`).
-    Training verbs pass it instead of TRL's tqdm bar, which in a log file is one line of carriage returns."""
+    `stage` counts steps against `max_steps` from the start of training (its first line comes before the first
+    step, and the heartbeat repeats it however long a step takes), and `info(logs)` (the latest value of every
+    key the trainer has logged) adds counters such as the loss or the mean reward; `tokens()` is the run's token
+    count (default: the trainer's own `num_input_tokens_seen`, counted when its arguments say
+    `include_num_input_tokens_seen`), read at every line. Training verbs pass it instead of TRL's tqdm bar, which
+    in a log file is one line of carriage returns."""
     from transformers import TrainerCallback
 
     def describe(logs: dict[str, Any]) -> str:
@@ -234,6 +276,14 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: A
             self.logged: dict[str, Any] = {}
             self.shown = ""
 
+        def report(self, state: Any, shown: str, finished: bool = False) -> None:
+            reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=shown,
+                            tokens=lambda: spent(state), finished=finished)  # fmt: skip
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if state.is_world_process_zero:  # `global_step` is a resumed run's checkpoint
+                self.report(state, f"step {state.global_step + 1} running")
+
         def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kw: Any) -> None:
             if logs and state.is_world_process_zero:
                 self.logged.update(logs)
@@ -242,14 +292,10 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: A
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if state.is_world_process_zero:
                 epoch = f"epoch {state.epoch:.2f}" if state.epoch is not None else ""
-                shown = " · ".join(p for p in (epoch, self.shown) if p)
-                reporter.update(
-                    stage, done=state.global_step, total=state.max_steps or None, info=shown, tokens=spent(state)
-                )
+                self.report(state, " · ".join(p for p in (epoch, self.shown) if p))
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if state.is_world_process_zero:  # early stopping ends before max_steps
-                reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=self.shown, tokens=spent(state),
-                                finished=True)  # fmt: skip
+                self.report(state, self.shown, finished=True)
 
     return StepProgress()

@@ -13,6 +13,7 @@ from rich.table import Table
 from ..grpo.config import GRPORunConfig
 from ..llm.models import DEFAULT_MODEL
 from ..mas.run_config import PlanSampling, RolloutSettings
+from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.trackers import ReportTo, tracker_list
 from .options import (
     MODELS,
@@ -46,6 +47,7 @@ def train_orchestrator(
     *,
     reward: Literal["rm", "execute", "valid"] = field_option(GRPORunConfig, "reward"),
     rm: Annotated[Path | None, typer.Option(help="Reward-model folder from `orchrm train-rm` (--reward rm).")] = None,
+    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=MODELS)] = "auto",
     policy: str = field_option(GRPORunConfig, "policy", default=DEFAULT_MODEL),
     invalid_penalty: float = field_option(GRPORunConfig, "invalid_penalty", "--penalty"),
     group_size: int = field_option(GRPORunConfig, "group_size"),
@@ -78,6 +80,7 @@ def train_orchestrator(
     """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter.
     Runs under `accelerate launch --num_processes N` too: a step's plans are split over the processes."""
     from ..grpo import AgentOptions, setup_run
+    from ..grpo.setup import check_reward
 
     settings = checked(GRPORunConfig, dict(
         sampling.model_dump(), task=task, policy=policy, reward=reward, invalid_penalty=invalid_penalty, group_size=group_size,
@@ -86,15 +89,19 @@ def train_orchestrator(
         diverse_draws=diverse_draws, bf16=bf16, report_to=report_to,
     ), {"invalid_penalty": "--penalty", "max_steps": "--steps", "learning_rate": "--lr", "lora_alpha": "--lora-r"})  # fmt: skip
     tracker_list(settings.report_to)  # a tracker not installed: one line before the policy loads
+    check_reward(settings, rm)  # --reward rm without --rm: one line before the progress output starts
+    if rm is not None:
+        resolve_device(device)  # --device cuda without a GPU: one line before any model loads
     agents = AgentOptions(backend=agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
                           concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip
     console = Console(highlight=False, stderr=as_json)
-    with setup_run(settings, out, rm=rm, sampler=sampler, agents=agents) as run, \
-            Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:  # fmt: skip
-        for w in run.warnings if run.main_process else []:
-            warn(console, w)
-        steps = trainer_progress(progress, "GRPO steps", _grpo_info, tokens=lambda: run.ledger.total().total_tokens)
-        result = run.train(callbacks=[steps])
+    with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+        progress.note(f"loading the policy {policy}" + (" and the reward model" if rm is not None else ""))
+        with setup_run(settings, out, rm=rm, rm_device=device, sampler=sampler, agents=agents) as run:
+            for w in run.warnings if run.main_process else []:
+                warn(console, w)
+            steps = trainer_progress(progress, "GRPO steps", _grpo_info, tokens=lambda: run.ledger.total().total_tokens)
+            result = run.train(callbacks=[steps])
     if result.main_process:  # under `accelerate launch`, one report
         _print_outcome(console, result, run.config.sampler, out, as_json)
 

@@ -84,32 +84,23 @@ def setup_run(
     out: Path,
     *,
     rm: Path | None = None,
+    rm_device: str = "auto",
     sampler: SamplerChoice = "auto",
     agents: AgentOptions | None = None,
 ) -> GRPOSetup:
     """The run in `out` (created, or checked against its run.json) for `settings`: task, policy, reward
-    (`rm` scores with the model folder `rm`; `execute` runs each plan on `agents`) and the training settings.
+    (`rm` scores with the model folder `rm`, loaded on `rm_device`: auto | cpu | cuda, `rm.device`; `execute`
+    runs each plan on `agents`) and the training settings.
 
     What `settings` cannot know is filled in here: the policy's and the RM's sha256, the agents' model id
     and the sampler (`sampler` resolved for this machine, policy and number of processes). A reward that does
     not fit its options is refused before any model loads, a step that does not split over the processes
     before any is trained."""
-    if settings.reward == "rm" and rm is None:
-        raise ConfigError(
-            "--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute"
-        )
-    if settings.reward in ("execute", "valid") and rm is not None:
-        raise ConfigError(f"--rm is for --reward rm; --reward {settings.reward} reads no reward model")
-    if settings.reward not in ("rm", "execute", "valid"):
-        raise ConfigError(
-            f"setup_run builds the rm, execute and valid rewards; pass a custom reward ({settings.reward}) to "
-            "train_orchestrator",
-            hint="bench/train_orchestrator.py builds the prior and router scorers from training traces",
-        )
+    check_reward(settings, rm)
     from ..rm.model import RewardModel
 
     task = load_task(settings.task)
-    reward_model = RewardModel.load(rm) if rm is not None else None
+    reward_model = RewardModel.load(rm, device=rm_device) if rm is not None else None
     # Before the processes meet: once they have, transformers saves a converted GGUF on rank 0 only.
     weights = policy_weights(settings.policy, dtype="bfloat16" if settings.bf16 else "float32")
     processes = process_state()  # several under `accelerate launch`
@@ -130,6 +121,22 @@ def setup_run(
         scorer, warnings = _scorer(task, config, ledger, reward_model, agent_llm, agents)
         cleanup.pop_all()
     return GRPOSetup(config, task, weights, out, ledger, scorer, warnings, agent_llm, processes.is_main_process)
+
+
+def check_reward(settings: GRPORunConfig, rm: Path | None) -> None:
+    """Refuse a reward that does not fit its options (a one-line `ConfigError`, before any model loads)."""
+    if settings.reward == "rm" and rm is None:
+        raise ConfigError(
+            "--reward rm needs --rm DIR", hint="train one with `orchrm train-rm`, or use --reward execute"
+        )
+    if settings.reward in ("execute", "valid") and rm is not None:
+        raise ConfigError(f"--rm is for --reward rm; --reward {settings.reward} reads no reward model")
+    if settings.reward not in ("rm", "execute", "valid"):
+        raise ConfigError(
+            f"setup_run builds the rm, execute and valid rewards; pass a custom reward ({settings.reward}) to "
+            "train_orchestrator",
+            hint="bench/train_orchestrator.py builds the prior and router scorers from training traces",
+        )
 
 
 def _scorer(task: Task, config: GRPORunConfig, ledger: LedgerLog, reward_model: RewardModel | None, agent_llm: LLM | None,

@@ -228,19 +228,21 @@ async def arollout(
             missing = [i for i in range(config.n_plans) if i not in done.get(q.id, set())]
             if not missing:
                 return
+            left = len(missing)
             async with sem:
 
                 async def run(sample: PlanSample) -> None:
+                    nonlocal left
                     trace = await build_trace(sample, q, task, agents, config, execute=config.execute == "all")
                     writer.write(trace)
                     progress.add(trace)
+                    left -= 1
+                    if not left:  # the question is done in the same report as its last plan
+                        progress.questions_done += 1
                     if on_progress:
                         on_progress(progress)
 
                 await _sample_and_run(orchestrator, q.question, config.n_plans, missing, run)
-            progress.questions_done += 1
-            if on_progress:
-                on_progress(progress)
 
         await asyncio.gather(*(one_question(q) for q in questions))
     run_file.write()  # a resume that grew the run records it only once it has run: a failed one leaves run.json
