@@ -136,6 +136,8 @@ def test_the_other_processes_of_a_launch_are_quiet(monkeypatch):
 
 
 def test_a_trainers_first_step_is_reported_before_it_ends_and_beats_while_it_runs():
+    import transformers.trainer_callback  # noqa: F401 (imported before the clock starts: the import holds the GIL)
+
     out, spent = Timed(), [0]
 
     def meter() -> int:  # what the run has spent (GRPO: its ledger), growing inside the step
@@ -143,14 +145,18 @@ def test_a_trainers_first_step_is_reported_before_it_ends_and_beats_while_it_run
         return spent[0]
 
     with Reporter(Mode.lines, interval_s=INTERVAL, stream=out) as progress:
-        callback = trainer_progress(progress, "GRPO steps", tokens=meter)  # made before training, as the verbs do
         start = time.monotonic()
+        callback = trainer_progress(progress, "GRPO steps", tokens=meter)  # made before the trainer, as verbs do
+        time.sleep(3 * INTERVAL)  # the trainer is made: the policy wrapped, the prompts tokenised
         slow_training([callback], steps=2, step_s=4 * INTERVAL)
         end = time.monotonic()
     steps = gaps(start, out, end)
     assert steps[0] < INTERVAL / 3 and max(steps) <= INTERVAL * SLACK, steps
     text = out.text()
-    assert "GRPO steps 0/2 (0%) · starting" in text[0] and "step 1 running" in text[0]
+    assert text[0].endswith("GRPO steps: preparing the trainer (loading the model, tokenizing the data)")
+    assert "preparing the trainer" in text[1] and "elapsed" in text[1]  # repeated while it is made
+    begun = next(line for line in text if "GRPO steps 0/2" in line)
+    assert "GRPO steps 0/2 (0%) · starting" in begun and "step 1 running" in begun
     first_step = [line for line in text if "GRPO steps 0/2" in line]
     assert len(first_step) >= 3 and len({line.split(" · ")[2] for line in first_step}) >= 2  # tokens move
     assert "GRPO steps 2/2 (100%) · done" in text[-1] and "loss 0.5000" in text[-1]
@@ -161,5 +167,5 @@ def test_a_trainers_own_token_count_is_shown_between_steps():
     with Reporter(Mode.lines, interval_s=INTERVAL, stream=out) as progress:
         slow_training([trainer_progress(progress, "training RM")], steps=2, step_s=2 * INTERVAL, tokens_per_step=300)
     text = out.text()
-    assert "training RM 0/2" in text[0] and " 0 tok" in text[0]
+    assert "training RM 0/2" in text[1] and " 0 tok" in text[1]
     assert "training RM 2/2 (100%) · done · 600 tok" in text[-1]

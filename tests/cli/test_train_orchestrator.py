@@ -65,10 +65,11 @@ def test_json_mode_reports_steps_as_lines_and_the_result_as_one_object(setup):
     outcome = json.loads(lines[-1])
     assert outcome["steps"] == 2 and outcome["adapter"].endswith("adapter") and len(outcome["timings"]) == 2
     assert outcome["tokens"]["categories"]["plan"]["calls"] == 4
-    steps = [json.loads(x) for x in result.stderr.splitlines() if x.startswith("{") and "GRPO steps" in x]
+    lines = [json.loads(x) for x in result.stderr.splitlines() if x.startswith("{")]
+    steps = [x for x in lines if x.get("stage") == "GRPO steps"]
     assert steps[-1]["finished"] and steps[-1]["done"] == steps[-1]["total"] == 2
     assert steps[0]["done"] == 0 and "step 1 running" in steps[0]["info"]  # a line before the first step ends
-    first = json.loads(next(x for x in result.stderr.splitlines() if x.startswith("{")))
-    assert first["note"].startswith("loading the policy") and "reward model" in first["note"]  # before it loads
+    assert lines[0]["note"].startswith("loading the policy") and "reward model" in lines[0]["note"]  # before it loads
+    assert lines[1]["note"].startswith("GRPO steps: preparing the trainer")
     assert steps[-1]["tokens"] == outcome["tokens"]["total"]["total_tokens"] and "reward -3.000" in steps[-1]["info"]
     assert "\r" not in result.stderr

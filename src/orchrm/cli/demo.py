@@ -110,7 +110,7 @@ def demo(
 #: What the loop is doing at the events that carry no counters (the RM's steps are its trainer's callback's).
 NOTES = {
     "pairs": "building pairs from the training traces",
-    "train": "training the reward model ({message}): loading the backbone and tokenizing the pairs",
+    "train": "training the reward model ({message})",
     "save": "saving the reward model to {message}, then best-of-N on the held-out questions",
     "report": "writing the report",
 }

@@ -255,12 +255,14 @@ def result_console(as_json: bool) -> Console:
 
 def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: Any = None) -> Any:
     """A transformers `TrainerCallback` that reports optimiser steps to `reporter` from the main process:
-    `stage` counts steps against `max_steps` from the start of training (its first line comes before the first
-    step, and the heartbeat repeats it however long a step takes), and `info(logs)` (the latest value of every
+    `stage` counts steps against `max_steps` from the start of training (a note says the trainer is being
+    prepared as soon as the callback is made, the stage's first line comes before the first step, and the
+    heartbeat repeats them however long the loading or a step takes), and `info(logs)` (the latest value of every
     key the trainer has logged) adds counters such as the loss or the mean reward; `tokens()` is the run's token
     count (default: the trainer's own `num_input_tokens_seen`, counted when its arguments say
     `include_num_input_tokens_seen`), read at every line. Training verbs pass it instead of TRL's tqdm bar, which
     in a log file is one line of carriage returns."""
+    reporter.note(f"{stage}: preparing the trainer (loading the model, tokenizing the data)")  # transformers: seconds
     from transformers import TrainerCallback
 
     def describe(logs: dict[str, Any]) -> str:
