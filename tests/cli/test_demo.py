@@ -164,6 +164,7 @@ def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_pa
     assert trained == [1] and len(judged) >= 3  # the demo's progress callback reached the trainer
     steps = gaps(start, log, end)
     assert steps[0] < LOG_EVERY / 3 and max(steps[:-1]) <= LOG_EVERY * SLACK, list(zip(steps, ["<start>", *text]))
+    assert text[0].endswith("opening the offline models")  # before an embedded model's server starts
     assert any("training RM: preparing the trainer" in line and "elapsed" in line for line in text)  # while loading
     rm_lines = [line for line in text if "training RM" in line]
     assert len(rm_lines) >= 4 and "training RM 2/2 (100%) · done · 600 tok" in rm_lines[-1]  # start, beats, end

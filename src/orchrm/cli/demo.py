@@ -92,14 +92,15 @@ def demo(
         )
     )
     start = time.perf_counter()
-    llms = open_models(models)
     mode = choose_mode(quiet=quiet, as_json=as_json)
-    with llms as (llm, agent_llm), Reporter(mode, interval_s=log_every) as progress:
-        # The RM's steps line counts the trainer's own non-padding tokens; the judge's reads the `verify` calls.
-        result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm,
-                                       rm_callbacks=lambda: [trainer_progress(progress, "training RM", rm_info)],
-                                       on_event=_reporting(progress, category_meter(llm.ledger, "verify"))))  # fmt: skip
-        ledger = llm.ledger
+    with Reporter(mode, interval_s=log_every) as progress:
+        progress.note(f"opening the {where} models")  # an embedded model starts its server: seconds
+        with open_models(models) as (llm, agent_llm):
+            # The RM's steps line counts the trainer's own non-padding tokens; the judge's reads the `verify` calls.
+            result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm,
+                                           rm_callbacks=lambda: [trainer_progress(progress, "training RM", rm_info)],
+                                           on_event=_reporting(progress, category_meter(llm.ledger, "verify"))))  # fmt: skip
+            ledger = llm.ledger
     wall_s = time.perf_counter() - start
     if as_json:
         print(json.dumps(_summary(out, wall_s, result, ledger)))
