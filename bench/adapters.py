@@ -24,11 +24,11 @@ from pathlib import Path
 
 import httpx
 
+from orchrm import read_traces
 from orchrm.adapters import AsyncTRLReward, TRLReward, openrlhf, verl
-from orchrm.mas.traces import locate_traces, read_traces
+from orchrm.mas import locate_traces
 from orchrm.pairs import PairConfig, build_pairs
-from orchrm.rm import RMConfig, train_reward_model
-from orchrm.rm.server import create_app
+from orchrm.rm import RMConfig, create_app, train_reward_model
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "adapters.json"

@@ -26,11 +26,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results, read_judgments
-from orchrm.bon.stats import Interval
+from orchrm import Trace, read_traces
+from orchrm.bon import ContentBlind, Interval, RunInfo, build_cases, compute_results, read_judgments
 from orchrm.loop import LoopConfig
-from orchrm.mas.run_folder import first_plans, run_questions, run_traces
-from orchrm.mas.traces import Trace, find_traces, locate_traces, read_traces
+from orchrm.mas import find_traces, first_plans, locate_traces, run_questions, run_traces
 from orchrm.tasks import load_task
 from regrade import regrade
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured

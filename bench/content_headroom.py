@@ -19,11 +19,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from orchrm.atomic import write_text_atomic
-from orchrm.bon.cases import build_cases
-from orchrm.bon.content import question_headroom, same_shape_pairs
-from orchrm.mas.run_folder import first_plans
-from orchrm.mas.traces import RUN_FILE, locate_traces, read_traces
+from files import write_text_atomic
+from orchrm import read_traces
+from orchrm.bon import build_cases, question_headroom, same_shape_pairs
+from orchrm.mas import RUN_FILE, first_plans, locate_traces
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "content_headroom.json"

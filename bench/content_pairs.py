@@ -27,13 +27,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from orchrm.atomic import write_text_atomic
-from orchrm.bon import build_cases
-from orchrm.bon.content import copies_examples, same_shape_pairs
+from files import write_text_atomic
+from orchrm import Plan, Trace, read_traces
+from orchrm.bon import build_cases, copies_examples, same_shape_pairs
 from orchrm.loop import LoopConfig
-from orchrm.mas.plans import Plan, topological_order
-from orchrm.mas.run_folder import first_plans, run_questions
-from orchrm.mas.traces import Trace, locate_traces, read_traces
+from orchrm.mas import first_plans, locate_traces, run_questions, topological_order
 from orchrm.tasks import load_task
 from regrade import regrade
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured

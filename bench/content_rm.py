@@ -38,20 +38,25 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from orchrm.atomic import write_text_atomic
-from orchrm.bon import ContentBlind, RunInfo, build_cases, compute_results
-from orchrm.bon.run import score_plans
-from orchrm.bon.selection import METHODS, Context
-from orchrm.bon.stats import across_runs, compare, equivalence, reading
+from files import write_text_atomic
+from orchrm import PairConfig, RewardModel, build_pairs, read_traces, train_reward_model
+from orchrm.bon import (
+    METHODS,
+    ContentBlind,
+    Context,
+    RunInfo,
+    across_runs,
+    build_cases,
+    compare,
+    compute_results,
+    equivalence,
+    reading,
+    score_plans,
+)
 from orchrm.loop import LoopConfig
-from orchrm.mas.run_folder import first_plans, run_questions, run_traces
-from orchrm.mas.traces import locate_traces, read_traces
-from orchrm.pairs.builder import PairConfig, build_pairs
-from orchrm.pairs.counterfactual import load_counterfactual
-from orchrm.pairs.render import render_plan, render_question
-from orchrm.rm.encoding import kept_plan_chars
-from orchrm.rm.model import CARD_FILE, RewardModel
-from orchrm.rm.train import data_hash, train_reward_model
+from orchrm.mas import first_plans, locate_traces, run_questions, run_traces
+from orchrm.pairs import load_counterfactual, render_plan, render_question
+from orchrm.rm import CARD_FILE, data_hash, kept_plan_chars
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 

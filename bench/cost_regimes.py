@@ -49,17 +49,20 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from orchrm import jsonl
-from orchrm.atomic import write_text_atomic
-from orchrm.grpo.timing import read_steps
+from files import append_jsonl, read_jsonl, write_text_atomic
+from orchrm import Plan, read_traces
+from orchrm.grpo import read_steps
 from orchrm.llm import open_llm
-from orchrm.mas.agents.base import AgentSettings
-from orchrm.mas.executor import ExecutorConfig, execute_plan
-from orchrm.mas.plans import Plan, parse_and_validate, plan_shape
-from orchrm.mas.rollout import agent_types_for
-from orchrm.mas.traces import locate_traces, read_traces
-from orchrm.tasks import load_task
-from orchrm.tasks.base import Question
+from orchrm.mas import (
+    AgentSettings,
+    ExecutorConfig,
+    agent_types_for,
+    execute_plan,
+    locate_traces,
+    parse_and_validate,
+    plan_shape,
+)
+from orchrm.tasks import Question, load_task
 from stamp import stamp
 
 HERE = Path(__file__).parent
@@ -422,7 +425,7 @@ async def measure(n: int, agent_max_tokens: int) -> None:
     questions = {a: train_questions(a) for a in GRID["execute"]}
     done = {
         (m.regime, m.arm, m.step, m.question_id, m.shape)
-        for m in jsonl.read(path, Measured.model_validate, "measurements", repair=True)
+        for m in read_jsonl(path, Measured.model_validate, repair=True)
     }
     llm = open_llm("local", cache=False)
     try:
@@ -446,7 +449,7 @@ async def measure(n: int, agent_max_tokens: int) -> None:
                 m = Measured(regime=regime, arm=arm, step=step, question_id=qid, shape=key[4], calls=len(calls),
                              correct=ok, tokens=sum(c.usage.prompt_tokens + c.usage.completion_tokens for c in calls),
                              wall_s=time.perf_counter() - t0)  # fmt: skip
-                jsonl.append(path, m)
+                append_jsonl(path, m)
                 done.add(key)
                 print(
                     f"{regime:>13} {arm} step {step:2d} {key[4]:<28} {m.tokens:6,} tokens {m.wall_s:6.1f} s", flush=True
@@ -476,7 +479,7 @@ def main() -> None:
         raise ValueError(f"the rm arms' RMs come from different pair runs: {sorted(map(str, runs))}")
     collection = pair_collection(runs.pop())
     parts = step_parts(arms, decoder_reading(GRID["rm"]))
-    measured = jsonl.read(OUT / "measured.jsonl", Measured.model_validate, "measurements")
+    measured = read_jsonl(OUT / "measured.jsonl", Measured.model_validate)
     f, c = footings(arms, collection), curve(parts, collection, measured)
     result = {
         "footings": f,

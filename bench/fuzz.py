@@ -46,10 +46,9 @@ from fastapi.testclient import TestClient  # noqa: E402
 from fake_rm import FakeRM  # noqa: E402
 from fuzz_readers import fuzz_files, fuzz_view  # noqa: E402
 from orchrm.cli import main  # noqa: E402
-from orchrm.mas.plans import MAX_PLAN_TEXT_CHARS, PlanError, parse_and_validate, parse_plan  # noqa: E402
-from orchrm.pairs.render import render_plan  # noqa: E402
-from orchrm.rm.reward import RewardContract  # noqa: E402
-from orchrm.rm.server import create_app  # noqa: E402
+from orchrm.mas import MAX_PLAN_TEXT_CHARS, PlanError, parse_and_validate, parse_plan
+from orchrm.pairs import render_plan
+from orchrm.rm import RewardContract, create_app
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 from synthetic_traces import trace  # noqa: E402
 

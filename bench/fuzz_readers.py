@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
+from orchrm import OrchrmError
 from orchrm.cli import main
-from orchrm.errors import OrchrmError
 
 VALUES: list[tuple[str, bytes]] = [
     *[(f"deep_array_{d}", b"[" * d + b"]" * d) for d in (33, 65, 1_000, 100_000)],
@@ -87,11 +87,13 @@ def _call(fn: Callable[[], object]) -> str:
 
 
 def fuzz_files(folder: Path) -> dict:
+    from orchrm import RunConfig
+    from orchrm.grpo import SEAL_FILE
     from orchrm.grpo.adapter import ADAPTER_CARD, _checked
-    from orchrm.grpo.checkpoints import SEAL_FILE
-    from orchrm.mas.rollout import RunConfig, prepare_run_dir
-    from orchrm.pairs.rows import MANIFEST_FILE
-    from orchrm.rm.model import CARD_FILE, CARD_FORMAT, CARD_VERSION
+    from orchrm.mas.rollout import prepare_run_dir
+    from orchrm.pairs import MANIFEST_FILE
+    from orchrm.rm import CARD_FILE
+    from orchrm.rm.model import CARD_FORMAT, CARD_VERSION
     from orchrm.view import load_runs
 
     sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "support"))

@@ -131,10 +131,9 @@ def check_grpo(args: argparse.Namespace, bf16: bool, beta: float = 0.0, entropy_
 
 def check_rm(args: argparse.Namespace, bf16: bool) -> dict[str, Any]:
     """The decoder RM trained on the committed pairs, saved, loaded back on the CPU and scored again."""
-    from orchrm.pairs.rows import read_pairs_dir
-    from orchrm.rm.config import RMConfig
-    from orchrm.rm.model import RewardModel
-    from orchrm.rm.train import train_from_folder
+    from orchrm import RewardModel, RMConfig
+    from orchrm.pairs import read_pairs_dir
+    from orchrm.rm import train_from_folder
 
     out = args.work / f"rm-{'bf16' if bf16 else 'fp32'}"
     shutil.rmtree(out, ignore_errors=True)
@@ -165,10 +164,9 @@ def check_rm_scoring(args: argparse.Namespace) -> dict[str, Any]:
     against the CPU's fp32, on the same items; the largest score differences and whether pairs keep their order."""
     import torch
 
-    from orchrm.pairs.rows import read_pairs_dir
-    from orchrm.rm.config import RMConfig
-    from orchrm.rm.model import CARD_FILE, RewardModel
-    from orchrm.rm.train import train_reward_model
+    from orchrm import RewardModel, RMConfig, train_reward_model
+    from orchrm.pairs import read_pairs_dir
+    from orchrm.rm import CARD_FILE
 
     train, val = read_pairs_dir(args.pairs)
     folder = args.work / "rm-fp32"
@@ -229,7 +227,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
 
 def steps_so_far(out: Path) -> list[dict[str, Any]]:
     """The step times a GRPO run has written to its steps.jsonl (also those of a run killed at its limit)."""
-    from orchrm.grpo.timing import read_steps
+    from orchrm.grpo import read_steps
 
     keys = ("step", "generation_s", "reward_s", "update_s", "step_s", "completion_tokens", "tokens_per_s")
     return [{k: round(getattr(t, k), 3) for k in keys} for t in read_steps(out)]

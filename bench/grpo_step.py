@@ -26,9 +26,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from orchrm.grpo import GRPORunConfig, RMScorer, Scored, open_run, policy_weights, train_orchestrator
-from orchrm.grpo.timing import read_steps
-from orchrm.samples import latest_attempts, read_samples
+from orchrm.grpo import (
+    GRPORunConfig,
+    RMScorer,
+    Scored,
+    latest_attempts,
+    open_run,
+    policy_weights,
+    read_samples,
+    read_steps,
+    train_orchestrator,
+)
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 

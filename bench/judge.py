@@ -32,7 +32,7 @@ import reasoning_gym
 
 from orchrm.evidence import EvaluatorConfig, SkillEvaluator, flat_pairwise, load_skills
 from orchrm.llm import open_llm
-from orchrm.tasks.scoring import extract_answer
+from orchrm.tasks import extract_answer
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "judge.json"

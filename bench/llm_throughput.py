@@ -21,10 +21,8 @@ import time
 import uuid
 from pathlib import Path
 
-from orchrm.errors import OrchrmError
-from orchrm.llm import LLM, LocalBackend, ResponseCache
-from orchrm.llm.models import REGISTRY, prepare_model
-from orchrm.llm.server import ServerConfig
+from orchrm import OrchrmError
+from orchrm.llm import LLM, REGISTRY, LocalBackend, ResponseCache, ServerConfig, prepare_model
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 CONCURRENCY = (1, 4, 8)

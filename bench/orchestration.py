@@ -32,14 +32,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import clock
-from orchrm.bon.config import BonConfig
-from orchrm.bon.report import write_reports
+from orchrm import BonConfig, RMConfig, Trace, read_traces
+from orchrm.bon import write_reports
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, arun_loop
-from orchrm.mas.plans import plan_shape
-from orchrm.mas.run_folder import first_plans
-from orchrm.mas.traces import Trace, locate_traces, read_traces
-from orchrm.rm.config import RMConfig
+from orchrm.mas import first_plans, locate_traces, plan_shape
 from orchrm.tasks import load_task
 
 HERE = Path(__file__).parent

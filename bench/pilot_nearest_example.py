@@ -19,11 +19,10 @@ from pathlib import Path
 
 import bm25s
 
+from orchrm import RunConfig, arollout
 from orchrm.llm import Message, open_llm
 from orchrm.mas import orchestrator
 from orchrm.mas.agents.base import PROMPTS
-from orchrm.mas.rollout import arollout
-from orchrm.mas.run_config import RunConfig
 from orchrm.tasks import load_task
 
 TASK = "world_qa:kinds=bridge+fanout+arithmetic+compare"

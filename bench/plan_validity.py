@@ -19,10 +19,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from orchrm import RunConfig
 from orchrm.llm import DEFAULT_MODEL, open_llm
-from orchrm.mas.orchestrator import Orchestrator
-from orchrm.mas.plans import plan_shape
-from orchrm.mas.rollout import RunConfig, agent_types_for, orchestrator_config
+from orchrm.mas import Orchestrator, agent_types_for, orchestrator_config, plan_shape
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 

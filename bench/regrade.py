@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from orchrm.mas.traces import Trace
-from orchrm.tasks.base import Question, Task
+from orchrm import Trace
+from orchrm.tasks import Question, Task
 
 
 @dataclass

@@ -49,11 +49,10 @@ def _items(n: int) -> list[tuple[str, str]]:
 
 def _paths(url: str) -> dict[str, Callable[[str, str], float | None]]:
     """One call per client, through each way a trainer asks for a reward; each returns the reward."""
-    from orchrm.adapters import TRLReward
-    from orchrm.adapters._remote import RemoteScorer
+    from orchrm.adapters import RemoteScorer, TRLReward
     from orchrm.adapters.openrlhf import reward_func
     from orchrm.adapters.verl import compute_score
-    from orchrm.rm.reward import RewardContract
+    from orchrm.rm import RewardContract
 
     contract, remote, trl = RewardContract(), RemoteScorer(url), TRLReward(url=url)
     os.environ["ORCHRM_URL"] = url
@@ -84,7 +83,7 @@ def _paths(url: str) -> dict[str, Callable[[str, str], float | None]]:
 
 
 def burst(call: Callable[[str, str], float | None], items: list[tuple[str, str]]) -> dict:
-    from orchrm.adapters._core import FAILURES
+    from orchrm.adapters import FAILURES
 
     FAILURES.count = 0
     barrier = threading.Barrier(len(items))

@@ -21,7 +21,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from orchrm.mas.traces import locate_traces, read_traces
+from orchrm import read_traces
+from orchrm.mas import locate_traces
 from orchrm.pairs import PairConfig, PairRow, build_pairs
 from orchrm.rm import RMConfig, pairwise_accuracy, train_reward_model
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured

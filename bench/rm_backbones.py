@@ -32,27 +32,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchrm import Trace, read_traces
 from orchrm.bon import (
+    METHODS,
     Bootstrap,
+    Case,
     ContentBlind,
     RunInfo,
     ShapePrior,
     build_cases,
     compute_results,
     per_question_rows,
+    question_auc,
+    score_plans,
 )
-from orchrm.bon.auc import question_auc
-from orchrm.bon.candidates import Case
-from orchrm.bon.run import score_plans
-from orchrm.bon.selection import METHODS
 from orchrm.loop import LoopConfig
-from orchrm.mas.run_folder import first_plans
-from orchrm.mas.traces import Trace, locate_traces, read_traces
-from orchrm.pairs import PairRow
-from orchrm.pairs.rows import STATS_FILE, read_pairs_dir
-from orchrm.rm import RewardModel, RMConfig, train_reward_model
-from orchrm.rm.backbone import backbone_kind
-from orchrm.rm.train import data_hash
+from orchrm.mas import first_plans, locate_traces
+from orchrm.pairs import STATS_FILE, PairRow, read_pairs_dir
+from orchrm.rm import RewardModel, RMConfig, backbone_kind, data_hash, train_reward_model
 from rm import agent_type_baseline, length_baseline
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 

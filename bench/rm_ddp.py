@@ -63,8 +63,7 @@ def _run(pairs: Path, out: Path, processes: int, batch_size: int, epochs: int) -
 def _with_manifest(pairs: Path, scratch: Path) -> Path:
     """`pairs`, or for a folder committed before pairs folders had a manifest, the same rows rewritten
     with one (train-rm refuses a folder without)."""
-    from orchrm.pairs.builder import PairStats
-    from orchrm.pairs.rows import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE, read_rows, write_pairs_dir
+    from orchrm.pairs import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE, PairStats, read_rows, write_pairs_dir
 
     if (pairs / MANIFEST_FILE).is_file():
         return pairs

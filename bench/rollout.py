@@ -22,9 +22,17 @@ import time
 from pathlib import Path
 
 from orchrm.llm import open_llm
-from orchrm.mas import AGENT_TYPES, AgentSettings, ExecutorConfig, Orchestrator, OrchestratorConfig, Plan, execute_plan
-from orchrm.mas.plans import AgentSpec
-from orchrm.mas.rollout import agent_types_for
+from orchrm.mas import (
+    AGENT_TYPES,
+    AgentSettings,
+    AgentSpec,
+    ExecutorConfig,
+    Orchestrator,
+    OrchestratorConfig,
+    Plan,
+    agent_types_for,
+    execute_plan,
+)
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 

@@ -39,9 +39,8 @@ from pathlib import Path
 
 import httpx
 
+from orchrm import RunConfig, Trace, arollout, read_traces
 from orchrm.llm import DEFAULT_MODEL, LLM, LocalBackend, ServerConfig
-from orchrm.mas.rollout import RunConfig, arollout
-from orchrm.mas.traces import Trace, read_traces
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 

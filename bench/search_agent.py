@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 from statistics import fmean
 
-from orchrm.bon.stats import Bootstrap
+from orchrm import RunConfig, Trace, read_traces
+from orchrm.bon import Bootstrap
 from orchrm.llm import DEFAULT_MODEL, open_llm
-from orchrm.mas.rollout import RunConfig, replay
-from orchrm.mas.traces import RUN_FILE, Trace, locate_traces, read_traces
+from orchrm.mas import RUN_FILE, locate_traces, replay
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 

@@ -21,14 +21,11 @@ import json
 import math
 from pathlib import Path
 
-from orchrm.atomic import write_text_atomic
+from files import write_text_atomic
 from orchrm.errors import ConfigError
 from orchrm.llm import DEFAULT_MODEL, open_llm
-from orchrm.mas.agents import AgentSettings
-from orchrm.mas.executor import ExecutorConfig, execute_plan
-from orchrm.mas.plans import parse_and_validate
-from orchrm.tasks import load_task
-from orchrm.tasks.scoring import normalize_text
+from orchrm.mas import AgentSettings, ExecutorConfig, execute_plan, parse_and_validate
+from orchrm.tasks import load_task, normalize_text
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 OUT = Path(__file__).parent / "results" / "subagents.json"

@@ -18,8 +18,8 @@ import gzip
 import sys
 from pathlib import Path
 
-from orchrm.atomic import write_bytes_atomic
-from orchrm.mas.traces import TRACES_FILE
+from files import write_bytes_atomic
+from orchrm.mas import TRACES_FILE
 
 RESULTS = Path(__file__).parent / "results"
 PACKED = TRACES_FILE + ".gz"

@@ -57,33 +57,30 @@ from collections.abc import Callable
 from pathlib import Path
 
 import clock
-from orchrm.atomic import write_text_atomic
-from orchrm.bon.prior import ShapePrior
-from orchrm.bon.router import Router
-from orchrm.bon.stats import Bootstrap, across_runs, compare
+from files import write_text_atomic
+from orchrm import RewardModel, RMConfig, RunConfig, Trace, arollout, read_traces
+from orchrm.bon import Bootstrap, Router, ShapePrior, across_runs, compare
 from orchrm.grpo import (
+    SEAL_FILE,
     ExecuteScorer,
     GRPORunConfig,
     PriorScorer,
     RMScorer,
     RouterScorer,
     ValidScorer,
+    checkpoints,
+    latest_attempts,
     open_run,
     policy_weights,
+    read_draws,
+    read_samples,
+    read_steps,
     resolve_sampler,
+    served_adapter,
 )
 from orchrm.grpo import train_orchestrator as train
-from orchrm.grpo.adapter import served_adapter
-from orchrm.grpo.checkpoints import SEAL_FILE, checkpoints
-from orchrm.grpo.diverse import read_draws
-from orchrm.grpo.timing import read_steps
 from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
-from orchrm.mas.plans import PlanError, parse_plan, plan_shape
-from orchrm.mas.rollout import RunConfig, agent_fields, arollout, executor_config
-from orchrm.mas.traces import Trace, find_traces, locate_traces, read_traces
-from orchrm.rm.config import RMConfig
-from orchrm.rm.model import RewardModel
-from orchrm.samples import latest_attempts, read_samples
+from orchrm.mas import PlanError, agent_fields, executor_config, find_traces, locate_traces, parse_plan, plan_shape
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -169,7 +166,7 @@ def eval_config(args: argparse.Namespace, label: str, llm, agent_llm, examples: 
 def ensure_rm(root: Path, arm: str) -> RewardModel:
     """The arm's RM, trained on issue #13's committed pairs when its folder is missing: the MiniLM with that
     bench's own settings, or the decoder with its defaults (what bench/rm_backbones.py trains, ~1 h here)."""
-    from orchrm.rm.train import train_from_folder
+    from orchrm.rm import train_from_folder
 
     folder, config = root / "rm", RMConfig(**json.loads((PAIRS_FROM / "loop.json").read_text())["rm"])
     if arm == "rm-decoder":

@@ -24,11 +24,10 @@ import time
 from pathlib import Path
 
 import clock
-from orchrm.bon.config import BonConfig
-from orchrm.bon.report import write_reports
+from orchrm import BonConfig, RMConfig
+from orchrm.bon import write_reports
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, LoopEvent, arun_loop
-from orchrm.rm.config import RMConfig
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 

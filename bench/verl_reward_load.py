@@ -91,7 +91,7 @@ def items(n: int) -> list[tuple[str, str]]:
 
 def server_rewards(url: str, pairs: list[tuple[str, str]]) -> list[float | None]:
     """The contract's value of the server's own `/score` for each item (the reference verl's rewards must match)."""
-    from orchrm.rm.reward import RewardContract
+    from orchrm.rm import RewardContract
 
     contract, out = RewardContract(), []
     with httpx.Client(timeout=300) as client:
@@ -127,7 +127,7 @@ def verl_run(url: str, policy: Path, pairs: list[tuple[str, str]], threads: int)
     from test_verl_framework import batch, compose, readme_overrides
     from verl.experimental.reward_loop import RewardLoopWorker
 
-    from orchrm.adapters._core import FAILURES
+    from orchrm.adapters import FAILURES
 
     common, choice = readme_overrides(policy, url)
     config = compose([*common, choice["url"]], policy)

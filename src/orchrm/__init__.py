@@ -1,7 +1,12 @@
 """orchrm: label-free reward models for LLM multi-agent orchestration plans.
 
-The public API is the 25 names below: a config and an action per stage, the few types they pass between them,
-and the adapters. Everything else lives in the subpackages and may change without notice.
+The front door is the 25 names below: a config and an action per stage, the few types they pass between them,
+and the adapters. Behind it, each room's `__init__` names its public parts in `__all__`: `orchrm.llm`,
+`orchrm.tasks`, `orchrm.mas`, `orchrm.evidence`, `orchrm.pairs`, `orchrm.rm`, `orchrm.bon`, `orchrm.grpo`,
+`orchrm.adapters` (and the framework reward files `orchrm.adapters.verl`, `orchrm.adapters.openrlhf`),
+`orchrm.loop`, `orchrm.view` and `orchrm.cli` (`main(argv)` is the command line). The benchmarks import nothing
+else (tests/test_bench_imports.py). A module inside a room (`orchrm.bon.stats`), a `_` module, a module outside
+these rooms (`orchrm.atomic`) and a name left out of an `__all__` are internal and may change without notice.
 
 | stage | name | one line |
 |---|---|---|

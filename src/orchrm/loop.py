@@ -32,6 +32,8 @@ from .rm.model import RewardModel
 from .rm.train import data_hash, train_reward_model
 from .tasks.base import Task
 
+__all__ = ["LOOP_ROLLOUT", "LoopConfig", "LoopEvent", "LoopResult", "arun_loop"]
+
 TRAIN_DIR, PAIRS_DIR, RM_DIR, BON_DIR = "train", "pairs", "rm", "bon"
 
 

@@ -3,7 +3,17 @@ reward file (`verl`), and OpenRLHF's remote protocol and reward file (`openrlhf`
 completion exactly as `RewardModel.score` does, in process or through `orchrm serve`, and names every
 completion it could not score instead of giving it a silent number."""
 
-from ._core import END_TOKENS, RewardServerError, Verdict, plan_text
+from ._core import END_TOKENS, FAILURES, RewardServerError, Verdict, plan_text
+from ._remote import RemoteScorer
 from .trl import AsyncTRLReward, TRLReward
 
-__all__ = ["END_TOKENS", "AsyncTRLReward", "RewardServerError", "TRLReward", "Verdict", "plan_text"]
+__all__ = [
+    "END_TOKENS",
+    "FAILURES",
+    "AsyncTRLReward",
+    "RemoteScorer",
+    "RewardServerError",
+    "TRLReward",
+    "Verdict",
+    "plan_text",
+]

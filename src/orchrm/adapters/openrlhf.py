@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
     from orchrm.rm.server import ServerContext
 
+__all__ = ["DEFAULT_PENALTY", "OpenRLHFRequest", "contract_from_env", "openrlhf_rewards", "reward_func", "router"]
+
 #: The reward of a sample with no valid plan, or one that could not be judged: the reward contract's penalty,
 #: what `train-orchestrator --reward rm` gives an invalid plan.
 DEFAULT_PENALTY = INVALID_PENALTY

@@ -37,6 +37,8 @@ from orchrm.adapters._core import FAILURES, MAX_UNSCORED, UNSCORED_REWARD, cache
 from orchrm.errors import ConfigError
 from orchrm.rm.reward import INVALID_PENALTY, RewardContract
 
+__all__ = ["DEFAULT_PENALTY", "compute_score", "compute_score_batch"]
+
 #: The score of a response with no valid plan, or one that could not be judged: the reward contract's penalty,
 #: what `train-orchestrator --reward rm` gives an invalid plan.
 DEFAULT_PENALTY = INVALID_PENALTY

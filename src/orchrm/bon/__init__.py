@@ -1,20 +1,21 @@
 """Best-of-N test-time scaling: selection methods, the held-out run, the judge baseline, typed results,
 statistics and the report."""
 
-from .auc import within_question_auc
+from .auc import question_auc, within_question_auc
 from .blind import ContentBlind
 from .candidates import Candidate, Case, Outcome
 from .cases import build_cases, plan_lengths
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
+from .content import copies_examples, question_headroom, same_shape_pairs
 from .judge import JudgeRecord, read_judgments
 from .prior import KindPrior, ShapePrior, plan_shape, plan_signature
 from .report import write_reports
 from .results import BonResults, MethodSummary, RunInfo, read_results, write_results
 from .router import Router
-from .run import BonProgress, BonResult, abon
-from .selection import METHODS, Method
-from .stats import Bootstrap, Interval
+from .run import BonProgress, BonResult, abon, score_plans
+from .selection import METHODS, Context, Method
+from .stats import Bootstrap, Interval, across_runs, compare, equivalence, reading
 
 __all__ = [
     "METHODS",
@@ -26,6 +27,7 @@ __all__ = [
     "Candidate",
     "Case",
     "ContentBlind",
+    "Context",
     "Interval",
     "JudgeRecord",
     "KindPrior",
@@ -36,14 +38,23 @@ __all__ = [
     "RunInfo",
     "ShapePrior",
     "abon",
+    "across_runs",
     "build_cases",
+    "compare",
     "compute_results",
+    "copies_examples",
+    "equivalence",
     "per_question_rows",
     "plan_lengths",
     "plan_shape",
     "plan_signature",
+    "question_auc",
+    "question_headroom",
     "read_judgments",
     "read_results",
+    "reading",
+    "same_shape_pairs",
+    "score_plans",
     "within_question_auc",
     "write_reports",
     "write_results",

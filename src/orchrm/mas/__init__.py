@@ -3,14 +3,53 @@
 from .agents import AGENTS, Agent, AgentResult, AgentRun, AgentSettings
 from .executor import Execution, ExecutorConfig, execute_plan
 from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
-from .plans import AGENT_TYPES, DEGREES, AgentSpec, Edge, Plan, PlanError, parse_plan, plan_json_schema, validate_plan
-from .rollout import Progress, RunConfig, arollout, replay
-from .traces import TRACE_VERSION, AgentEvent, LLMCall, RunFileError, Trace, TraceWriter, locate_traces, read_traces
+from .plans import (
+    AGENT_TYPES,
+    DEGREES,
+    MAX_PLAN_TEXT_CHARS,
+    AgentSpec,
+    Edge,
+    Plan,
+    PlanError,
+    parse_and_validate,
+    parse_plan,
+    plan_json_schema,
+    plan_shape,
+    topological_order,
+    validate_plan,
+)
+from .rollout import (
+    Progress,
+    RunConfig,
+    agent_fields,
+    agent_types_for,
+    arollout,
+    executor_config,
+    orchestrator_config,
+    replay,
+)
+from .run_folder import first_plans, read_run_config, run_questions, run_traces
+from .traces import (
+    RUN_FILE,
+    TRACE_VERSION,
+    TRACES_FILE,
+    AgentEvent,
+    LLMCall,
+    RunFileError,
+    Trace,
+    TraceWriter,
+    find_traces,
+    locate_traces,
+    read_traces,
+)
 
 __all__ = [
     "AGENTS",
     "AGENT_TYPES",
     "DEGREES",
+    "MAX_PLAN_TEXT_CHARS",
+    "RUN_FILE",
+    "TRACES_FILE",
     "TRACE_VERSION",
     "Agent",
     "AgentEvent",
@@ -32,12 +71,24 @@ __all__ = [
     "RunFileError",
     "Trace",
     "TraceWriter",
+    "agent_fields",
+    "agent_types_for",
     "arollout",
     "execute_plan",
+    "executor_config",
+    "find_traces",
+    "first_plans",
     "locate_traces",
+    "orchestrator_config",
+    "parse_and_validate",
     "parse_plan",
     "plan_json_schema",
+    "plan_shape",
+    "read_run_config",
     "read_traces",
     "replay",
+    "run_questions",
+    "run_traces",
+    "topological_order",
     "validate_plan",
 ]

@@ -9,7 +9,11 @@ from .counterfactual import (
 from .edits import EDIT_KINDS, Edit, edit_plan
 from .render import RENDER_VERSION, render_plan, render_question
 from .rows import (
+    MANIFEST_FILE,
     SOURCES,
+    STATS_FILE,
+    TRAIN_FILE,
+    VAL_FILE,
     PairFileError,
     PairRow,
     as_dataset,
@@ -22,8 +26,12 @@ from .stats import EditCount, PairStats
 
 __all__ = [
     "EDIT_KINDS",
+    "MANIFEST_FILE",
     "RENDER_VERSION",
     "SOURCES",
+    "STATS_FILE",
+    "TRAIN_FILE",
+    "VAL_FILE",
     "CounterfactualConfig",
     "Edit",
     "EditCount",

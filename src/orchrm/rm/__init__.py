@@ -10,31 +10,43 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .backbone import DEFAULT_BACKBONE, resolve_backbone
+    from .backbone import DEFAULT_BACKBONE, backbone_kind, resolve_backbone
     from .config import RMConfig
-    from .model import ModelCard, RewardModel
+    from .encoding import kept_plan_chars
+    from .model import CARD_FILE, ModelCard, RewardModel
     from .reward import RewardContract
-    from .train import TrainResult, pairwise_accuracy, train_from_folder, train_reward_model
+    from .server import create_app
+    from .train import TrainResult, data_hash, pairwise_accuracy, train_from_folder, train_reward_model
 
 _HOMES = {
     "DEFAULT_BACKBONE": "backbone",
+    "backbone_kind": "backbone",
     "resolve_backbone": "backbone",
     "RMConfig": "config",
+    "kept_plan_chars": "encoding",
+    "CARD_FILE": "model",
     "ModelCard": "model",
     "RewardModel": "model",
     "RewardContract": "reward",
+    "create_app": "server",
     "TrainResult": "train",
+    "data_hash": "train",
     "pairwise_accuracy": "train",
     "train_from_folder": "train",
     "train_reward_model": "train",
 }
 __all__ = [  # a literal list, so linters see the lazy names as exported; tests/rm/test_lazy_exports.py
+    "CARD_FILE",
     "DEFAULT_BACKBONE",
     "ModelCard",
     "RMConfig",
     "RewardContract",
     "RewardModel",
     "TrainResult",
+    "backbone_kind",
+    "create_app",
+    "data_hash",
+    "kept_plan_chars",
     "pairwise_accuracy",
     "resolve_backbone",
     "train_from_folder",
