@@ -24,7 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from statistics import fmean
 
-from orchrm.tasks.world_qa import KINDS, WorldQATask
+from orchrm import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 RESULTS = Path(__file__).parent / "results" / "world_qa_retrieval.json"
@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=245, help="held-out questions (the first 245: 49 per kind)")
     args = parser.parse_args()
     start = time.perf_counter()
-    task = WorldQATask()
+    task = load_task("world_qa")  # every kind, world seed 0
     questions = task.questions(args.questions, split="test")
 
     def top(query: str) -> list[str]:
@@ -57,7 +57,7 @@ def main() -> None:
         r["question@2"].append(len(set(needed) & set(top(q.question))) / len(needed))
     by_kind = {
         kind: {"questions": len(rows[kind]["docs_needed"])} | {m: round(fmean(v), 3) for m, v in rows[kind].items()}
-        for kind in KINDS
+        for kind in task.kinds
         if kind in rows
     }
     out = {
