@@ -14,7 +14,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "orchrm"
 
 #: Lowest first. Rooms on one floor are kept apart: `mas` never imports `evidence` (both take `sandbox` from
 #: below), `grpo` and `adapters` never import each other (both take `completions` from below), and `samples`
-#: holds the GRPO sample record that `grpo` writes and `view` reads.
+#: holds the GRPO sample record that `grpo` writes and `view` reads. `loop` sits below `view`, which reads a loop
+#: folder by the names `loop` declares (`LOOP_FILE`, its stage folders).
 FLOORS: list[set[str]] = [
     {"errors", "version", "completions"},
     {"safejson", "hashing", "paths"},
@@ -27,7 +28,8 @@ FLOORS: list[set[str]] = [
     {"pairs"},
     {"rm"},
     {"adapters", "grpo", "bon"},
-    {"view", "loop"},
+    {"loop"},
+    {"view"},
     {"cli"},
     {"__main__"},
 ]

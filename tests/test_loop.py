@@ -114,3 +114,28 @@ def test_old_flat_settings_and_a_partial_rollout_fill_in_from_the_loops_defaults
         **RunConfig(task=LoopConfig().task, split="test", n_questions=16, n_plans=4, model_id="m").model_dump(),
         **LOOP_ROLLOUT.model_dump(),
     }
+
+
+def test_a_rerun_with_other_settings_is_refused_before_anything_is_touched(tmp_path):
+    """`loop.json` is checked as a rollout's `run.json` is: a setting the rerun cannot honour is one line naming
+    it; more questions or plans, another RM or other best-of-N settings are a rerun of the same loop."""
+    from orchrm.errors import ConfigError
+    from orchrm.loop import LOOP_FILE, loop_differences, read_loop_config
+
+    made = LoopConfig(task="jsonl", train_questions=4, test_questions=2, n=3)
+    out = tmp_path / "demo"
+    out.mkdir()
+    (out / LOOP_FILE).write_text(made.model_dump_json(indent=2))
+    assert read_loop_config(out) == made
+
+    other = made.model_copy(update={"rollout": made.rollout.model_copy(update={"temperature": 0.5})})
+    with pytest.raises(ConfigError, match=r"holds a loop made with other settings \(rollout.temperature: 0.9 -> 0.5\)"):
+        asyncio.run(arun_loop(make_task(tmp_path), scripted_llm(replies()), out, other))
+    assert [p.name for p in out.iterdir()] == [LOOP_FILE] and read_loop_config(out) == made
+
+    grown = LoopConfig(
+        task="jsonl", train_questions=8, test_questions=5, n=4, parallel_questions=1,
+        rm=RMConfig(epochs=2), bon=BonConfig(judge=False),
+    )  # fmt: skip
+    assert loop_differences(grown, made) == []
+    assert loop_differences(LoopConfig(task="other"), LoopConfig()) == [f"task: {LoopConfig().task!r} -> 'other'"]

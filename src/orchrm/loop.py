@@ -5,6 +5,12 @@ Each stage writes into its own subfolder of one output folder and resumes from i
 traces, the pairs are rebuilt from the traces (seconds), the RM is retrained only when its pairs changed
 (its card records their hash), and best-of-N resumes its own rollout and judgments. With the response cache,
 a second run of the same command replays every LLM call and finishes in minutes.
+
+The loop folder is declared here: `loop.json` (its `LoopConfig`, read back by `read_loop_config`) and the
+stage folders `train/`, `pairs/`, `rm/`, `bon/`. A rerun into the same folder is checked against `loop.json`
+before anything is touched (`loop_differences`): it may ask for more questions or plans (the rollouts grow, as a
+rollout's own resume does), another RM (retrained) or other best-of-N settings (selected and judged again), and
+nothing else; any other change is refused in one line naming it.
 """
 
 from __future__ import annotations
@@ -17,14 +23,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from .atomic import recover, write_text_atomic
+from .atomic import recover
 from .bon.config import BonConfig
 from .bon.report import write_reports
 from .bon.run import BonProgress, BonResult, abon
 from .errors import OutdatedModel
-from .folders import require_kind, stamp_folder
 from .llm import LLM, ensure_reachable
 from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, arollout
+from .mas.run_folder import read_settings, settle_run_file
 from .pairs.builder import PairConfig, PairStats, build_pairs
 from .pairs.rows import write_pairs_dir
 from .rm.config import RMConfig
@@ -32,9 +38,26 @@ from .rm.model import RewardModel
 from .rm.train import data_hash, train_reward_model
 from .tasks.base import Task
 
-__all__ = ["LOOP_ROLLOUT", "LoopConfig", "LoopEvent", "LoopResult", "arun_loop"]
+__all__ = [
+    "BON_DIR",
+    "LOOP_FILE",
+    "LOOP_ROLLOUT",
+    "PAIRS_DIR",
+    "RM_DIR",
+    "TRAIN_DIR",
+    "LoopConfig",
+    "LoopEvent",
+    "LoopResult",
+    "arun_loop",
+    "loop_differences",
+    "read_loop_config",
+]
 
+LOOP_FILE = "loop.json"
 TRAIN_DIR, PAIRS_DIR, RM_DIR, BON_DIR = "train", "pairs", "rm", "bon"
+#: What a rerun into the same loop folder may change: the counts (its rollouts grow), how many questions run at
+#: once, the RM (retrained) and best-of-N's settings (selected and judged again).
+RERUN_MAY_CHANGE = frozenset({"train_questions", "test_questions", "n", "parallel_questions", "rm", "bon"})
 
 
 #: The loop's rollouts, sized for the embedded 0.5B on 2 CPU cores: a hotter, shorter plan under the plan schema
@@ -116,6 +139,28 @@ class LoopConfig(BaseModel):
         )
 
 
+def read_loop_config(folder: Path) -> LoopConfig:
+    """The `LoopConfig` a loop folder was made with: the one reader of its `loop.json`."""
+    return read_settings(folder, LoopConfig, "pass a folder made by `orchrm demo`", name=LOOP_FILE)
+
+
+def loop_differences(new: LoopConfig, old: LoopConfig) -> list[str]:
+    """The settings a rerun cannot honour that differ, as `name: old -> new` (a nested one dotted:
+    `rollout.temperature`); those in `RERUN_MAY_CHANGE` never count."""
+    return _changed(old.model_dump(exclude=RERUN_MAY_CHANGE), new.model_dump(exclude=RERUN_MAY_CHANGE))
+
+
+def _changed(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for k in dict.fromkeys([*old, *new]):
+        a, b = old.get(k), new.get(k)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _changed(a, b, f"{prefix}{k}.")
+        elif a != b:
+            out.append(f"{prefix}{k}: {a!r} -> {b!r}")
+    return out
+
+
 @dataclass
 class LoopEvent:
     """A progress report: which stage, and that stage's counters."""
@@ -169,10 +214,7 @@ async def arun_loop(
     await ensure_reachable(llm, "orchestrator")
     if agent_llm is not None and agent_llm is not llm:
         await ensure_reachable(agent_llm, "agent")
-    require_kind(out, "loop")
-    out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / "loop.json", config.model_dump_json(indent=2) + "\n")
-    stamp_folder(out, "loop")
+    settle_run_file(out, config, loop_differences, name=LOOP_FILE, what="a loop", kind="loop")
 
     def run_config(split: str) -> RunConfig:
         return config.run_config(split, llm.backend.model_id, backend=llm.backend.kind, **agent_fields(llm, agent_llm))

@@ -148,12 +148,18 @@ def _read_settings(path: Path, model: type[Settings], hint: str) -> tuple[Any, S
         raise RunFileError(f"{path}: not a valid run config ({type(exc).__name__})", hint=hint) from None
 
 
+def read_settings(folder: Path, model: type[Settings], hint: str, name: str = RUN_FILE) -> Settings:
+    """The settings `folder`'s settings file holds (`run.json`, or `name`), typed as `model`: the one reader
+    behind each folder kind's own (`read_run_config` here, a training run's, a loop's). A missing, unreadable
+    or invalid file is a `RunFileError` with `hint`."""
+    if not (folder / name).is_file():
+        raise RunFileError(f"{folder} has no {name}", hint=hint)
+    return _read_settings(folder / name, model, hint)[1]
+
+
 def read_run_config(run: Path) -> RunConfig:
     """The `RunConfig` a rollout's folder was made with: the one reader of its `run.json`."""
-    hint = "pass a run folder made by `orchrm rollout`"
-    if not (run / RUN_FILE).is_file():
-        raise RunFileError(f"{run} has no {RUN_FILE}", hint=hint)
-    return _read_settings(run / RUN_FILE, RunConfig, hint)[1]
+    return read_settings(run, RunConfig, "pass a run folder made by `orchrm rollout`")
 
 
 def rollout_differences(new: BaseModel, old: BaseModel) -> list[str]:

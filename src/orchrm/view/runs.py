@@ -15,19 +15,19 @@ from typing import Any
 
 from ..errors import RunFileError
 from ..folders import folder_kind
+from ..loop import BON_DIR, LOOP_FILE, TRAIN_DIR
 from ..mas.plans import plan_shape
 from ..mas.run_folder import run_traces
-from ..mas.traces import RUN_FILE, Trace, find_traces, locate_traces, read_traces
+from ..mas.traces import RUN_FILE, TRACES_FILE, Trace, find_traces, locate_traces, read_traces
 from ..tasks.mix import SEPARATOR as MIX_SEPARATOR
 from .bon_runs import is_bon_run, load_bon_run
 from .graph import plan_graph
 from .model import Run, display_name, run_setting
 from .training import is_training_run, load_training_run, sample_detail, training_questions
 
-LOOP_FILE = "loop.json"
 QUESTION_CLIP = 400
 ANSWER_CLIP = 80
-_HINT = "pass a rollout folder, its traces.jsonl, a best-of-N folder or a loop folder"
+_HINT = f"pass a rollout folder, its {TRACES_FILE}, a best-of-N folder or a loop folder"
 # a counterfactual folder holds the edited plans' traces, an import folder traces converted from elsewhere
 _ROLLOUT_KINDS = ("rollout", "import", "counterfactual")
 
@@ -45,11 +45,11 @@ def load_runs(paths: list[Path]) -> list[Run]:
 def _load(path: Path) -> list[Run]:
     kind = _kind(path)
     if kind == "loop":
-        return [r for p in (path / "train", path / "bon") if p.is_dir() for r in _load(p)]
+        return [r for p in (path / TRAIN_DIR, path / BON_DIR) if p.is_dir() for r in _load(p)]
     if kind == "bon":
         return [load_bon_run(path)]
     if kind in _ROLLOUT_KINDS:
-        return [_rollout_run(locate_traces(path), "train" if path.name == "train" else "rollout")]
+        return [_rollout_run(locate_traces(path), "train" if path.name == TRAIN_DIR else "rollout")]
     if kind == "train-orchestrator":
         return [load_training_run(path)]
     raise RunFileError(f"{path}: a {kind} folder holds no runs to view", hint=_HINT)
