@@ -208,7 +208,7 @@ def test_objects_inside_a_broken_wrapper_are_found():
     ids=["braces", "prose", "deep", "quoted-prose"],
 )
 def test_a_megabyte_is_read_in_linear_time(text):
-    # main took 17 s on the first; a quadratic finder cannot pass even this loose bound on a loaded machine.
+    # A quadratic finder once stalled on the first; it cannot pass even this loose bound on a loaded machine.
     start = time.perf_counter()
     find_objects(text)
     with pytest.raises(UnsafeJSONError):

@@ -152,8 +152,16 @@ def _parse_object(
             return done
 
 
-def _step(text: str, pos: int, state: int, stack: list[list[Any]], inner: list[tuple[int, dict[str, Any]]],
-          limits: Limits, match: Any = _TOKEN.match, startswith: Any = str.startswith) -> tuple[int, int, Any]:  # fmt: skip
+def _step(
+    text: str,
+    pos: int,
+    state: int,
+    stack: list[list[Any]],
+    inner: list[tuple[int, dict[str, Any]]],
+    limits: Limits,
+    match: Any = _TOKEN.match,
+    startswith: Any = str.startswith,
+) -> tuple[int, int, Any]:
     """One token read the general way: (offset after it, the next state, None), or, once the object is complete
     or has failed, (offset, state, what `_parse_object` returns)."""
     m = match(text, pos)
@@ -172,11 +180,7 @@ def _step(text: str, pos: int, state: int, stack: list[list[Any]], inner: list[t
         opened, value, _ = stack.pop()
     elif state == _KEY or state == _FIRST_KEY or state == _SLOW_KEY:
         if kind == 2:
-            got = _string(text, at)
-            if type(got[1]) is not int:
-                return pos, state, (None, at, got)
-            stack[-1][2], pos = got
-            return pos, _COLON, None
+            return _key(text, at, pos, state, stack)
         if tok != "}" or state != _FIRST_KEY:
             return pos, state, (None, at, ("syntax", "expected a key"))
         opened, value, _ = stack.pop()
@@ -185,11 +189,9 @@ def _step(text: str, pos: int, state: int, stack: list[list[Any]], inner: list[t
     elif tok == "{" or tok == "[":
         if len(stack) >= limits.max_depth:
             return pos, state, (None, at, ("depth", f"nesting deeper than {limits.max_depth}"))
-        flat = (
-            flat_object(text, at)
-            if startswith(text, '{"', at) and limits.max_number_chars >= FLAT_NUMBER_CHARS
-            else None
-        )
+        flat = None
+        if startswith(text, '{"', at) and limits.max_number_chars >= FLAT_NUMBER_CHARS:
+            flat = flat_object(text, at)
         if flat is None:
             stack.append([at, {} if tok == "{" else [], None])
             return pos, (_FIRST_KEY if tok == "{" else _FIRST_VALUE), None
@@ -207,6 +209,15 @@ def _step(text: str, pos: int, state: int, stack: list[list[Any]], inner: list[t
         return pos, state, (value, pos, None)
     _put(stack, inner, opened, value)
     return pos, _AFTER, None
+
+
+def _key(text: str, at: int, pos: int, state: int, stack: list[list[Any]]) -> tuple[int, int, Any]:
+    """`_step` on a key's string: it is kept on the open object's frame until its value is read."""
+    got = _string(text, at)
+    if type(got[1]) is not int:
+        return pos, state, (None, at, got)
+    stack[-1][2], pos = got
+    return pos, _COLON, None
 
 
 def _put(stack: list[list[Any]], inner: list[tuple[int, dict[str, Any]]], opened: int, value: Any) -> None:
