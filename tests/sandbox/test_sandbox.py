@@ -82,7 +82,13 @@ def test_oversized_file_write_is_an_output_limit_outcome(path):
 
 
 def test_a_caught_limit_and_a_look_alike_message_are_not_limits():
-    caught = "import os\ntry:\n    open('big.bin', 'wb').write(b'x' * 100000)\nexcept OSError as e:\n    print('caught', e.errno)\n"
+    caught = (
+        "import os\n"
+        "try:\n"
+        "    open('big.bin', 'wb').write(b'x' * 100000)\n"
+        "except OSError as e:\n"
+        "    print('caught', e.errno)\n"
+    )
     r = run_python(caught, limits=FAST)
     assert r.outcome == "ok" and "caught 27" in r.stdout
     r = run_python("raise ValueError('[Errno 27] File too large, says the user')", limits=FAST)
@@ -99,7 +105,13 @@ def test_memory_bomb_hits_memory_limit():
 def test_files_outside_scratch_are_unreachable(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET")
-    code = f"for p in [{str(secret)!r}, '/etc/passwd', {os.path.abspath(__file__)!r}]:\n    try:\n        print(open(p).read()[:20])\n    except OSError as e:\n        print('denied', type(e).__name__)\n"
+    code = (
+        f"for p in [{str(secret)!r}, '/etc/passwd', {os.path.abspath(__file__)!r}]:\n"
+        "    try:\n"
+        "        print(open(p).read()[:20])\n"
+        "    except OSError as e:\n"
+        "        print('denied', type(e).__name__)\n"
+    )
     r = run_python(code, limits=FAST)
     assert r.ok
     assert r.isolation["fs"], r.notes
@@ -108,7 +120,14 @@ def test_files_outside_scratch_are_unreachable(tmp_path):
 
 
 def test_network_is_unreachable():
-    code = "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 80), timeout=2)\n    print('CONNECTED')\nexcept OSError as e:\n    print('blocked', e.errno)\n"
+    code = (
+        "import socket\n"
+        "try:\n"
+        "    socket.create_connection(('1.1.1.1', 80), timeout=2)\n"
+        "    print('CONNECTED')\n"
+        "except OSError as e:\n"
+        "    print('blocked', e.errno)\n"
+    )
     r = run_python(code, limits=FAST)
     assert r.ok and "CONNECTED" not in r.stdout and "blocked" in r.stdout
     assert r.isolation["net"]
