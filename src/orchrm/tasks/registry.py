@@ -8,13 +8,15 @@ from ..errors import ConfigError
 from .base import Task
 
 TASK_HELP = (
-    "search_qa, world_qa (or world_qa:kinds=A+B;unseen=C), champ, fanoutqa, any reasoning-gym generator (gsm_symbolic, basic_arithmetic, chain_sum, "
-    "family_relationships, ...), jsonl:PATH, hf:NAME_OR_FILE[#SPLIT], or mix:A,B,... (their questions interleaved in one pool)"
+    "search_qa, world_qa (or world_qa:kinds=A+B;unseen=C), champ, fanoutqa, any reasoning-gym generator "
+    "(gsm_symbolic, basic_arithmetic, chain_sum, family_relationships, ...), jsonl:PATH, hf:NAME_OR_FILE[#SPLIT], "
+    "or mix:A,B,... (their questions interleaved in one pool)"
 )
 
 
 def load_task(spec: str) -> Task:
-    """`search_qa`, `world_qa`, `mix:A,B,...`, `champ`, `fanoutqa`, a reasoning-gym generator name, `jsonl:PATH` or `hf:SOURCE[#SPLIT]`."""
+    """`search_qa`, `world_qa`, `mix:A,B,...`, `champ`, `fanoutqa`, a reasoning-gym generator name, `jsonl:PATH`
+    or `hf:SOURCE[#SPLIT]`."""
     if spec == "search_qa":
         from .search_qa import SearchQATask
 

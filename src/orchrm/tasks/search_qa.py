@@ -39,7 +39,7 @@ class World:
 
 
 # Sized for at least 100 held-out questions: 3 per person and 1 per company, about a fifth of them in the test
-# split (the first world, 40 people, had only 27).
+# split (the first, smaller world fell well short of that).
 def build_world(
     seed: int = 0, n_people: int = 200, n_companies: int = 64, n_cities: int = 40, n_countries: int = 8
 ) -> World:

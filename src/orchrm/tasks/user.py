@@ -56,7 +56,8 @@ class JsonlTask(_RowsTask):
                 q = Question(id=str(value["id"]), question=str(value["question"]), answer=str(value["answer"]))
             except (safejson.UnsafeJSONError, KeyError, TypeError) as exc:
                 raise ConfigError(
-                    f"{path}:{lineno}: expected a JSON object with id, question and answer ({type(exc).__name__}: {exc})"
+                    f"{path}:{lineno}: expected a JSON object with id, question and answer "
+                    f"({type(exc).__name__}: {exc})"
                 ) from None
             if q.id in seen:
                 raise ConfigError(f"{path}:{lineno}: duplicate id {q.id!r}")

@@ -70,12 +70,17 @@ def _chains(w: World) -> list[Item]:
         city = w.cities[company["city"]]
         docs = [f"person:{name}", f"company:{p['employer']}", f"city:{company['city']}"]
         for template, question, answer in (
-            ("employer_hq_population",
-             f"What is the population of the city where the company that {name} works for is headquartered?",
-             city["population"]),
-            ("employer_hq_country", f"In which country is the company that {name} works for headquartered?",
-             city["country"]),
-        ):  # fmt: skip
+            (
+                "employer_hq_population",
+                f"What is the population of the city where the company that {name} works for is headquartered?",
+                city["population"],
+            ),
+            (
+                "employer_hq_country",
+                f"In which country is the company that {name} works for headquartered?",
+                city["country"],
+            ),
+        ):
             out.append(_item("chain", template, question, answer, [name], docs))
     return out
 
