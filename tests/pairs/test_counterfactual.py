@@ -28,8 +28,14 @@ from orchrm.pairs.counterfactual import (
 )
 from synthetic_traces import plan_text, trace
 
-PLAN = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Add the numbers."},
-                              {"id": "b", "type": "cot", "input": "Check ${a}"}]})  # fmt: skip
+PLAN = json.dumps(
+    {
+        "agents": [
+            {"id": "a", "type": "cot", "input": "Add the numbers."},
+            {"id": "b", "type": "cot", "input": "Check ${a}"},
+        ]
+    }
+)
 
 
 def flaky_check():

@@ -145,8 +145,13 @@ WORDS = ["Find", "the", "year", "Compute", "look up", "Check", "sum", "of", "Det
 ENTITIES = ["Ada Lund", "Bo Ek", "Acme Works", "Zeta Labs"]
 
 
-OPTIONS = {"cot": {}, "search": {"top_k": 2}, "python": {}, "self_consistency": {"samples": 3},
-           "debate": {"roles": ["pro", "con"], "rounds": 1}}  # fmt: skip
+OPTIONS = {
+    "cot": {},
+    "search": {"top_k": 2},
+    "python": {},
+    "self_consistency": {"samples": 3},
+    "debate": {"roles": ["pro", "con"], "rounds": 1},
+}
 
 
 @st.composite

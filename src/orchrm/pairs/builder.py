@@ -14,7 +14,8 @@ Sources (each pair is tagged with one):
 
 Identical plans are merged, a plan pair gets at most one source (the first in `PairConfig.sources` order;
 pairs whose sources disagree on the winner are dropped and counted), pairs per question are capped
-(counterfactual pairs under a cap of their own), sources are balanced, and the split is by question. Everything left out is counted in the stats.
+(counterfactual pairs under a cap of their own), sources are balanced, and the split is by question. Everything
+left out is counted in the stats.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class PairConfig(BaseModel):
     base: str | None = Field(None, description="Checkpoint label of the base run.")
     max_pairs_per_question: int = Field(12, description="Cap on pairs per question.")
     # Counterfactual pairs have a cap of their own: several edits of each plan are the point of that source, and
-    # under the shared cap they crowded each other out (109 of 181 outcome-changing edits kept at 12).
+    # under the shared cap they crowded each other out (many outcome-changing edits were dropped).
     max_counterfactual_per_question: int = Field(
         24, description="Cap on counterfactual pairs per question (their own cap)."
     )

@@ -252,9 +252,12 @@ async def acollect_counterfactuals(
 
 
 def _planned(
-    sources: list[Trace], questions: dict[str, Question], cfg: CounterfactualConfig, names: list[list[str]],
+    sources: list[Trace],
+    questions: dict[str, Question],
+    cfg: CounterfactualConfig,
+    names: list[list[str]],
     progress: CounterfactualProgress,
-) -> list[tuple[Trace, EditRecord, Edit]]:  # fmt: skip
+) -> list[tuple[Trace, EditRecord, Edit]]:
     """Each source plan's chosen edits with their records (pure and seeded: a resume chooses the same)."""
     work = []
     plans = 0
@@ -279,8 +282,9 @@ def _check_records(
         if held is not None and held != record:
             raise ConfigError(
                 f"{out / EDITS_FILE} records another edit for {record.question_id}#{record.source_index} edit "
-                f"{record.edit_index} ({held.description!r}, now {record.description!r})", hint="use a new --out folder",
-            )  # fmt: skip
+                f"{record.edit_index} ({held.description!r}, now {record.description!r})",
+                hint="use a new --out folder",
+            )
 
 
 def _check_agent_model(run: Path, sources: Iterable[Trace], agent_llm: LLM) -> None:
@@ -297,10 +301,17 @@ def _check_agent_model(run: Path, sources: Iterable[Trace], agent_llm: LLM) -> N
 def _record(task: str, source: Trace, index: int, edit: Edit) -> EditRecord:
     assert source.plan is not None
     return EditRecord(
-        task=task, question_id=source.question_id, source_index=source.plan_index, source_plan=plan_digest(source.plan),
-        edit_index=index, plan_index=edited_index(source.plan_index, index), kind=edit.kind,
-        description=edit.description, valid=edit.valid, rule=edit.error.rule if edit.error else None,
-    )  # fmt: skip
+        task=task,
+        question_id=source.question_id,
+        source_index=source.plan_index,
+        source_plan=plan_digest(source.plan),
+        edit_index=index,
+        plan_index=edited_index(source.plan_index, index),
+        kind=edit.kind,
+        description=edit.description,
+        valid=edit.valid,
+        rule=edit.error.rule if edit.error else None,
+    )
 
 
 async def _run_edit(

@@ -285,13 +285,31 @@ def _swap_tokens(text: str, x: str, y: str) -> str:
 
 # Instruction verbs reworded one for one, in one pass (a word is rewritten once): same meaning, other words.
 _REWORDINGS = {
-    "Find": "Look up", "Look up": "Find", "find": "look up", "look up": "find",
-    "Calculate": "Compute", "Compute": "Calculate", "calculate": "compute", "compute": "calculate",
-    "Determine": "Work out", "Work out": "Determine", "determine": "work out", "work out": "determine",
-    "Identify": "Name", "Check": "Verify", "Verify": "Check", "Return": "Give", "Give": "Return",
-    "Retrieve": "Fetch", "Fetch": "Retrieve", "retrieve": "fetch", "Search for": "Look for", "Look for": "Search for",
-    "Subtract": "Take away", "Take away": "Subtract",
-}  # fmt: skip
+    "Find": "Look up",
+    "Look up": "Find",
+    "find": "look up",
+    "look up": "find",
+    "Calculate": "Compute",
+    "Compute": "Calculate",
+    "calculate": "compute",
+    "compute": "calculate",
+    "Determine": "Work out",
+    "Work out": "Determine",
+    "determine": "work out",
+    "work out": "determine",
+    "Identify": "Name",
+    "Check": "Verify",
+    "Verify": "Check",
+    "Return": "Give",
+    "Give": "Return",
+    "Retrieve": "Fetch",
+    "Fetch": "Retrieve",
+    "retrieve": "fetch",
+    "Search for": "Look for",
+    "Look for": "Search for",
+    "Subtract": "Take away",
+    "Take away": "Subtract",
+}
 _VERBS = re.compile(
     r"(?<![\w-])(" + "|".join(re.escape(w) for w in sorted(_REWORDINGS, key=len, reverse=True)) + r")(?![\w-])"
 )

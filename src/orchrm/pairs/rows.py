@@ -136,7 +136,8 @@ def verify_pairs_dir(folder: Path) -> PairsManifest:
             raise PairFileError(f"{path} is missing but listed in its {MANIFEST_FILE}", hint=rebuild)
         if sha256_file(path) != entry.sha256:
             raise PairFileError(
-                f"{path} does not match its {MANIFEST_FILE} (sha256 differs): the folder mixes files of different builds",
+                f"{path} does not match its {MANIFEST_FILE} (sha256 differs): "
+                "the folder mixes files of different builds",
                 hint=rebuild,
             )
     return manifest
