@@ -38,13 +38,15 @@ def schema_actions(config):
 
 
 def test_progressive_disclosure_and_a_full_run():
-    outcome, backend, llm = run([
-        act("use_skill", skill="math-answer"),
-        act("view_resource", resource="math-answer/solution-quality"),
-        act("run_verifier", resource="math-answer/arithmetic-consistency"),
-        act("run_python", code="print(3 * 12 - 5)"),
-        FINAL,
-    ])  # fmt: skip
+    outcome, backend, llm = run(
+        [
+            act("use_skill", skill="math-answer"),
+            act("view_resource", resource="math-answer/solution-quality"),
+            act("run_verifier", resource="math-answer/arithmetic-consistency"),
+            act("run_python", code="print(3 * 12 - 5)"),
+            FINAL,
+        ]
+    )
     assert outcome.final["score"] == 0.1 and outcome.flags == []
     first, second = backend.calls[0][1], backend.calls[1][1]
     assert schema_actions(first) == {"use_skill", "run_python", "final_answer"}  # only names before use_skill
@@ -103,11 +105,14 @@ def test_llm_failure_stops_the_loop_with_a_flag():
 
 def test_pairwise_targets_and_verdict_schema():
     task = JudgeTask("pairwise", "17 + 25 - 8?", ["42 - 8 = 34. Answer: 34", "42 - 8 = 36. Answer: 36"], kind="math")
-    outcome, backend, _ = run([
-        act("use_skill", skill="math-answer"),
-        act("run_verifier", resource="math-answer/arithmetic-consistency", target="both"),
-        act("final_answer", reason="B has a wrong step", verdict="A", confidence=0.9),
-    ], task=task)  # fmt: skip
+    outcome, backend, _ = run(
+        [
+            act("use_skill", skill="math-answer"),
+            act("run_verifier", resource="math-answer/arithmetic-consistency", target="both"),
+            act("final_answer", reason="B has a wrong step", verdict="A", confidence=0.9),
+        ],
+        task=task,
+    )
     assert outcome.final["verdict"] == "A"
     assert outcome.evidence["A"][0].score == 1.0 and outcome.evidence["B"][0].score == 0.0
     with pytest.raises(KeyError):

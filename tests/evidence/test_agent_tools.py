@@ -17,12 +17,34 @@ TASK = JudgeTask(
 
 
 def call(name, **arguments):
-    return Reply(body=json.dumps({
-        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None,
-            "tool_calls": [{"id": "t", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
-    }).encode())  # fmt: skip
+    return Reply(
+        body=json.dumps(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "tool_calls",
+                        "message": {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {
+                                    "id": "t",
+                                    "type": "function",
+                                    "function": {"name": name, "arguments": json.dumps(arguments)},
+                                }
+                            ],
+                        },
+                    }
+                ],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+            }
+        ).encode()
+    )
 
 
 def run(fake, protocol="auto"):

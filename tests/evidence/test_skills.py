@@ -51,8 +51,17 @@ def test_malformed_skill_reports_every_problem_at_once(tmp_path):
     with pytest.raises(SkillError) as exc:
         load_skill(root)
     detail = exc.value.detail
-    for needle in ["name", "description", "applies_to", "no_such_verifier", "duplicate resource id 'a'", "missing.md",
-                   "impact 'veto' is for verifiers", "spreadsheet", "outside the skill folder"]:  # fmt: skip
+    for needle in [
+        "name",
+        "description",
+        "applies_to",
+        "no_such_verifier",
+        "duplicate resource id 'a'",
+        "missing.md",
+        "impact 'veto' is for verifiers",
+        "spreadsheet",
+        "outside the skill folder",
+    ]:
         assert needle in detail, (needle, detail)
     assert "problems" in exc.value.message
 

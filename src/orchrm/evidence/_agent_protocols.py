@@ -69,9 +69,13 @@ class ToolCalls:
         cfg = run.config
         try:
             completions = await llm.agenerate(
-                messages, category=cfg.category, tools=_tools(schema), tool_choice="required",
-                max_tokens=cfg.max_tokens, temperature=cfg.temperature,
-            )  # fmt: skip
+                messages,
+                category=cfg.category,
+                tools=_tools(schema),
+                tool_choice="required",
+                max_tokens=cfg.max_tokens,
+                temperature=cfg.temperature,
+            )
         except BackendHTTPError as exc:
             if exc.status not in _NO_TOOLS_STATUS:
                 raise

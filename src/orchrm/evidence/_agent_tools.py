@@ -113,9 +113,15 @@ async def _run_verifier(run: AgentRun, args: dict[str, Any]) -> str:
     for label in labels:
         response = task.responses[task.labels.index(label)]
         result = await asyncio.to_thread(
-            run_resource, skill, res, response,
-            reference=task.reference, question=task.question, entry=task.entry, limits=run.config.sandbox,
-        )  # fmt: skip
+            run_resource,
+            skill,
+            res,
+            response,
+            reference=task.reference,
+            question=task.question,
+            entry=task.entry,
+            limits=run.config.sandbox,
+        )
         run.evidence.setdefault(label, []).append(as_evidence(res, result))
         lines.append(f"{label}: {result.verdict} (score {result.score}) - {result.error or result.reason}")
     return "\n".join(lines)

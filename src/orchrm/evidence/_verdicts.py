@@ -52,7 +52,8 @@ def llm_preference(finals: list[dict[str, Any] | None]) -> tuple[float | None, f
     """The agent runs' verdicts into (P(A better), confidence, flags); a run without a final answer voids
     the other order's verdict too (one order alone carries the position bias both orders cancel)."""
     if all(f is not None for f in finals):
-        return orders_preference([OrderedJudgment.of_final(f, swapped=i == 1) for i, f in enumerate(finals)])  # type: ignore[arg-type]
+        orders = [OrderedJudgment.of_final(f, swapped=i == 1) for i, f in enumerate(finals)]  # type: ignore[arg-type]
+        return orders_preference(orders)
     if any(f is not None for f in finals):
         return None, 0.0, ["one_order_only: the other order gave no final answer; its judgment is not used"]
     return None, 0.0, []
@@ -64,6 +65,10 @@ def llm_evidence(final: dict[str, Any]) -> Evidence | None:
     if isinstance(score, bool) or not isinstance(score, int | float):
         return None
     return Evidence(
-        source="llm-judgment", impact="evidence", score=unit(float(score)), verdict="judged",
-        reason=str(final.get("reason", ""))[:300], confidence=max(unit(float(final["confidence"])), 0.05),
-    )  # fmt: skip
+        source="llm-judgment",
+        impact="evidence",
+        score=unit(float(score)),
+        verdict="judged",
+        reason=str(final.get("reason", ""))[:300],
+        confidence=max(unit(float(final["confidence"])), 0.05),
+    )

@@ -106,16 +106,24 @@ class _Mode:
 
 _MODES = {
     "pointwise": _Mode(
-        "one response to a question", "",
-        '{"action": "final_answer", "reason": ONE SENTENCE, "score": 0..1, "confidence": 0..1}: your judgment (1 = correct).',
+        "one response to a question",
+        "",
+        (
+            '{"action": "final_answer", "reason": ONE SENTENCE, "score": 0..1, "confidence": 0..1}: '
+            "your judgment (1 = correct)."
+        ),
         {"score": {"type": "number", "minimum": 0, "maximum": 1}},
     ),
     "pairwise": _Mode(
-        "which of two responses (A, B) to a question is better", ', "target": "A"|"B"|"both"',
-        '{"action": "final_answer", "reason": ONE SENTENCE, "verdict": "A"|"B"|"tie", "confidence": 0..1}: your judgment.',
+        "which of two responses (A, B) to a question is better",
+        ', "target": "A"|"B"|"both"',
+        (
+            '{"action": "final_answer", "reason": ONE SENTENCE, "verdict": "A"|"B"|"tie", "confidence": 0..1}: '
+            "your judgment."
+        ),
         {"verdict": {"enum": ["A", "B", "tie"]}},
     ),
-}  # fmt: skip
+}
 
 
 class EvaluatorAgent:
@@ -158,7 +166,8 @@ class EvaluatorAgent:
                 Message(role="assistant", content=text),
                 Message(
                     role="user",
-                    content=f"Observation:\n{observation[: cfg.observation_chars]}\n(steps left: {cfg.max_steps - step - 1})",
+                    content=f"Observation:\n{observation[: cfg.observation_chars]}\n"
+                    f"(steps left: {cfg.max_steps - step - 1})",
                 ),
             ]
         if run.final is None:
@@ -213,10 +222,17 @@ class EvaluatorAgent:
             if task.reference is not None
             else "No reference answer is available.\n"
         )
-        return (_PROMPTS / "agent_task.txt").read_text().format(
-            question=task.question, responses=responses, reference_note=note,
-            evidence="\n".join(lines) or "(none)", suggested=", ".join(suggested),
-        )  # fmt: skip
+        return (
+            (_PROMPTS / "agent_task.txt")
+            .read_text()
+            .format(
+                question=task.question,
+                responses=responses,
+                reference_note=note,
+                evidence="\n".join(lines) or "(none)",
+                suggested=", ".join(suggested),
+            )
+        )
 
 
 def _final_schema(task: JudgeTask) -> dict[str, Any]:

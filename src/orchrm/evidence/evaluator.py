@@ -180,10 +180,17 @@ class SkillEvaluator:
         if (rules.decisive and self.config.skip_llm_when_decisive) or self.llm is None:
             status = "ok" if None not in rules.scores else "error"
             return Judgment(
-                mode="pairwise", status=status, verdict=rules.verdict if status == "ok" else None, scores=rules.scores,
-                confidence=rules.confidence, used_resources=rules.used, reason=f"A: {rules.a.reason} | B: {rules.b.reason}",
-                llm_skipped=True, flags=[] if self.llm else ["no_llm"], errors=rules.errors,
-            )  # fmt: skip
+                mode="pairwise",
+                status=status,
+                verdict=rules.verdict if status == "ok" else None,
+                scores=rules.scores,
+                confidence=rules.confidence,
+                used_resources=rules.used,
+                reason=f"A: {rules.a.reason} | B: {rules.b.reason}",
+                llm_skipped=True,
+                flags=[] if self.llm else ["no_llm"],
+                errors=rules.errors,
+            )
         ref = reference if self.config.use_references else None
         agent = self._agent()
         runs = [agent.run(JudgeTask("pairwise", question, [a, b], kind, ref, entry, {"A": ev_a, "B": ev_b}))]
@@ -204,17 +211,29 @@ class SkillEvaluator:
         tokens = judgment_fields(summed(o.tokens for o in outcomes))
         if p is None:
             return Judgment(
-                mode="pairwise", status="error", scores=rules.scores, used_resources=before.used,
-                reason="no usable evidence and no LLM verdict", flags=flags, errors=before.errors, **tokens,
-            )  # fmt: skip
+                mode="pairwise",
+                status="error",
+                scores=rules.scores,
+                used_resources=before.used,
+                reason="no usable evidence and no LLM verdict",
+                flags=flags,
+                errors=before.errors,
+                **tokens,
+            )
         confidence = rules.confidence if rules.decisive else (llm_conf if llm_p is not None else rules.confidence)
         used = list(dict.fromkeys([*before.used, *rules.used, *(r for o in outcomes for r in o.used_resources)]))
         reasons = [f"order{i + 1}: {o.final['reason']}" for i, o in enumerate(outcomes) if o.final]
         return Judgment(
-            mode="pairwise", verdict=verdict_of(p, self.config.tie_margin), scores=rules.scores,
-            confidence=round(confidence, 4), used_resources=used, reason=" | ".join([*reasons, f"rules: {rules.verdict}"]),
-            flags=flags, errors=rules.errors, **tokens,
-        )  # fmt: skip
+            mode="pairwise",
+            verdict=verdict_of(p, self.config.tie_margin),
+            scores=rules.scores,
+            confidence=round(confidence, 4),
+            used_resources=used,
+            reason=" | ".join([*reasons, f"rules: {rules.verdict}"]),
+            flags=flags,
+            errors=rules.errors,
+            **tokens,
+        )
 
     async def alistwise(
         self,
@@ -237,12 +256,18 @@ class SkillEvaluator:
             ["tie_for_best: the first is chosen"] if tie else []
         )
         return Judgment(
-            mode="listwise", status="ok" if best is not None else "error", best=best, scores=scores, confidence=conf,
+            mode="listwise",
+            status="ok" if best is not None else "error",
+            best=best,
+            scores=scores,
+            confidence=conf,
             used_resources=list(dict.fromkeys(r for j in each for r in j.used_resources)),
-            reason=f"best score {scores[best] if best is not None else None}", llm_skipped=all(j.llm_skipped for j in each),
-            flags=flags, errors=[e for j in each for e in j.errors],
+            reason=f"best score {scores[best] if best is not None else None}",
+            llm_skipped=all(j.llm_skipped for j in each),
+            flags=flags,
+            errors=[e for j in each for e in j.errors],
             **judgment_fields(summed(j.usage for j in each)),
-        )  # fmt: skip
+        )
 
     # --- sync forms ----------------------------------------------------------------------------------
 

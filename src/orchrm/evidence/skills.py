@@ -255,7 +255,8 @@ def _resource_problems(root: Path, r: Resource) -> list[str]:
             out.extend(_path_problem(root, r.path, "path"))
         if r.impact in ("veto", "strong"):
             out.append(
-                f"impact {r.impact!r} is for verifiers: a {r.type} is read by the LLM and can only be evidence/calibration"
+                f"impact {r.impact!r} is for verifiers: "
+                f"a {r.type} is read by the LLM and can only be evidence/calibration"
             )
     return out
 
