@@ -32,7 +32,6 @@ ALLOWED: dict[str, str] = {
     "sandbox/_runner.py|main|json.loads|sys.argv[1]": "the spec the parent process wrote for its own child",
     "sandbox/_runner.py|main|int|sys.argv[2]": "a file descriptor number the parent process passed",
     "evidence/skills/mas-trajectory/verifiers/trajectory_consistency.py|verify|json.loads|response": "a skill verifier: runs inside the sandbox, where any exception is recorded as the verifier's error",
-    "grpo/accounting.py|write_totals|json.loads|text": "the totals orchrm serialised one line earlier",
     "grpo/accounting.py|usage|int|prompt_tokens[i]": "a prompt-token count from the trainer's tensors",
     "grpo/checkpoints.py|checkpoint_step|int|m.group(1)": "digits of a folder name matched by a bounded regex",
     "grpo/checkpoints.py|checkpoints|int|m.group(1)": "digits of a folder name matched by a bounded regex",

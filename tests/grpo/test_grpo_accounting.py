@@ -33,3 +33,26 @@ def test_a_sharing_sampler_reads_the_prompt_once_too(tmp_path):
     plan = totals["categories"]["plan"]
     assert plan["prompt_tokens"] == 160 and plan["per_sample_tokens"] == 420 + 10
     assert totals["total"]["per_sample_tokens"] - totals["total"]["total_tokens"] == (420 - 160) * 3
+
+
+def test_tokens_json_reads_back_through_its_owner_also_as_first_written(tmp_path):
+    """`tokens.json` is declared by `orchrm.llm.accounting`: what the trainer writes reads back as written, and
+    a file from before cached prompts and per-sample counts were recorded still reads (with neither)."""
+    import pytest
+
+    from orchrm.errors import RunFileError
+    from orchrm.grpo.accounting import write_totals
+    from orchrm.llm.accounting import TOKENS_FILE, read_totals
+
+    _call(tmp_path, shared_sampling=False)
+    written = write_totals(tmp_path)
+    assert read_totals(tmp_path).model_dump() == written == json.loads((tmp_path / TOKENS_FILE).read_text())
+    row = {"calls": 2, "cached_calls": 0, "prompt_tokens": 30, "completion_tokens": 5, "spent_prompt_tokens": 30,
+           "spent_completion_tokens": 5, "total_tokens": 35, "spent_tokens": 35}  # fmt: skip
+    (tmp_path / TOKENS_FILE).write_text(json.dumps({"categories": {"plan": row}, "total": row}))
+    old = read_totals(tmp_path)
+    assert old.total.total_tokens == 35 and old.total.per_sample_tokens is None
+    assert old.model_dump()["categories"]["plan"] == {**row, "cached_prompt_tokens": 0}
+    (tmp_path / TOKENS_FILE).write_text('{"categories": []}')
+    with pytest.raises(RunFileError, match="not a token totals file"):
+        read_totals(tmp_path)

@@ -138,6 +138,7 @@ def write_bon(folder: Path, questions: int = 4) -> Path:
 def write_grpo(folder: Path) -> Path:
     """A train-orchestrator folder: two steps, two questions, each step one diamond (rewarded), one single
     agent plan and one invalid completion (the penalty); tokens.json with its categories."""
+    from orchrm.llm.accounting import TOKENS_FILE, LedgerTotals, TokenLedger, UsageRecord
     from orchrm.samples import SAMPLES_FILE, SampleRecord
 
     folder.mkdir(parents=True)
@@ -166,9 +167,11 @@ def write_grpo(folder: Path) -> Path:
                         reward=-1.0,
                     )
                 )
-    (folder / "tokens.json").write_text(
-        json.dumps({"categories": {"plan": {"total_tokens": 1200}, "train": {"total_tokens": 2400}}})
-    )
+    ledger = TokenLedger()
+    for category, prompt, completion in (("plan", 1000, 200), ("train", 2000, 400)):
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "cached": False}
+        ledger.add([UsageRecord(category=category, backend="transformers", model_id="m", **usage)])
+    (folder / TOKENS_FILE).write_text(LedgerTotals.of(ledger).model_dump_json(indent=2))
     return folder
 
 

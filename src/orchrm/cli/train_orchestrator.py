@@ -11,10 +11,13 @@ from rich.console import Console
 from rich.table import Table
 
 from ..grpo.config import GRPORunConfig
+from ..grpo.timing import STEPS_FILE
+from ..llm.accounting import TOKENS_FILE
 from ..llm.models import DEFAULT_MODEL
 from ..mas.run_config import PlanSampling, RolloutSettings
 from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.trackers import ReportTo, tracker_list
+from ..samples import SAMPLES_FILE
 from .options import (
     MODELS,
     ApiKeyEnv,
@@ -132,5 +135,5 @@ def _print_outcome(console: Console, result: TrainOutcome, sampler: str, out: Pa
         mean = lambda f: sum(f(t) for t in sampled) / max(1, len(sampled))  # noqa: E731
         say(console, f"per step ({sampler} sampler, {len(sampled)} steps): generation {mean(lambda t: t.generation_s):.1f}s "
                  f"({mean(lambda t: t.tokens_per_s):.1f} tok/s), reward {mean(lambda t: t.reward_s):.1f}s, "
-                 f"update {mean(lambda t: t.update_s):.1f}s · {out / 'steps.jsonl'}")  # fmt: skip
-    say(console, f"adapter: {result.adapter} · tokens: {out / 'tokens.json'} · samples: {out / 'samples.jsonl'}")
+                 f"update {mean(lambda t: t.update_s):.1f}s · {out / STEPS_FILE}")  # fmt: skip
+    say(console, f"adapter: {result.adapter} · tokens: {out / TOKENS_FILE} · samples: {out / SAMPLES_FILE}")

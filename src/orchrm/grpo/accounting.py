@@ -6,7 +6,8 @@ under `train`.
 and reads the file back on resume, so tokens spent before a kill -9 stay counted (they were spent). Under
 several processes each appends only what it spent, to its own file (`tokens.jsonl` for the main process,
 `tokens.rank<N>.jsonl` for process N), so no line is shared and none is counted twice. `tokens.json` holds
-the totals over every such file on disk, rewritten at every checkpoint and at the end.
+the totals over every such file on disk, rewritten at every checkpoint and at the end. The files' names, the
+totals' schema and their readers are `orchrm.llm.accounting`'s.
 """
 
 from __future__ import annotations
@@ -19,12 +20,9 @@ from typing import Any
 
 from .. import jsonl
 from ..atomic import write_text_atomic
-from ..llm.accounting import TokenLedger, UsageRecord
+from ..llm.accounting import TOKENS_FILE, LedgerTotals, TokenLedger, UsageRecord, run_ledger
 from .timing import StepClock
 
-TOKENS_LOG = "tokens.jsonl"
-TOKENS_FILE = "tokens.json"
-_RANK_LOG = "tokens.rank{}.jsonl"
 POLICY_BACKEND = "transformers"
 
 
@@ -49,40 +47,16 @@ class LedgerLog(TokenLedger):
 
 
 def totals_json(ledger: TokenLedger) -> str:
-    """Per-category totals (with `total_tokens` and `spent_tokens` spelled out) and the grand total, each with
-    `per_sample_tokens` beside it: the count had every sample's prompt been computed on its own."""
-    shared: dict[str, int] = {}
-    for rec in ledger.records:
-        shared[rec.category] = shared.get(rec.category, 0) + rec.prompt_shared
-
-    def row(t: Any, extra: int) -> dict[str, int]:
-        return {**t.model_dump(), "total_tokens": t.total_tokens, "spent_tokens": t.spent_tokens,
-                "per_sample_tokens": t.total_tokens + extra}  # fmt: skip
-
-    cats = {k: row(v, shared.get(k, 0)) for k, v in ledger.totals().items()}
-    out = {"categories": cats, "total": row(ledger.total(), sum(shared.values()))}
-    return json.dumps(out, indent=2) + "\n"
-
-
-def ledger_path(run_dir: Path, process_index: int = 0) -> Path:
-    """The file process `process_index` appends its usage records to."""
-    return run_dir / (TOKENS_LOG if process_index == 0 else _RANK_LOG.format(process_index))
-
-
-def run_ledger(run_dir: Path) -> TokenLedger:
-    """Every usage record of a run on disk, from every process's file (a torn last line is skipped, not cut:
-    the file may belong to another process)."""
-    ledger = TokenLedger()
-    for path in [ledger_path(run_dir), *sorted(run_dir.glob(_RANK_LOG.format("*")))]:
-        ledger.add(jsonl.read(path, UsageRecord.model_validate, "usage record"))
-    return ledger
+    """`tokens.json`'s text: per-category totals (with `total_tokens` and `spent_tokens` spelled out) and the
+    grand total, each with `per_sample_tokens` beside it (`LedgerTotals`)."""
+    return json.dumps(LedgerTotals.of(ledger).model_dump(), indent=2) + "\n"
 
 
 def write_totals(run_dir: Path) -> dict[str, Any]:
     """`tokens.json`: the totals of every usage record on disk (`run_ledger`); also returned."""
-    text = totals_json(run_ledger(run_dir))
-    write_text_atomic(run_dir / TOKENS_FILE, text)
-    return json.loads(text)
+    totals = LedgerTotals.of(run_ledger(run_dir)).model_dump()
+    write_text_atomic(run_dir / TOKENS_FILE, json.dumps(totals, indent=2) + "\n")
+    return totals
 
 
 def _first_of_prompt(prompts: list) -> list[bool]:

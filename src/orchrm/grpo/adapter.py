@@ -30,8 +30,8 @@ from ..llm.models import AdapterFile, resolve_model
 from ..llm.weights import PolicyWeights, file_digests, mismatch, policy_weights, quiet_transformers
 from ..paths import cache_dir
 from ..version import __version__
-from .checkpoints import SEAL_FILE, Seal, last_checkpoint
-from .config import GRPORunConfig
+from .checkpoints import CHECKPOINTS_DIR, SEAL_FILE, Seal, last_checkpoint, run_of
+from .config import GRPORunConfig, read_training_config
 
 ADAPTER_DIR = "adapter"  # in a run folder
 ADAPTER_CARD = "orchrm-adapter.json"
@@ -94,11 +94,11 @@ def _checked(folder: Path) -> tuple[str, str, dict[str, str]]:
         if card_path.is_file():
             card = AdapterCard.model_validate(safejson.read(card_path))
             listed, base, step = card.files, card.base_sha256, card.steps
-            skip, run = ADAPTER_CARD, folder.parent
+            skip, run = ADAPTER_CARD, folder.parent  # the adapter is its run's ADAPTER_DIR
         elif seal_path.is_file():
             seal = Seal.model_validate(safejson.read(seal_path))
-            listed, step, skip, run = seal.files, seal.step, SEAL_FILE, folder.parent.parent
-            base = GRPORunConfig.model_validate(safejson.read(run / "run.json")).policy_sha256
+            listed, step, skip, run = seal.files, seal.step, SEAL_FILE, run_of(folder)
+            base = read_training_config(run).policy_sha256
         else:
             raise ConfigError(f"{folder} holds no trained orchestrator adapter (no {ADAPTER_CARD} or {SEAL_FILE})",
                               hint="pass a train-orchestrator run folder, its adapter/ or one of its checkpoints/checkpoint-N")  # fmt: skip
@@ -125,9 +125,9 @@ def adapter_folder(path: Path) -> Path:
         raise ConfigError(f"adapter folder {path} does not exist")
     if (path / ADAPTER_CARD).is_file() or (path / SEAL_FILE).is_file():
         return path
-    if (path / "adapter" / ADAPTER_CARD).is_file():
-        return path / "adapter"
-    found = last_checkpoint(path / "checkpoints")
+    if (path / ADAPTER_DIR / ADAPTER_CARD).is_file():
+        return path / ADAPTER_DIR
+    found = last_checkpoint(path / CHECKPOINTS_DIR)
     if found is None:
         raise ConfigError(f"{path} holds no trained orchestrator adapter and no sealed checkpoint",
                           hint="pass a train-orchestrator run folder, its adapter/ or one of its checkpoints/checkpoint-N")  # fmt: skip

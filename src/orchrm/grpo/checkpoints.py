@@ -24,6 +24,7 @@ from ..llm.weights import file_digests, mismatch
 from .accounting import write_totals
 
 SEAL_FILE = "orchrm-checkpoint.json"
+CHECKPOINTS_DIR = "checkpoints"  # in a run folder: `checkpoints/checkpoint-N/`
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 
@@ -53,6 +54,11 @@ def checkpoints(folder: Path) -> list[tuple[int, Path]]:
         return []
     found = [(int(m.group(1)), p) for p in folder.iterdir() if p.is_dir() and (m := _CHECKPOINT.match(p.name))]
     return sorted(found)
+
+
+def run_of(checkpoint: Path) -> Path:
+    """The run folder a `checkpoint-N` folder belongs to (`<run>/checkpoints/checkpoint-N`)."""
+    return checkpoint.parent.parent
 
 
 def checkpoint_step(folder: Path) -> int:

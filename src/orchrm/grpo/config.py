@@ -8,11 +8,13 @@ degree, temperature, top-p, token limit, prompt examples) is `PlanSampling`, the
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
 from ..mas.run_config import PlanSampling
+from ..mas.run_folder import read_settings
 from ..rm.trackers import REPORT_TO_HELP, ReportTo
 
 RewardKind = Literal["rm", "execute", "prior", "router", "valid", "custom"]
@@ -77,3 +79,8 @@ class GRPORunConfig(PlanSampling):
         change)."""
         mine, theirs = self.model_dump(), old.model_dump()
         return [f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in mine if k not in RESUMABLE and mine[k] != theirs[k]]
+
+
+def read_training_config(run: Path) -> GRPORunConfig:
+    """The `GRPORunConfig` a training run folder was made with: the one reader of its `run.json`."""
+    return read_settings(run, GRPORunConfig, "pass a run folder made by `orchrm train-orchestrator`")

@@ -21,14 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..llm.accounting import ledger_path
 from ..llm.weights import PolicyWeights, quiet_transformers
 from ..mas.rollout import agent_types_for
 from ..mas.run_folder import settle_run_file
 from ..samples import SAMPLES_FILE
 from ..tasks.base import Task
-from .accounting import POLICY_BACKEND, Accounted, LedgerLog, ledger_path, write_totals
+from .accounting import POLICY_BACKEND, Accounted, LedgerLog, write_totals
 from .adapter import ADAPTER_DIR, save_adapter
-from .checkpoints import checkpoint_step, last_checkpoint, make_seal_callback
+from .checkpoints import CHECKPOINTS_DIR, checkpoint_step, last_checkpoint, make_seal_callback
 from .config import GRPORunConfig
 from .data import prompt_dataset
 from .diverse import DRAWS_FILE, DiverseDraws
@@ -37,9 +38,6 @@ from .rewards import PlanReward, PlanScorer
 from .sampler import SAMPLER_DIR, PlanEngine, Sampling, ServerRollout, check_processes, on_gpu, server_rollout
 from .shared_prompt import shared_prompt_trainer
 from .timing import STEPS_FILE, StepClock, StepTiming
-
-RUN_FILE = "run.json"
-CHECKPOINTS_DIR = "checkpoints"
 
 
 @dataclass

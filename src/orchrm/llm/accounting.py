@@ -1,16 +1,30 @@
-"""Token accounting: every call's usage, attributed to a category the caller names, summed per run."""
+"""Token accounting: every call's usage, attributed to a category the caller names, summed per run.
+
+A run that keeps its ledger on disk (orchestrator training) appends every usage record to `tokens.jsonl`
+(`tokens.rank<N>.jsonl` for process N) and writes their totals to `tokens.json` (`LedgerTotals`). Those names and
+the totals' schema are declared here, below both the trainer that writes them and the viewer that must not load
+the training stack to read them; `run_ledger` and `read_totals` are their readers.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError, model_serializer
 
+from .. import jsonl, safejson
+from ..errors import RunFileError
 from .types import Completion
 
 #: The categories the pipeline uses. Callers may name others; these are the ones reports order first.
 CATEGORIES = ("plan", "execute", "verify", "train")
+
+TOKENS_LOG = "tokens.jsonl"
+TOKENS_FILE = "tokens.json"
+_RANK_LOG = "tokens.rank{}.jsonl"
 
 
 class UsageRecord(BaseModel):
@@ -120,3 +134,66 @@ class TokenLedger:
         for rec in self.records:
             out.add(rec)
         return out
+
+
+class TotalsRow(CategoryTotals):
+    """A row of `tokens.json`: a category's (or the run's) totals, written with their sums `total_tokens` and
+    `spent_tokens` (read back from the counts they sum) and `per_sample_tokens`."""
+
+    per_sample_tokens: int | None = Field(
+        None,
+        description="total_tokens had every sample's prompt been computed on its own (None: a file written before "
+        "it was recorded).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _with_sums(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        per_sample = data.pop("per_sample_tokens", None)
+        sums = {"total_tokens": self.total_tokens, "spent_tokens": self.spent_tokens}
+        return {**data, **sums, **({} if per_sample is None else {"per_sample_tokens": per_sample})}
+
+
+class LedgerTotals(BaseModel):
+    """`tokens.json`: the totals per category (known categories first) and over all of them."""
+
+    categories: dict[str, TotalsRow]
+    total: TotalsRow
+
+    @classmethod
+    def of(cls, ledger: TokenLedger) -> LedgerTotals:
+        """The ledger's totals, each with `per_sample_tokens`: the count had no sample read a prompt through
+        another's pass (`UsageRecord.prompt_shared`)."""
+        shared: dict[str, int] = {}
+        for rec in ledger.records:
+            shared[rec.category] = shared.get(rec.category, 0) + rec.prompt_shared
+
+        def row(t: CategoryTotals, extra: int) -> TotalsRow:
+            return TotalsRow(**t.model_dump(), per_sample_tokens=t.total_tokens + extra)
+
+        cats = {k: row(v, shared.get(k, 0)) for k, v in ledger.totals().items()}
+        return cls(categories=cats, total=row(ledger.total(), sum(shared.values())))
+
+
+def ledger_path(run_dir: Path, process_index: int = 0) -> Path:
+    """The file process `process_index` appends its usage records to."""
+    return run_dir / (TOKENS_LOG if process_index == 0 else _RANK_LOG.format(process_index))
+
+
+def run_ledger(run_dir: Path) -> TokenLedger:
+    """Every usage record of a run on disk, from every process's file (a torn last line is skipped, not cut:
+    the file may belong to another process)."""
+    ledger = TokenLedger()
+    for path in [ledger_path(run_dir), *sorted(run_dir.glob(_RANK_LOG.format("*")))]:
+        ledger.add(jsonl.read(path, UsageRecord.model_validate, "usage record"))
+    return ledger
+
+
+def read_totals(run_dir: Path) -> LedgerTotals:
+    """A run's `tokens.json`; a missing, unreadable or invalid file is a `RunFileError`."""
+    path = run_dir / TOKENS_FILE
+    try:
+        return LedgerTotals.model_validate(safejson.read(path))
+    except (OSError, safejson.UnsafeJSONError, ValidationError) as exc:
+        detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise RunFileError(f"{path}: not a token totals file ({detail})") from None

@@ -1,8 +1,8 @@
 """A `train-orchestrator` (GRPO) run for the viewer: every sampled plan with its step, validity and reward, by
 question, and the run's tokens per category.
 
-The records are read by their owner, `orchrm.samples` (`samples.jsonl`), which the trainer writes through;
-the training stack itself is never imported here.
+The records are read by their owner, `orchrm.samples` (`samples.jsonl`), which the trainer writes through,
+and the tokens by theirs, `orchrm.llm.accounting` (`tokens.json`); the training stack itself is never imported here.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import safejson
+from ..errors import RunFileError
+from ..llm.accounting import TOKENS_FILE, read_totals
 from ..mas.plans import PlanError, parse_plan, plan_shape
 from ..samples import SAMPLES_FILE, SampleRecord, latest_attempts, read_samples
 from .graph import plan_graph
 from .model import Run, display_name
 
-TOKENS_NAME = "tokens.json"
 STEP_ROWS = 12
 
 
@@ -48,7 +48,7 @@ def load_training_run(folder: Path) -> Run:
         samples[(r.question_id, i)] = Sample(**r.model_dump(include=set(Sample.__dataclass_fields__)))
     run = Run(name=display_name(folder), kind="grpo", traces={}, question_ids=list(counts))
     run.samples = samples
-    run.summary = {"steps": _steps(records), "samples": len(records), "tokens": _tokens(folder / TOKENS_NAME)}
+    run.summary = {"steps": _steps(records), "samples": len(records), "tokens": _tokens(folder)}
     return run
 
 
@@ -74,15 +74,14 @@ def _steps(records: list[SampleRecord]) -> list[dict[str, Any]]:
     return rows
 
 
-def _tokens(path: Path) -> dict[str, int]:
+def _tokens(folder: Path) -> dict[str, int]:
+    """Total tokens per category; none for a run that has not written its totals yet, or whose file is damaged."""
+    if not (folder / TOKENS_FILE).is_file():
+        return {}
     try:
-        categories = safejson.read(path).get("categories", {})
-    except (OSError, safejson.UnsafeJSONError, AttributeError):
+        return {k: row.total_tokens for k, row in read_totals(folder).categories.items()}
+    except RunFileError:
         return {}
-    if not isinstance(categories, dict):
-        return {}
-    totals = {k: v.get("total_tokens") if isinstance(v, dict) else None for k, v in categories.items()}
-    return {k: n for k, n in totals.items() if type(n) is int}
 
 
 def _parsed(s: Sample):
