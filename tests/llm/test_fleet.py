@@ -167,8 +167,17 @@ def test_cli_base_url_takes_a_comma_separated_fleet(fleet):
 
 
 def test_cli_all_endpoints_down_is_one_line():
-    out = _orchrm("generate", "hello", "--backend", "openai", "--base-url", f"{_dead_url()},{_dead_url()}",
-                  "--retries", "0", "--no-cache")  # fmt: skip
+    out = _orchrm(
+        "generate",
+        "hello",
+        "--backend",
+        "openai",
+        "--base-url",
+        f"{_dead_url()},{_dead_url()}",
+        "--retries",
+        "0",
+        "--no-cache",
+    )
     assert out.returncode == 1 and "Traceback" not in out.stderr
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert lines[0].startswith("error:") and "all 2 endpoints failed" in lines[0], out.stderr

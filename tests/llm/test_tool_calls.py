@@ -17,14 +17,28 @@ TOOLS = [
 
 
 def tool_body(name, arguments, content=None):
-    return json.dumps({
-        "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": content,
-            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}],
-        }}],
-        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
-    }).encode()  # fmt: skip
+    return json.dumps(
+        {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": content,
+                        "tool_calls": [
+                            {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
+                        ],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+        }
+    ).encode()
 
 
 def test_tools_are_sent_and_tool_calls_parsed(fake):

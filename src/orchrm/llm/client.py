@@ -1,8 +1,8 @@
 """`LLM`: the one interface all of orchrm generates through.
 
 It draws `n` samples from a backend (as one request where the backend can serve a group, else concurrently;
-in flight never more than the backend's concurrency), serves repeats from the response cache, checks structured output against its schema, and records every completion's
-usage in a token ledger under the caller's category.
+in flight never more than the backend's concurrency), serves repeats from the response cache, checks structured
+output against its schema, and records every completion's usage in a token ledger under the caller's category.
 """
 
 from __future__ import annotations

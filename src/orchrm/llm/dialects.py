@@ -52,6 +52,8 @@ def after_refusal(singles: list[Completion], where: str, exc: BackendHTTPError) 
     """The completions asked once per sample after `where` refused them as one request, each a group of
     one; warns, since every later group costs the prompt once per sample."""
     # stacklevel 3: the warning names the caller of the backend's `complete_group`, as it did inline there
-    warnings.warn(f"{where} refused a request for {len(singles)} completions ({exc}); "
-                  "asking once per sample from now on", stacklevel=3)  # fmt: skip
+    warnings.warn(
+        f"{where} refused a request for {len(singles)} completions ({exc}); asking once per sample from now on",
+        stacklevel=3,
+    )
     return [c.model_copy(update={"group": 1}) for c in singles]

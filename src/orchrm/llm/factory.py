@@ -51,9 +51,13 @@ def create_backend(
         if len(urls) > 1:
             # A fleet: `concurrency` is per endpoint; each endpoint retries once, then the request moves on.
             return FleetBackend(
-                urls, model, api_key_env=api_key_env, timeout_s=timeout_s or 120.0,
-                max_retries=min(max_retries, 1), concurrency=concurrency or 8,
-            )  # fmt: skip
+                urls,
+                model,
+                api_key_env=api_key_env,
+                timeout_s=timeout_s or 120.0,
+                max_retries=min(max_retries, 1),
+                concurrency=concurrency or 8,
+            )
         return OpenAIBackend(
             base_url,
             model,
@@ -67,8 +71,10 @@ def create_backend(
 
 def adapter_needs_local() -> ConfigError:
     """The error for an orchestrator adapter on a served backend (raised before any conversion by the CLI)."""
-    return ConfigError("--orchestrator-adapter is for the local backend",
-                       hint="a served model loads its LoRA adapters itself (vLLM --lora-modules): name the adapter with --model")  # fmt: skip
+    return ConfigError(
+        "--orchestrator-adapter is for the local backend",
+        hint="a served model loads its LoRA adapters itself (vLLM --lora-modules): name the adapter with --model",
+    )
 
 
 def split_base_urls(base_url: str) -> list[str]:
@@ -88,7 +94,8 @@ def open_llm(
     store = None
     if cache is not False:
         store = ResponseCache(responses_db() if cache is True else Path(cache))
-    return LLM(create_backend(backend, **backend_options), cache=store, ledger=ledger, config=config)  # type: ignore[arg-type]
+    model_api = create_backend(backend, **backend_options)  # type: ignore[arg-type]
+    return LLM(model_api, cache=store, ledger=ledger, config=config)
 
 
 def _same_target(backend: str, model: str | None, base_url: str | None) -> tuple[str, str | None, str | None]:
@@ -115,13 +122,25 @@ def open_llms(
     `agent_backend` alone, that backend's default model. Timeouts, retries, key and concurrency are shared.
     When nothing differs both are the same object, or with an `orchestrator_adapter` (a trained orchestrator
     on the local backend) the same server's base model. Close them with `close_llms`."""
-    orchestrator = open_llm(backend, cache=cache, ledger=ledger, config=config, model=model, base_url=base_url,
-                            adapter=orchestrator_adapter, **backend_options)  # fmt: skip
+    orchestrator = open_llm(
+        backend,
+        cache=cache,
+        ledger=ledger,
+        config=config,
+        model=model,
+        base_url=base_url,
+        adapter=orchestrator_adapter,
+        **backend_options,
+    )
     try:
         agent = open_agent_llm(
-            orchestrator, agent_backend, model=agent_model, base_url=agent_base_url,
-            same_as=(backend, model, base_url), **backend_options,
-        )  # fmt: skip
+            orchestrator,
+            agent_backend,
+            model=agent_model,
+            base_url=agent_base_url,
+            same_as=(backend, model, base_url),
+            **backend_options,
+        )
     except BaseException:
         orchestrator.close()
         raise

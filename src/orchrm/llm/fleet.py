@@ -18,6 +18,7 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import (
     BackendHTTPError,
@@ -100,7 +101,7 @@ class FleetBackend(Backend):
         concurrency: int = 8,
         max_retries: int = 1,
         cool_down_s: float = COOL_DOWN_S,
-        **options: object,
+        **options: Any,
     ) -> None:
         urls = [u.strip().rstrip("/") for u in base_urls if u.strip()]
         if len(urls) < 2:
@@ -111,7 +112,7 @@ class FleetBackend(Backend):
         self.cool_down_s = cool_down_s
         # Each endpoint retries little: a dead one should hand its request on in seconds, not minutes.
         self.endpoints = [
-            _Endpoint(OpenAIBackend(u, model, concurrency=concurrency, max_retries=max_retries, **options), concurrency)  # type: ignore[arg-type]
+            _Endpoint(OpenAIBackend(u, model, concurrency=concurrency, max_retries=max_retries, **options), concurrency)
             for u in urls
         ]
         self.failovers: list[Failover] = []

@@ -28,9 +28,14 @@ def native_body(
 ) -> dict[str, Any]:
     """llama-server's `/completion` body for n samples of a templated prompt (sampler defaults as its chat route)."""
     body: dict[str, Any] = {
-        "prompt": prompt, "n_cmpl": n, "n_predict": config.max_tokens, "temperature": config.temperature,
-        "top_p": config.top_p, "cache_prompt": True, "return_tokens": False,
-    }  # fmt: skip
+        "prompt": prompt,
+        "n_cmpl": n,
+        "n_predict": config.max_tokens,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "cache_prompt": True,
+        "return_tokens": False,
+    }
     if seed is not None:
         body["seed"] = seed
     if config.stop:
@@ -60,8 +65,11 @@ def parse_native(data: Any, n: int, where: str) -> list[Completion]:
             ) from exc
         if not isinstance(text, str) or not 0 <= index < n or index in out:
             raise MalformedResponse(f"{where}/completion returned completion index {index!r} for {n} requested")
-        usage = Usage(prompt_tokens=max(prompt_tokens, 0), completion_tokens=max(completion_tokens, 0),
-                      cached_prompt_tokens=min(max(cached, 0), max(prompt_tokens, 0)))  # fmt: skip
+        usage = Usage(
+            prompt_tokens=max(prompt_tokens, 0),
+            completion_tokens=max(completion_tokens, 0),
+            cached_prompt_tokens=min(max(cached, 0), max(prompt_tokens, 0)),
+        )
         out[index] = Completion(
             text=text, finish_reason="length" if stop == "limit" else "stop", usage=usage, sample_index=index
         )
@@ -87,8 +95,15 @@ def parse_choices(resp: Any, n: int, where: str, parse_one: Any) -> list[Complet
         out[index] = parse_one(choice).model_copy(update={"sample_index": index})
     shares = split_tokens(completion_tokens, [len(c.text) for _, c in sorted(out.items())])
     for (index, c), share in zip(sorted(out.items()), shares, strict=True):
-        out[index] = c.model_copy(update={"usage": Usage(prompt_tokens=prompt_tokens, completion_tokens=share,
-                                                         cached_prompt_tokens=min(cached, prompt_tokens))})  # fmt: skip
+        out[index] = c.model_copy(
+            update={
+                "usage": Usage(
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=share,
+                    cached_prompt_tokens=min(cached, prompt_tokens),
+                )
+            }
+        )
     return bill_prompt_once(out)
 
 

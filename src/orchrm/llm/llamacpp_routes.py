@@ -72,8 +72,10 @@ class LlamaCppRoutes:
         try:
             r = await self._client().post(url, json=body)
         except httpx.TimeoutException as exc:
-            raise BackendTimeout(f"{url} did not answer within {self.timeout_s:g}s",
-                                 hint="raise the timeout or lower the load on the server") from exc  # fmt: skip
+            raise BackendTimeout(
+                f"{url} did not answer within {self.timeout_s:g}s",
+                hint="raise the timeout or lower the load on the server",
+            ) from exc
         except httpx.HTTPError as exc:
             raise BackendUnreachable(f"cannot reach {url}: {exc}", hint="is the server running?") from exc
         if r.status_code != 200:

@@ -60,7 +60,7 @@ REGISTRY: dict[str, EmbeddedModel] = {
         ),
         EmbeddedModel(
             name="qwen2.5-coder-1.5b",
-            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: optional, stronger and ~3x slower",
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: optional, stronger and slower",
             filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             size=1_117_320_768,
@@ -68,7 +68,7 @@ REGISTRY: dict[str, EmbeddedModel] = {
         ),
         EmbeddedModel(
             name="smollm2-135m",
-            description="SmolLM2-135M-Instruct Q4_1: fast (~80 tok/s) but too weak to plan; for tests",
+            description="SmolLM2-135M-Instruct Q4_1: fast but too weak to plan; for tests",
             filename="SmolLM2-135M-Instruct.Q4_1.gguf",
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             size=98_362_432,

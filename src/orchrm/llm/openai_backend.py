@@ -84,8 +84,9 @@ class OpenAIBackend(Backend):
         if self.model is None:
             # Read before any request (a CLI recording its run config): ask the server now, synchronously.
             try:
-                with openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
-                                   max_retries=self.max_retries) as client:  # fmt: skip
+                with openai.OpenAI(
+                    base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=self.max_retries
+                ) as client:
                     page = client.models.list()
             except openai.OpenAIError as exc:
                 raise self._translate(exc) from exc
@@ -98,8 +99,9 @@ class OpenAIBackend(Backend):
 
     @property
     def max_group(self) -> int:
-        return group_limit(self.dialect, refused=self.group_refused, slots=self._slots,
-                           concurrency=self.concurrency, max_n=self.max_n)  # fmt: skip
+        return group_limit(
+            self.dialect, refused=self.group_refused, slots=self._slots, concurrency=self.concurrency, max_n=self.max_n
+        )
 
     def _shards(self) -> tuple[list[openai.AsyncOpenAI], list[int]]:
         # An httpx client belongs to the event loop that first used it; keep one set per loop.
@@ -116,7 +118,7 @@ class OpenAIBackend(Backend):
                     timeout=self.timeout_s,
                     max_retries=self.max_retries,
                     http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=self.timeout_s),
-                )  # fmt: skip
+                )
                 for _ in range(n)
             ]
             self._in_flight[loop_id] = [0] * n

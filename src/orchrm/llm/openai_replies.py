@@ -36,8 +36,13 @@ def parse_completion(resp: Any, where: str) -> Completion:
             hint="is this an OpenAI-compatible chat-completions endpoint?",
         ) from exc
     c = parse_choice(choice, where)
-    return c.model_copy(update={"usage": Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                               cached_prompt_tokens=max(cached, 0))})  # fmt: skip
+    return c.model_copy(
+        update={
+            "usage": Usage(
+                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cached_prompt_tokens=max(cached, 0)
+            )
+        }
+    )
 
 
 def parse_choice(choice: Any, where: str) -> Completion:
@@ -52,8 +57,9 @@ def parse_choice(choice: Any, where: str) -> Completion:
         if not calls:
             raise MalformedResponse(f"{where} returned a completion with no text content")
         text = ""
-    return Completion(text=text, finish_reason=finish, usage=Usage(prompt_tokens=0, completion_tokens=0),
-                      tool_calls=calls or None)  # fmt: skip
+    return Completion(
+        text=text, finish_reason=finish, usage=Usage(prompt_tokens=0, completion_tokens=0), tool_calls=calls or None
+    )
 
 
 def _tool_calls(message: Any, where: str) -> list[ToolCall]:

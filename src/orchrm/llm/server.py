@@ -60,7 +60,8 @@ def free_port() -> int:
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """How to run llama-server. Slots default to 4: the measured throughput knee on two cores."""
+    """How to run llama-server. Slots default to 4, chosen from the throughput at 1, 4 and 8 concurrent requests
+    that bench/llm_throughput.py measures (bench/results/llm_throughput.json)."""
 
     parallel: int = 4
     ctx_per_slot: int = 4096

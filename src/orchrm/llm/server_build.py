@@ -1,7 +1,7 @@
 """Building llama.cpp's `llama-server` once, from the sources vendored in the pinned llama-cpp-python sdist.
 
-PyPI has no prebuilt server for this machine, so the first local run compiles one (~10 minutes on two
-cores) into the user cache, keyed by version. The build directory survives an interrupted build, so a
+PyPI has no prebuilt server for this machine, so the first local run compiles one (a long step on a small
+CPU) into the user cache, keyed by version. The build directory survives an interrupted build, so a
 second attempt resumes where the first stopped; a failed step is reported by name with its log's tail.
 
 The same sdist carries llama.cpp's `convert_lora_to_gguf.py` (with the `conversion/` package and `gguf-py/`

@@ -129,9 +129,12 @@ def convert_gguf(gguf: Path, target: Path, *, source: str, sha256: str, dtype: D
     with quiet_transformers():
         # dequantize=True: dense tensors, not GGUF blocks, so the state dict is ordinary weights.
         packed = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, quantization_config=GgufConfig(dequantize=True),
-            dtype=torch.float32, local_files_only=True,
-        )  # fmt: skip
+            gguf.parent,
+            gguf_file=gguf.name,
+            quantization_config=GgufConfig(dequantize=True),
+            dtype=torch.float32,
+            local_files_only=True,
+        )
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
         plain = packed.config.to_dict()
         plain.pop("quantization_config", None)
@@ -143,8 +146,10 @@ def convert_gguf(gguf: Path, target: Path, *, source: str, sha256: str, dtype: D
         with replacing_dir(target) as tmp:
             model.save_pretrained(tmp, safe_serialization=True)
             if not (tmp / "config.json").is_file():  # a process other than rank 0 of a started process group
-                raise ModelError(f"transformers wrote no weights converting {gguf.name} in this process",
-                                 hint="convert it in one process first (policy_weights), then launch the others")  # fmt: skip
+                raise ModelError(
+                    f"transformers wrote no weights converting {gguf.name} in this process",
+                    hint="convert it in one process first (policy_weights), then launch the others",
+                )
             tokenizer.save_pretrained(tmp)
             card = WeightsCard(
                 source=source, gguf_sha256=sha256, dtype=dtype, model_type=config.model_type, files=file_digests(tmp)
