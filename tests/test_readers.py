@@ -22,7 +22,6 @@ SERVER_USAGE = "a token count in an LLM server's reply, already typed by the Ope
 ALLOWED: dict[str, str] = {
     "bon/prior.py|add|int|correct": COUNT,
     "bon/report.py|_plot_accuracy_vs_n|int|n": "a plan count from the run's own settings",
-    "bon/results.py|read_results|model_validate_json|path.read_text()": PYDANTIC,
     "bon/router.py|fit|int|bool(t.score.correct)": COUNT,
     "bon/stats.py|across_runs|int|s": "training seeds the caller passes as numbers, never parsed text",
     "cli/judge.py|read_rows|model_validate_json|line": PYDANTIC,

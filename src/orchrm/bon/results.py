@@ -1,7 +1,9 @@
 """The typed results of a best-of-N run: what `results.json` holds, and what the report and the CLI read.
 
 `BonResults.dump()` is exactly the JSON the run writes (its keys and their order are a contract: benchmarks
-read the file by key), and `read_results` reads one back, so a report can be redrawn from the file alone.
+read the file by key), and `read_results` reads one back, so a report can be redrawn from the file alone. A
+best-of-N folder's `results.json` and `per_question.jsonl` are declared here, with their readers (`read_results`,
+`read_per_question`) that the viewer and the benchmarks use.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from .. import jsonl, safejson
 from ..atomic import write_text_atomic
+from ..errors import RunFileError
 from ..folders import stamp_folder
 from .blind import BaselinesInfo
 from .config import BonConfig
@@ -21,6 +25,9 @@ from .stats import Interval
 
 RESULTS_FILE = "results.json"
 PER_QUESTION_FILE = "per_question.jsonl"
+#: Fields results gained after they were first written: a file from before one reads without it (its default)
+#: and dumps without it.
+_LATER = ("router_fallbacks", "auc", "content", "per_kind", "notes")
 
 
 class Tokens(BaseModel):
@@ -108,9 +115,9 @@ class BonResults(RunInfo):
     methods: dict[str, MethodSummary]
     marks: dict[str, Interval | str]  # intervals, and `best_trivial`, `best_content_blind`: names of methods
     router_fallbacks: int | None = None  # valid plans whose shape the router never saw (scored by the prior)
-    auc: dict[str, Auc]
+    auc: dict[str, Auc] = Field(default_factory=dict)
     content: ContentStats | None = None  # same-shape pairs, content headroom, each score's same-shape AUC
-    per_kind: dict[str, dict[str, int | float]]  # kind -> method -> accuracy, and "n": the kind's questions
+    per_kind: dict[str, dict[str, int | float]] = Field(default_factory=dict)  # kind -> method -> accuracy, and "n"
     # "seen" / "unseen": only when training traces carry templates and some held-out template is new to them
     by_template: dict[str, TemplateGroup] | None = None
     notes: list[str] = Field(default_factory=list)
@@ -136,6 +143,7 @@ class BonResults(RunInfo):
         unset = {k for k in RunInfo.model_fields if k not in self.model_fields_set}
         if self.by_template is None:  # results written before templates were recorded keep their exact keys
             unset.add("by_template")
+        unset |= {k for k in _LATER if k not in self.model_fields_set}  # as do those from before these fields
         return self.model_dump(exclude=unset)
 
 
@@ -147,4 +155,26 @@ def write_results(folder: Path, results: BonResults, rows: list[dict[str, Any]])
 
 
 def read_results(path: Path) -> BonResults:
-    return BonResults.model_validate_json(path.read_text())
+    """A best-of-N folder's results (`path` is the folder, or its `results.json`); a missing, unreadable or
+    invalid file is a `RunFileError`."""
+    path = path / RESULTS_FILE if path.is_dir() else path
+    try:
+        return BonResults.model_validate(safejson.read(path))
+    except (OSError, safejson.UnsafeJSONError) as exc:
+        raise RunFileError(f"{path}: not a best-of-N results file ({exc})") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(results)"
+        raise RunFileError(f"{path}: not a best-of-N results file ({where}: {err['msg']})") from None
+
+
+def read_per_question(folder: Path) -> list[dict[str, Any]]:
+    """A best-of-N folder's `per_question.jsonl`: one row per question, each with its `question_id` (none when
+    the run has not written it yet)."""
+    return jsonl.read(folder / PER_QUESTION_FILE, _row, "per-question row")
+
+
+def _row(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or not isinstance(value.get("question_id"), str):
+        raise jsonl.RecordError("a per-question row needs a question_id")
+    return value

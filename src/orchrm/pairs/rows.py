@@ -18,6 +18,7 @@ from ..atomic import open_atomic, recover, replacing_dir
 from ..errors import OrchrmError
 from ..folders import stamp_folder
 from ..hashing import sha256_file
+from .stats import PairStats
 
 Source = Literal["correct-over-incorrect", "specialized-over-base", "artifact", "consensus", "counterfactual"]
 SOURCES: tuple[str, ...] = (
@@ -109,6 +110,20 @@ def read_pairs_dir(folder: Path) -> tuple[list[PairRow], list[PairRow]]:
         if manifest.files[name].rows != len(rows):
             raise PairFileError(f"{folder / name} has {len(rows)} rows, its manifest says {manifest.files[name].rows}")
     return train, val
+
+
+def read_pair_stats(folder: Path) -> PairStats:
+    """A pairs folder's `stats.json` (also one written before manifests); an unreadable or invalid file is a
+    `PairFileError`."""
+    path = folder / STATS_FILE
+    try:
+        return PairStats.model_validate(safejson.read(path))
+    except (OSError, safejson.UnsafeJSONError) as exc:
+        raise PairFileError(f"{path}: not a pairs stats file ({exc})") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(stats)"
+        raise PairFileError(f"{path}: not a pairs stats file ({where}: {err['msg']})") from None
 
 
 def verify_pairs_dir(folder: Path) -> PairsManifest:

@@ -2,7 +2,8 @@
 rewards), the judge's picks at the run's N and the results summary.
 
 Each file is read by its owner: `read_traces` and `run_traces` for traces, `read_results` (or, for a results
-file written before a field existed, its raw JSON) for the summary, `read_judgments` for the judge.
+file older than the model reads, its raw JSON) for the summary, `read_per_question` for the rows,
+`read_judgments` for the judge.
 """
 
 from __future__ import annotations
@@ -10,11 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from .. import jsonl, safejson
+from .. import safejson
 from ..bon.judge import JUDGMENTS_FILE, read_judgments
-from ..bon.results import PER_QUESTION_FILE, RESULTS_FILE, read_results
+from ..bon.results import RESULTS_FILE, read_per_question, read_results
 from ..bon.run import HELDOUT_DIR
 from ..errors import RunFileError
 from ..mas.run_folder import run_traces
@@ -29,8 +28,7 @@ def is_bon_run(path: Path) -> bool:
 
 def load_bon_run(folder: Path) -> Run:
     summary = _bon_summary(folder / RESULTS_FILE)
-    rows = jsonl.read(folder / PER_QUESTION_FILE, _row, "per-question row")
-    per_question = {r["question_id"]: r for r in rows}
+    per_question = {r["question_id"]: r for r in read_per_question(folder)}
     held = find_traces(folder / HELDOUT_DIR)
     traces = read_traces(held) if held else []
     ids = list(per_question) or list(dict.fromkeys(t.question_id for t in traces))
@@ -56,20 +54,14 @@ def load_bon_run(folder: Path) -> Run:
     )
 
 
-def _row(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict) or not isinstance(value.get("question_id"), str):
-        raise jsonl.RecordError("a per-question row needs a question_id")
-    return value
-
-
 def _bon_summary(path: Path) -> dict[str, Any]:
     """The run's N and each method's accuracy and mean tokens by category; read with the typed model, or from
-    the raw JSON for a results file written before a field the model now requires."""
+    the raw JSON for a results file older than the model reads."""
     if not path.exists():
         return {}
     try:
         data = read_results(path).dump()
-    except ValidationError:
+    except RunFileError:
         try:
             data = safejson.read(path)
         except safejson.UnsafeJSONError as exc:
