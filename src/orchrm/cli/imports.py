@@ -34,7 +34,7 @@ def import_(
     out: Annotated[
         Path,
         typer.Option(
-            help="Run folder to write (traces.jsonl, import.json); replaced whole if an earlier import made it."
+            help=f"Run folder to write ({TRACES_FILE}, {IMPORT_FILE}); replaced whole if an earlier import made it."
         ),
     ],
     format: Annotated[InputFormat, typer.Option("--format", help="How the rows are stored.")] = InputFormat.jsonl,

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..mas.traces import locate_traces, read_traces
+from ..mas.traces import TRACES_FILE, locate_traces, read_traces
 from ..pairs import PairConfig, PairStats, build_pairs, load_counterfactual, write_pairs_dir
 from ..pairs.rows import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE
 from .options import options_from
@@ -45,9 +45,10 @@ PAIR_FLAGS = {"sources": ("--source",), "max_pairs_per_question": ("--max-per-qu
 
 @options_from(PairConfig, into="cfg", panel=lambda name: None, flags=PAIR_FLAGS, unset=("sources",))
 def pairs(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (or traces.jsonl files) from `orchrm rollout`.")],
+    runs: Annotated[list[Path], typer.Argument(help=f"Run folders (or {TRACES_FILE} files) from `orchrm rollout`.")],
     out: Annotated[
-        Path, typer.Option(help="Folder for train.jsonl, val.jsonl, stats.json and manifest.json (replaced whole).")
+        Path,
+        typer.Option(help=f"Folder for {TRAIN_FILE}, {VAL_FILE}, {STATS_FILE} and {MANIFEST_FILE} (replaced whole)."),
     ],
     *,
     cfg: PairConfig,

@@ -15,7 +15,7 @@ from rich.text import Text
 from ..errors import ConfigError
 from ..llm import BACKENDS, open_llm
 from ..mas.rollout import replay
-from ..mas.traces import Trace, locate_traces, read_traces
+from ..mas.traces import TRACES_FILE, Trace, locate_traces, read_traces
 from ..tasks import load_task
 from .say import styled, text
 
@@ -114,7 +114,7 @@ def render_trace(t: Trace) -> Group:
 
 
 def show(
-    path: Annotated[Path, typer.Argument(help="A run folder or its traces.jsonl.")],
+    path: Annotated[Path, typer.Argument(help=f"A run folder or its {TRACES_FILE}.")],
     index: Annotated[int | None, typer.Option("--index", "-i", help="Render the trace at this row.")] = None,
     question: Annotated[str | None, typer.Option(help="Render traces of this question id.")] = None,
     plan: Annotated[int | None, typer.Option(help="With --question: only this plan index.")] = None,

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from ..mas.traces import TRACES_FILE
 from ..view import load_runs, serve
 from .say import say
 
@@ -17,7 +18,7 @@ from .say import say
 def view(
     runs: Annotated[
         list[Path],
-        typer.Argument(help="Run folders (rollout, best-of-N, loop or train-orchestrator) or traces.jsonl files."),
+        typer.Argument(help=f"Run folders (rollout, best-of-N, loop or train-orchestrator) or {TRACES_FILE} files."),
     ],
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 8765,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,

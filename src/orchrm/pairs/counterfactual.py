@@ -72,7 +72,7 @@ class EditRecord(BaseModel):
     source_index: int = Field(description="The source trace's plan_index in the run.")
     source_plan: str = Field(description="`plan_digest` of the source plan, so a pairing finds exactly that plan.")
     edit_index: int
-    plan_index: int = Field(description="The edited trace's plan_index in the folder's traces.jsonl.")
+    plan_index: int = Field(description=f"The edited trace's plan_index in the folder's {TRACES_FILE}.")
     kind: EditKind
     description: str
     valid: bool
