@@ -107,8 +107,15 @@ def test_the_best_epochs_adapter_is_the_one_kept(base):
 
 def test_the_folder_holds_the_adapter_head_tokenizer_and_card_only(saved, base):
     files = {p.name for p in saved.iterdir()}
-    assert files == {"adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "tokenizer_config.json",
-                     "chat_template.jinja", "orchrm.json", "folder.json"}  # fmt: skip
+    assert files == {
+        "adapter_config.json",
+        "adapter_model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+        "orchrm.json",
+        "folder.json",
+    }
     card = json.loads((saved / "orchrm.json").read_text())
     assert card["backbone_kind"] == "decoder" and card["backbone"] == str(base.resolve())
     assert card["backbone_sha256"] == hashlib.sha256((base / "model.safetensors").read_bytes()).hexdigest()

@@ -50,7 +50,11 @@ def test_the_shared_prompt_pass_names_the_cache_as_the_model_does():
             return self.base
 
     assert [cache_argument(m) for m in (New(), Old(), Adapter(New()), Adapter(Old()))] == [
-        "cache", "past_key_values", "cache", "past_key_values"]  # fmt: skip
+        "cache",
+        "past_key_values",
+        "cache",
+        "past_key_values",
+    ]
 
 
 def test_only_the_named_deprecation_is_hidden():

@@ -25,16 +25,54 @@ pytestmark = pytest.mark.skipif(ACCELERATE is None, reason="accelerate's launche
 def _train(
     pairs: Path, backbone: Path, out: Path, processes: int, batch_size: int, tmp: Path
 ) -> subprocess.CompletedProcess:
-    verb = ["-m", "orchrm", "train-rm", str(pairs), "--out", str(out), "--backbone", str(backbone),
-            "--epochs", "3", "--batch-size", str(batch_size), "--lr", "1e-3", "--max-length", "96", "--center", "0"]  # fmt: skip
+    verb = [
+        "-m",
+        "orchrm",
+        "train-rm",
+        str(pairs),
+        "--out",
+        str(out),
+        "--backbone",
+        str(backbone),
+        "--epochs",
+        "3",
+        "--batch-size",
+        str(batch_size),
+        "--lr",
+        "1e-3",
+        "--max-length",
+        "96",
+        "--center",
+        "0",
+    ]
     if processes == 1:
         cmd = [sys.executable, *verb]
     else:
         # --multi_gpu picks accelerate's torchrun launcher; with no GPU (and use_cpu) the processes use gloo.
-        cmd = [ACCELERATE, "launch", "--multi_gpu", "--num_processes", str(processes), "--num_machines", "1",
-               "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0", *verb]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-           "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "", "TMPDIR": str(tmp)}  # fmt: skip
+        cmd = [
+            ACCELERATE,
+            "launch",
+            "--multi_gpu",
+            "--num_processes",
+            str(processes),
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+            "--main_process_port",
+            "0",
+            *verb,
+        ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+        "OMP_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        "TMPDIR": str(tmp),
+    }
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
 
 

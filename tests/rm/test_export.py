@@ -27,8 +27,12 @@ def _items(n: int) -> list[tuple[str, str]]:
         if kind == "raw":
             plan = f"I would just answer {i}  directly."
         elif kind == "long":
-            plan = json.dumps({"agents": [{"id": f"a{j}", "type": "cot", "input": f"think {i} " * 40} for j in range(6)],
-                               "edges": [{"from": f"a{j}", "to": f"a{j + 1}"} for j in range(5)]})  # fmt: skip
+            plan = json.dumps(
+                {
+                    "agents": [{"id": f"a{j}", "type": "cot", "input": f"think {i} " * 40} for j in range(6)],
+                    "edges": [{"from": f"a{j}", "to": f"a{j + 1}"} for j in range(5)],
+                }
+            )
         else:
             plan = plan_json(kind, i)
         items.append((question(i), plan))
@@ -70,8 +74,15 @@ def decoder_rm(tmp_path_factory):
         for name, p in net.named_parameters():
             if "lora_B" in name or "score" in name:
                 p.normal_(0, 0.5)
-    card = ModelCard(backbone=base.name, backbone_sha256=base.sha256, backbone_kind="decoder", model_type="qwen2",
-                     max_length=64, training_data_sha256="0" * 64, config=RMConfig(backbone=base.name))  # fmt: skip
+    card = ModelCard(
+        backbone=base.name,
+        backbone_sha256=base.sha256,
+        backbone_kind="decoder",
+        model_type="qwen2",
+        max_length=64,
+        training_data_sha256="0" * 64,
+        config=RMConfig(backbone=base.name),
+    )
     folder = RewardModel(net, tok, card).save(tmp_path_factory.mktemp("rm") / "decoder")
     return RewardModel.load(folder)
 
@@ -101,8 +112,13 @@ def test_the_exported_encoder_scores_as_orchrm_does(encoder_rm, exported):
 def test_batched_plain_scoring_matches_too(encoder_rm, exported):
     items = _items(24)
     tok, model = AutoTokenizer.from_pretrained(exported), AutoModelForSequenceClassification.from_pretrained(exported)
-    batch = tok([render_question(q) for q, _ in items], [render_plan(p) for _, p in items], truncation=True,
-                padding=True, return_tensors="pt")  # fmt: skip
+    batch = tok(
+        [render_question(q) for q, _ in items],
+        [render_plan(p) for _, p in items],
+        truncation=True,
+        padding=True,
+        return_tensors="pt",
+    )
     with torch.no_grad():
         theirs = model(**batch).logits[:, 0].tolist()
     assert theirs == pytest.approx(encoder_rm.score_items(items), abs=1e-5)

@@ -79,8 +79,10 @@ class FairScorer:
         sizes = [max(1, self._tokens(item)) for item in items]  # in the caller's thread, not the model's
         with self._ready:
             if len(self._waiting) >= self.max_requests or self._waiting_items + len(items) > self.max_items:
-                raise QueueFull(f"{len(self._waiting)} requests with {self._waiting_items} items are waiting "
-                                f"(at most {self.max_requests} requests, {self.max_items} items)")  # fmt: skip
+                raise QueueFull(
+                    f"{len(self._waiting)} requests with {self._waiting_items} items are waiting "
+                    f"(at most {self.max_requests} requests, {self.max_items} items)"
+                )
             job = _Job(items, sizes, next(self._arrivals))
             self._waiting.append(job)
             self._waiting_items += len(items)

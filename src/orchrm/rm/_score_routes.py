@@ -48,9 +48,16 @@ def score_routes(context: ServerContext, model: RewardModel) -> APIRouter:
     # The body is read here, not by FastAPI: its parser recurses on nested JSON (400 on deep bodies) and
     # accepts what safejson refuses.
     @routes.post(
-        "/score", response_model=ScoreResponse, dependencies=[Depends(context.authorize)],
-        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": ScoreRequest.model_json_schema()}}}},
-    )  # fmt: skip
+        "/score",
+        response_model=ScoreResponse,
+        dependencies=[Depends(context.authorize)],
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": ScoreRequest.model_json_schema()}},
+            }
+        },
+    )
     async def score(request: Request) -> ScoreResponse:
         raw = await context.read_json(request)
         return await run_in_threadpool(lambda: _score_items(context, _parse(raw, context.max_items)))

@@ -97,15 +97,16 @@ def json_reader(max_body_bytes: int, body_timeout_s: float) -> Callable[[Request
             async with asyncio.timeout(body_timeout_s):
                 body = await _read_body(request, max_body_bytes)
         except TimeoutError:
-            raise HTTPException(408, f"request body not received within {body_timeout_s:g} s",
-                                headers={"Connection": "close"}) from None  # fmt: skip
+            raise HTTPException(
+                408, f"request body not received within {body_timeout_s:g} s", headers={"Connection": "close"}
+            ) from None
         except ClientDisconnect:
             client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
             log.info(
                 "%s - %s %s: client disconnected before its body was read", client, request.method, request.url.path
             )
             raise HTTPException(499, "client disconnected") from None  # nothing is sent: the client is gone
-        try:  # a worker thread: a 2 MB body is ~40 ms of parsing the event loop would otherwise wait out
+        try:  # a worker thread: parsing a body near the size limit is long enough that the event loop would wait
             return await run_in_threadpool(safejson.loads, body, BODY_LIMITS)
         except safejson.UnsafeJSONError as exc:
             raise HTTPException(422, f"request body refused: {exc.reason} (json {exc.rule})") from None
@@ -135,7 +136,7 @@ class QueueLimits:
     8 full 256-item ones, queue without a 503. Starlette runs at most 40 requests' scoring at once; the rest wait
     for a thread, not in this queue."""
 
-    pass_tokens: int = 256  # one item at MiniLM's 256 tokens (~55 ms on 2 cores), or several short ones
+    pass_tokens: int = 256  # one item at MiniLM's 256 tokens, or several short ones (bench/server_fair.py)
     max_requests: int = 512
     max_items: int = 2048
 
@@ -150,8 +151,13 @@ def fair_scorer(
     def tokens(item: tuple[str, str]) -> int:  # a token covers at least one byte; +4 for the special tokens
         return min(model.card.max_length, len(item[0].encode()) + len(item[1].encode()) + 4)
 
-    scorer = FairScorer(lambda items: model.score_rendered(items, batch_size=len(items)), pass_tokens=limits.pass_tokens,
-                        tokens=tokens, max_requests=limits.max_requests, max_items=limits.max_items)  # fmt: skip
+    scorer = FairScorer(
+        lambda items: model.score_rendered(items, batch_size=len(items)),
+        pass_tokens=limits.pass_tokens,
+        tokens=tokens,
+        max_requests=limits.max_requests,
+        max_items=limits.max_items,
+    )
 
     def score_texts(items: Sequence[tuple[str, str]]) -> list[float]:
         rendered = [(render_question(q), render_plan(p)) for q, p in items]

@@ -92,7 +92,8 @@ def resolve_backbone(name_or_path: str) -> Backbone:
         if not path.is_dir():
             raise ConfigError(
                 f"unknown backbone {name_or_path!r}",
-                hint=f"use {', '.join(_PACKAGED)}, an embedded LLM (e.g. qwen2.5-coder-0.5b) or a local transformers folder",
+                hint=f"use {', '.join(_PACKAGED)}, an embedded LLM (e.g. qwen2.5-coder-0.5b) "
+                "or a local transformers folder",
             )
     weights = path / "model.safetensors"
     if not weights.is_file():

@@ -14,14 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .backbone import DEFAULT_BACKBONE, backbone_kind
 from .trackers import REPORT_TO_HELP, ReportTo
 
-#: A 0.5B decoder on 2 CPU cores. Cost, estimated from the LoRA step measured here on the causal LM (45 s for
-#: 4 x 512 tokens, fp32): ~16 ms a token forward + backward once its 136M-parameter LM head is gone.
-#: - max_length 256: the encoder's own limit, so both backbones read the same text; the committed pairs'
-#:   (question, plan) texts are 86 Qwen tokens at the median, 297 at the 90th percentile;
-#: - batch_size 4 pairs (8 sequences, at most 2,048 tokens a step): padding to each batch's longest costs 8%
-#:   more tokens than batches of 2, and the activations stay well inside this machine's 24 GB;
-#: - learning_rate 1e-4: LoRA wants a larger rate than full fine-tuning (TRL's PEFT guide: ~10x); not tuned here;
-#: - epochs 2: an epoch of ~200 pairs is ~30 minutes here by the estimate above; LoRA RMs settle in one or two;
+#: Defaults for a 0.5B decoder trained on CPU, where every token of a step is paid forward and backward
+#: (what the decoder costs against the encoder: bench/rm_backbones.py, bench/results/rm_backbones.json).
+#: - max_length 256: the encoder's own limit, so both backbones read the same text; most committed (question,
+#:   plan) texts fit in it;
+#: - batch_size 4 pairs (8 sequences, at most 2,048 tokens a step): padding to each batch's longest adds little
+#:   over smaller batches, and the activations stay small beside a CPU machine's memory;
+#: - learning_rate 1e-4: LoRA wants a larger rate than full fine-tuning (TRL's PEFT guide); not tuned here;
+#: - epochs 2: an epoch is slow on a CPU, and LoRA RMs settle in one or two;
 #: - lora: always (the saved folder holds the adapter and the value head, never a copy of the base).
 DECODER_DEFAULTS: dict[str, Any] = {
     "max_length": 256,

@@ -182,14 +182,23 @@ def _segment_zero(processor: Any) -> Any:
         (sep, sep_id), (cls, cls_id) = processor["sep"], processor["cls"]
         return {
             "type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": cls, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                       {"SpecialToken": {"id": sep, "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": cls, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                     {"SpecialToken": {"id": sep, "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 0}},
-                     {"SpecialToken": {"id": sep, "type_id": 0}}],
-            "special_tokens": {cls: {"id": cls, "ids": [cls_id], "tokens": [cls]},
-                               sep: {"id": sep, "ids": [sep_id], "tokens": [sep]}},
-        }  # fmt: skip
+            "single": [
+                {"SpecialToken": {"id": cls, "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": sep, "type_id": 0}},
+            ],
+            "pair": [
+                {"SpecialToken": {"id": cls, "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": sep, "type_id": 0}},
+                {"Sequence": {"id": "B", "type_id": 0}},
+                {"SpecialToken": {"id": sep, "type_id": 0}},
+            ],
+            "special_tokens": {
+                cls: {"id": cls, "ids": [cls_id], "tokens": [cls]},
+                sep: {"id": sep, "ids": [sep_id], "tokens": [sep]},
+            },
+        }
     if processor.get("type") == "TemplateProcessing":
         for piece in processor.get("pair", []):
             for value in piece.values():
@@ -224,8 +233,9 @@ def _check_plain(rm: RewardModel, folder: Path, decoder: bool) -> tuple[list[dic
     raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
     pairs = [(_text(_EXAMPLE_QUESTION, decoder), render_plan(p)) for p in EXAMPLE_PLANS]
     for text, text_pair in pairs:
-        want = encode(rm.tokenizer, text.removesuffix("\n") if decoder else text, text_pair, rm.card.max_length,
-                      decoder=decoder)  # fmt: skip
+        want = encode(
+            rm.tokenizer, text.removesuffix("\n") if decoder else text, text_pair, rm.card.max_length, decoder=decoder
+        )
         got = tokenizer(text, text_pair, truncation=True)
         if list(got["input_ids"]) != want or raw.encode(text, text_pair).ids != want or "token_type_ids" in got:
             raise ModelError(
@@ -262,7 +272,8 @@ def _template(rm: RewardModel, decoder: bool, examples: list[dict[str, Any]], de
         "kind": card.backbone_kind,
         "text": "question: {question}" + ("\n" if decoder else ""),
         "text_pair": "{plan}",
-        "question": "the question with every whitespace run collapsed to one space (orchrm.pairs.render.render_question)",
+        "question": "the question with every whitespace run collapsed to one space "
+        "(orchrm.pairs.render.render_question)",
         "plan": PLAN_RENDERING.format(v=RENDER_VERSION),
         "tokenize": {"truncation": "longest_first", "max_length": card.max_length, "add_special_tokens": True},
         "score": "logits[:, 0], higher is a better plan (a Bradley-Terry reward: differences are log-odds)",

@@ -107,7 +107,8 @@ def unowned(name: str) -> bool:
 
 
 def _present_files(folder: Path) -> set[str]:
-    """Every file under `folder` but the card, relative to it, hidden folders left out (unowned, and a `.git/` is big)."""
+    """Every file under `folder` but the card, relative to it, hidden folders left out (unowned, and a `.git/`
+    is big)."""
     out = set()
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
@@ -250,8 +251,13 @@ class RewardModel:
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
             if card.backbone_kind == "decoder":
-                model = load_decoder(folder, backbone=card.backbone, sha256=card.backbone_sha256,
-                                     model_type=card.model_type, tokenizer=tokenizer)  # fmt: skip
+                model = load_decoder(
+                    folder,
+                    backbone=card.backbone,
+                    sha256=card.backbone_sha256,
+                    model_type=card.model_type,
+                    tokenizer=tokenizer,
+                )
             else:
                 model = _load_encoder(folder, card)
         rm = cls(model, tokenizer, card, folder)

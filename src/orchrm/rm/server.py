@@ -85,9 +85,16 @@ def create_app(
         requests, items = scorer.depth()
         return {"requests": requests, "items": items, "max_requests": queue.max_requests, "max_items": queue.max_items}
 
-    context = ServerContext(score=score, read_json=json_reader(max_body_bytes, body_timeout_s),
-                            authorize=bearer_check(token), max_items=max_items, max_item_chars=max_item_chars,
-                            max_body_bytes=max_body_bytes, contract=contract, queue=depth)  # fmt: skip
+    context = ServerContext(
+        score=score,
+        read_json=json_reader(max_body_bytes, body_timeout_s),
+        authorize=bearer_check(token),
+        max_items=max_items,
+        max_item_chars=max_item_chars,
+        max_body_bytes=max_body_bytes,
+        contract=contract,
+        queue=depth,
+    )
     app.include_router(score_routes(context, model))
     for make in routes:
         app.include_router(make(context))

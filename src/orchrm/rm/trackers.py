@@ -13,8 +13,11 @@ ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
 TRACKERS: tuple[str, ...] = get_args(ReportTo)
 REPORT_TO_HELP = "Where training logs go: none, tensorboard, wandb or trackio (its package must be installed)."
 #: The package each tracker needs (transformers also takes tensorboardX for tensorboard).
-PACKAGES: dict[str, tuple[str, ...]] = {"tensorboard": ("tensorboard", "tensorboardX"), "wandb": ("wandb",),
-                                        "trackio": ("trackio",)}  # fmt: skip
+PACKAGES: dict[str, tuple[str, ...]] = {
+    "tensorboard": ("tensorboard", "tensorboardX"),
+    "wandb": ("wandb",),
+    "trackio": ("trackio",),
+}
 
 
 def tracker_list(name: str) -> list[str]:

@@ -233,8 +233,13 @@ def _result(rm: RewardModel, history: list[EpochMetrics], n_train: int, n_val: i
     )
 
 
-def train_from_folder(pairs_dir: Path, out: Path, config: RMConfig | None = None, progress: bool = True,
-                      callbacks: list[Any] | None = None) -> TrainResult:  # fmt: skip
+def train_from_folder(
+    pairs_dir: Path,
+    out: Path,
+    config: RMConfig | None = None,
+    progress: bool = True,
+    callbacks: list[Any] | None = None,
+) -> TrainResult:
     """`orchrm train-rm`: read a pairs folder, train, save the model folder. `progress` is TRL's own output
     (tqdm, a line per epoch); `callbacks` go to the trainer."""
     from ..pairs.rows import STATS_FILE, read_pairs_dir
