@@ -75,7 +75,9 @@ def test_the_bad_completion_set_is_paid_as_train_orchestrator_pays_it(rm):
     items = [("What is 1 + 3?", c) for _, c, _ in BAD_COMPLETIONS]
     trained = train_orchestrator_rewards(rm, items)
     verdicts = judge(LocalScorer(rm), [q for q, _ in items], [c for _, c in items])
-    assert [v.score for v in verdicts] == pytest.approx(trained, abs=1e-6)  # batch padding moves a score ~1e-9
+    assert [v.score for v in verdicts] == pytest.approx(
+        trained, abs=1e-6
+    )  # batch padding moves a score by float rounding
     for (name, _, valid), v, t in zip(BAD_COMPLETIONS, verdicts, trained):
         assert v.invalid == (not valid) and (t == -1.0) == (not valid), name
         assert (0 < v.score < 1) if valid else v.error.startswith("no valid plan"), name

@@ -153,8 +153,24 @@ def test_the_reward_file_with_the_server_down_is_unscored_then_stops(monkeypatch
 
 def test_orchrm_serve_answers_openrlhf(rm_folder, expected):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "orchrm", "serve", "--rm", str(rm_folder), "--port", str(port), "--openrlhf-penalty", "-4"],
-                            env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "orchrm",
+            "serve",
+            "--rm",
+            str(rm_folder),
+            "--port",
+            str(port),
+            "--openrlhf-penalty",
+            "-4",
+        ],
+        env=os.environ,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 90

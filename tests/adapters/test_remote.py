@@ -101,9 +101,20 @@ def test_a_4xx_fails_at_once(script):
 
 @pytest.mark.parametrize(
     ("header", "seconds"),
-    [("1", 1.0), (" 2.5 ", 2.5), ("0", 0.0), ("99999", MAX_RETRY_AFTER_S), ("-1", None), ("soon", None),
-     ("1e9", None), ("Wed, 21 Oct 2015 07:28:00 GMT", None), ("", None), (None, None), ("1" * 50, None)],
-)  # fmt: skip
+    [
+        ("1", 1.0),
+        (" 2.5 ", 2.5),
+        ("0", 0.0),
+        ("99999", MAX_RETRY_AFTER_S),
+        ("-1", None),
+        ("soon", None),
+        ("1e9", None),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", None),
+        ("", None),
+        (None, None),
+        ("1" * 50, None),
+    ],
+)
 def test_retry_after_is_bounded(header, seconds):
     assert retry_after(header) == seconds
 

@@ -21,8 +21,15 @@ class Recorder:
 
     def call(self, reward, completions, questions, prompts=None):
         prompts = prompts if prompts is not None else ["p"] * len(completions)
-        out = reward(prompts=prompts, completions=completions, completion_ids=[[1]] * len(completions), question=questions,
-                     trainer_state=None, log_metric=self.metrics.__setitem__, log_extra=self.extra.__setitem__)  # fmt: skip
+        out = reward(
+            prompts=prompts,
+            completions=completions,
+            completion_ids=[[1]] * len(completions),
+            question=questions,
+            trainer_state=None,
+            log_metric=self.metrics.__setitem__,
+            log_extra=self.extra.__setitem__,
+        )
         return asyncio.run(out) if asyncio.iscoroutine(out) else out
 
 
@@ -63,8 +70,10 @@ def test_no_plan_is_penalised_and_no_question_is_none(kind, rm, expected, caplog
     empty = "no valid plan (parse): the completion holds no text outside reasoning blocks"
     assert rec.extra["orchrm_error"] == ["", empty, empty, "no question in column 'question'"]
     lines = [r.getMessage() for r in caplog.records]
-    assert lines == [f"reward orchrm: 2 of 4 completions hold no valid plan (penalised); first: {empty}",
-                     "reward orchrm: 1 of 4 completions unscored; first: no question in column 'question'"]  # fmt: skip
+    assert lines == [
+        f"reward orchrm: 2 of 4 completions hold no valid plan (penalised); first: {empty}",
+        "reward orchrm: 1 of 4 completions unscored; first: no question in column 'question'",
+    ]
     assert rec.call(kind(rm, invalid_penalty=None), texts[:2], QUESTIONS[:2])[1] is None  # left out of the group
 
 
@@ -120,9 +129,23 @@ def test_a_real_trl_run_logs_the_orchrm_reward(kind, trainer_name, rm, policy_di
             seen.append(verdicts)
             return super()._finish(verdicts, columns)
 
-    args = Config(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=2, max_completion_length=8,
-                      max_steps=2, logging_steps=1, learning_rate=1e-3, beta=0.0, report_to=[], use_cpu=True, bf16=False,
-                      save_strategy="no", disable_tqdm=True, dataloader_num_workers=0, seed=0)  # fmt: skip
+    args = Config(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=8,
+        max_steps=2,
+        logging_steps=1,
+        learning_rate=1e-3,
+        beta=0.0,
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        save_strategy="no",
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        seed=0,
+    )
     trainer = Trainer(model=str(policy_dir), reward_funcs=[Spy(rm)], args=args, train_dataset=Dataset.from_list(rows))
     trainer.train()
     assert trainer.state.global_step == 2

@@ -28,14 +28,20 @@ def load(name, **reward_kwargs):
 def test_the_same_scores_as_the_reward_model(where, rm_folder, server, expected):
     kwargs = {"url": server} if where == "server" else {"rm": str(rm_folder)}
     one = load("compute_score", **kwargs)
-    got = [one(data_source="orchrm", solution_str=p, ground_truth=None, extra_info={"question": q, "index": i})
-           for i, (q, p) in enumerate(ITEMS)]  # fmt: skip
+    got = [
+        one(data_source="orchrm", solution_str=p, ground_truth=None, extra_info={"question": q, "index": i})
+        for i, (q, p) in enumerate(ITEMS)
+    ]
     assert [r["score"] for r in got] == pytest.approx(expected, abs=1e-5)
     assert all(set(r) == KEYS and r["orchrm_unscored"] == 0.0 for r in got)
     assert [r["orchrm_invalid"] for r in got] == INVALID and [bool(r["orchrm_error"]) for r in got] == INVALID
     batch = load("compute_score_batch", **kwargs)
-    got = batch(data_sources=["orchrm"] * len(ITEMS), solution_strs=[p for _, p in ITEMS], ground_truths=[None] * len(ITEMS),
-                extra_infos=[{"question": q, "rollout_reward_scores": {}} for q, _ in ITEMS])  # fmt: skip
+    got = batch(
+        data_sources=["orchrm"] * len(ITEMS),
+        solution_strs=[p for _, p in ITEMS],
+        ground_truths=[None] * len(ITEMS),
+        extra_infos=[{"question": q, "rollout_reward_scores": {}} for q, _ in ITEMS],
+    )
     assert [r["score"] for r in got] == pytest.approx(expected, abs=1e-5)
 
 
@@ -43,8 +49,14 @@ def test_the_reward_loop_extras_and_a_templated_response(rm_folder, expected):
     # verl's reward loop adds reward_router_address / reward_model_tokenizer; a response decoded with its special tokens
     one = load("compute_score", rm=str(rm_folder))
     q, p = ITEMS[0]
-    r = one(data_source="x", solution_str=f"{p}<|im_end|>", ground_truth="", extra_info={"question": q},
-            reward_router_address=None, reward_model_tokenizer=None)  # fmt: skip
+    r = one(
+        data_source="x",
+        solution_str=f"{p}<|im_end|>",
+        ground_truth="",
+        extra_info={"question": q},
+        reward_router_address=None,
+        reward_model_tokenizer=None,
+    )
     assert r["score"] == pytest.approx(expected[0], abs=1e-5)
 
 
@@ -52,15 +64,23 @@ def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
     batch = load("compute_score_batch", rm=str(rm_folder), penalty=-7.0)
     q, p = ITEMS[0]
     with caplog.at_level(logging.WARNING, logger="orchrm.adapters"):
-        got = batch(data_sources=["x"] * 5, solution_strs=[p, "", p, p, "<|im_start|>assistant\n<|im_end|>"], ground_truths=[None] * 5,
-                    extra_infos=[{"question": q}, {"question": q}, None, {"prompt": q}, {"question": q}])  # fmt: skip
+        got = batch(
+            data_sources=["x"] * 5,
+            solution_strs=[p, "", p, p, "<|im_start|>assistant\n<|im_end|>"],
+            ground_truths=[None] * 5,
+            extra_infos=[{"question": q}, {"question": q}, None, {"prompt": q}, {"question": q}],
+        )
     assert all(set(r) == KEYS for r in got)  # verl keeps one list per key: every result has them all
     assert [r["score"] for r in got[1:]] == [-7.0, 0.0, 0.0, -7.0] and got[0]["score"] not in (-7.0, 0.0)
     assert [r["orchrm_unscored"] for r in got] == [0.0, 0.0, 1.0, 1.0, 0.0]
     assert [r["orchrm_invalid"] for r in got] == [0.0, 1.0, 0.0, 0.0, 1.0]
     empty = "no valid plan (parse): the completion holds no text outside reasoning blocks"
-    assert [r["orchrm_error"] for r in got[1:]] == [empty, "extra_info has no 'question'",
-                                                    "extra_info has no 'question'", empty]  # fmt: skip
+    assert [r["orchrm_error"] for r in got[1:]] == [
+        empty,
+        "extra_info has no 'question'",
+        "extra_info has no 'question'",
+        empty,
+    ]
     lines = [r.getMessage() for r in caplog.records]
     assert "2 of 5 completions hold no valid plan" in lines[0] and "2 of 5 completions unscored" in lines[1]
     other_key = load("compute_score", rm=str(rm_folder), question_key="prompt")
@@ -109,7 +129,11 @@ def test_every_bad_completion_is_paid_as_train_orchestrator_pays_it(rm, rm_folde
 
 def test_odd_batches_are_unscored_never_a_crash(rm_folder):
     batch = load("compute_score_batch", rm=str(rm_folder))
-    got = batch(data_sources=[None] * 3, solution_strs=[None, 7, b"bytes"], ground_truths=[object()] * 3,
-                extra_infos=[{"question": "q"}, "not a dict", {"question": ["a list"]}])  # fmt: skip
+    got = batch(
+        data_sources=[None] * 3,
+        solution_strs=[None, 7, b"bytes"],
+        ground_truths=[object()] * 3,
+        extra_infos=[{"question": "q"}, "not a dict", {"question": ["a list"]}],
+    )
     assert [r["score"] for r in got] == [0.0] * 3  # unscored, never the invalid-plan penalty
     assert [r["orchrm_unscored"] for r in got] == [1.0] * 3

@@ -103,7 +103,8 @@ def open_scorer(
         )
     if rm is not None:
         return LocalScorer(rm, device)
-    return RemoteScorer(url, token=token, **({} if deadline_s is None else {"deadline_s": deadline_s}))  # type: ignore[arg-type]
+    deadline = {} if deadline_s is None else {"deadline_s": deadline_s}
+    return RemoteScorer(url, token=token, **deadline)  # type: ignore[arg-type]
 
 
 _SCORERS: dict[tuple[str | None, str | None, str | None, float | None, str | None], LocalScorer | RemoteScorer] = {}
@@ -251,8 +252,13 @@ class _FailureTally:
             total = self.count
         if total > limit:
             # logged as well as raised: OpenRLHF swallows a reward function's exception into an INFO line
-            log.error("%s: %d samples unscored because the reward server failed (max_unscored=%d); last: %s",
-                      who, total, limit, failed[-1])  # fmt: skip
+            log.error(
+                "%s: %d samples unscored because the reward server failed (max_unscored=%d); last: %s",
+                who,
+                total,
+                limit,
+                failed[-1],
+            )
             raise RewardServerError(
                 f"{who}: {total} samples unscored because the reward server failed (max_unscored={limit}); "
                 f"last: {failed[-1]}",

@@ -163,8 +163,8 @@ class RemoteScorer:
             return self._scores(response, n)
         if wait is None:
             raise RewardServerError(
-                f"reward server {self.url} still unavailable after {self.deadline_s:g} s ({backoff.tries} tries); last: "
-                f"{backoff.last}",
+                f"reward server {self.url} still unavailable after {self.deadline_s:g} s ({backoff.tries} tries); "
+                f"last: {backoff.last}",
                 hint="is `orchrm serve` running there? a longer deadline_s waits longer",
             )
         return wait

@@ -9,7 +9,8 @@ Remote: `orchrm serve` answers OpenRLHF's reward protocol at `POST /openrlhf`
 
 Python file: `--reward.remote_url $(python -c 'import orchrm.adapters.openrlhf as m; print(m.__file__)')`
 loads `reward_func(queries, prompts, labels)` below; the model comes from `ORCHRM_RM` (a model folder,
-loaded once per process on `ORCHRM_DEVICE`: auto, the default, cpu or cuda) or `ORCHRM_URL` (`orchrm serve`, token in `ORCHRM_TOKEN`).
+loaded once per process on `ORCHRM_DEVICE`: auto, the default, cpu or cuda) or `ORCHRM_URL` (`orchrm serve`,
+token in `ORCHRM_TOKEN`).
 
 The plan is the query after its prompt, up to the chat template's end-of-turn token. OpenRLHF passes no
 question but the label: start it with `--data.label_key` naming the question column (a label that is an object
@@ -83,8 +84,9 @@ def openrlhf_rewards(
     """OpenRLHF's reward answer for one request; `labels` may be shorter (OpenRLHF sends "" without a label key)."""
     labels = list(labels) + [None] * (len(queries) - len(labels))
     prompts = list(prompts) + [""] * (len(queries) - len(prompts))
-    plans = [plan_after_prompt(q, p) if isinstance(q, str) and isinstance(p, str) else None
-             for q, p in zip(queries, prompts)]  # fmt: skip
+    plans = [
+        plan_after_prompt(q, p) if isinstance(q, str) and isinstance(p, str) else None for q, p in zip(queries, prompts)
+    ]
     keep = [i for i, plan in enumerate(plans) if plan is not None]
     contract = contract or RewardContract()
     questions, texts = [_question(labels[i]) for i in keep], [plans[i] for i in keep]
@@ -125,7 +127,8 @@ def router(context: "ServerContext", *, contract: RewardContract | None = None) 
         if len(body.prompts) != n or len(body.labels) > n:
             raise HTTPException(
                 422,
-                f"{n} queries need as many prompts ({len(body.prompts)}) and at most as many labels ({len(body.labels)})",
+                f"{n} queries need as many prompts ({len(body.prompts)}) "
+                f"and at most as many labels ({len(body.labels)})",
             )
         if n > context.max_items:
             raise HTTPException(413, f"{n} queries exceed the limit of {context.max_items} per request")
@@ -150,8 +153,15 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     deadline_s = _env_number("ORCHRM_DEADLINE_S", None)
     scorer = cached_scorer(env["rm"], env["url"], env["token"], deadline_s, env["device"])
     unscored = _env_number("ORCHRM_UNSCORED_REWARD", UNSCORED_REWARD)
-    return openrlhf_rewards(scorer, list(queries), list(prompts), list(labels), contract=contract_from_env(),
-                            unscored_reward=unscored, max_unscored=_env_count("ORCHRM_MAX_UNSCORED"))  # fmt: skip
+    return openrlhf_rewards(
+        scorer,
+        list(queries),
+        list(prompts),
+        list(labels),
+        contract=contract_from_env(),
+        unscored_reward=unscored,
+        max_unscored=_env_count("ORCHRM_MAX_UNSCORED"),
+    )
 
 
 def _env_count(name: str) -> int:

@@ -67,7 +67,8 @@ class TRLReward:
                 k for k in columns if k not in ("trainer_state", "log_extra", "log_metric", "completion_ids")
             )
             raise ConfigError(
-                f"the dataset has no {self.question_column!r} column for the orchrm reward (its columns: {', '.join(given) or 'none'})",
+                f"the dataset has no {self.question_column!r} column for the orchrm reward "
+                f"(its columns: {', '.join(given) or 'none'})",
                 hint="add the question as a column, or name yours with question_column=",
             )
         return list(columns[self.question_column]), [completion_text(c) for c in completions]
@@ -93,7 +94,9 @@ class TRLReward:
 class AsyncTRLReward(TRLReward):
     """`TRLReward` as an async reward function."""
 
-    async def __call__(self, prompts: list[Any], completions: list[Any], **columns: Any) -> list[float | None]:  # type: ignore[override]
+    async def __call__(  # type: ignore[override]
+        self, prompts: list[Any], completions: list[Any], **columns: Any
+    ) -> list[float | None]:
         questions, texts = self._inputs(completions, columns)
         missing = f"no question in column {self.question_column!r}"
         verdicts = await ajudge(self.scorer, questions, texts, contract=self.contract, missing=missing)

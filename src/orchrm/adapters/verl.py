@@ -10,12 +10,13 @@ managers (`naive`, the default; `dapo`, `rate_limited`, ...) call, one response 
 verl passes no prompt: the question travels in `extra_info["question"]` (another key with
 `reward_kwargs.question_key`). The reward model is the server at `reward_kwargs.url` (bearer token in
 `token`, or the `ORCHRM_TOKEN` environment variable) or a model folder at `reward_kwargs.rm`, loaded once
-per worker process on `reward_kwargs.device` (auto, the default: the GPU if torch sees one; cpu; cuda). Each result is `{"score", "orchrm_invalid", "orchrm_unscored", "orchrm_error"}`, paid by
-the reward contract (`orchrm.rm.reward`) exactly as `train-orchestrator --reward rm` pays: a valid plan the
-sigmoid of `RewardModel.score(question, [plan])` (`scale: raw`, the score itself); a response with no valid
-plan `penalty` (-1.0) and `orchrm_invalid` 1.0; a response that cannot be judged (no question, not text)
-`unscored_reward` (0.0, never the penalty) and `orchrm_unscored` 1.0; the reason in `orchrm_error`, so verl's
-reward metrics show how many and why. Every result has the same keys, as verl's per-key lists need.
+per worker process on `reward_kwargs.device` (auto, the default: the GPU if torch sees one; cpu; cuda). Each
+result is `{"score", "orchrm_invalid", "orchrm_unscored", "orchrm_error"}`, paid by the reward contract
+(`orchrm.rm.reward`) exactly as `train-orchestrator --reward rm` pays: a valid plan the sigmoid of
+`RewardModel.score(question, [plan])` (`scale: raw`, the score itself); a response with no valid plan `penalty`
+(-1.0) and `orchrm_invalid` 1.0; a response that cannot be judged (no question, not text) `unscored_reward` (0.0,
+never the penalty) and `orchrm_unscored` 1.0; the reason in `orchrm_error`, so verl's reward metrics show how many
+and why. Every result has the same keys, as verl's per-key lists need.
 A busy or absent server is waited for up to `deadline_s` (300 s) a request; past it the sample is unscored,
 and more than `max_unscored` (0) such samples in one worker stop the step with one line.
 
