@@ -131,3 +131,13 @@ def test_tost_p_value_agrees_with_its_ninety_percent_interval():
         assert eq.equivalent == (-margin < eq.interval.low and eq.interval.high < margin)
         seen.add(eq.equivalent)
     assert seen == {True, False}
+
+
+def test_two_near_equal_paired_differences_keep_a_finite_interval():
+    """Satterthwaite's df fell to ~0 here (an interval of ±1e28) when the question term nearly cancelled."""
+    rng = np.random.default_rng(7)
+    per_q = (rng.random((2, 60)) < 0.6).astype(float)
+    other = per_q.copy()
+    other[1, :1] = 1 - other[1, :1]  # the two seeds' differences: 0 and ±1/60
+    iv = across_runs(per_q, other, seeds=[1, 2], seeds_minus=[1, 2], min_pairs=2)
+    assert iv.paired and iv.df >= 1 and iv.high - iv.low < 2

@@ -211,6 +211,10 @@ def _t_interval(
     var = sum(v for v, _ in terms)
     se = float(np.sqrt(var))
     df = var**2 / sum(v**2 / d for v, d in terms) if var > 0 else float(sum(d for _, d in terms))
+    # Satterthwaite's df collapses towards 0 when the question term nearly cancels against the residuals (a
+    # subtracted term), e.g. two seeds with near-equal differences; var is never below the run terms', so the
+    # runs' own df (runs - 1) is a floor that keeps the interval at least the run-only t interval's width.
+    df = max(df, min(d for _, d in terms[: len(runs)]))
     half = float(stats.t.ppf(0.5 + level / 2, df)) * se
     return value - half, value + half, se, df, float(np.sqrt(v_runs)), float(np.sqrt(max(var - v_runs, 0.0)))
 
@@ -305,8 +309,9 @@ def compare(
     seeds_minus: Sequence[int] | None = None,
     margin: float = 0.05,
     level: float = 0.95,
+    min_pairs: int = 3,
 ) -> Comparison:
     """`across_runs` of the difference at `level`, its TOST against ±`margin` (90% interval), and `reading`."""
-    iv = across_runs(runs, minus, seeds=seeds, seeds_minus=seeds_minus, level=level)
-    eq = equivalence(runs, minus, seeds=seeds, seeds_minus=seeds_minus, margin=margin)
+    iv = across_runs(runs, minus, seeds=seeds, seeds_minus=seeds_minus, level=level, min_pairs=min_pairs)
+    eq = equivalence(runs, minus, seeds=seeds, seeds_minus=seeds_minus, margin=margin, min_pairs=min_pairs)
     return Comparison(interval=iv, equivalence=eq, reading=reading(iv, eq))
