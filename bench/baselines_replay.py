@@ -44,7 +44,7 @@ def evaluate(
 ) -> tuple[dict[str, Any], int]:
     """results.json's content for the committed rewards on these traces, and the number of valid plans."""
     qids = [r["question_id"] for r in rows]
-    grouped = first_plans(held, qids, config.n)
+    grouped = first_plans(held, qids, config.n_plans)
     rewards = {r["question_id"]: [r["rewards"][str(t.plan_index)] for t in grouped[r["question_id"]]] for r in rows}
     blind = ContentBlind.fit(train, strength=config.bon.prior_strength, exclude=qids) if train is not None else None
     cases = build_cases(grouped, rewards, {}, blind)
@@ -69,7 +69,7 @@ def regraded(
     task = load_task(config.task)
     questions = run_questions(task, config.test_questions, "test", config.seed)
     questions += run_questions(task, config.train_questions, "train", config.seed)
-    new_held = regrade(run_traces(held, [r["question_id"] for r in rows], config.n), task, questions)
+    new_held = regrade(run_traces(held, [r["question_id"] for r in rows], config.n_plans), task, questions)
     new_train = regrade(train, task, questions) if train is not None else None
     results, _ = evaluate(config, new_held.traces, new_train.traces if new_train else None, rows, judgments)
     return {

@@ -222,9 +222,9 @@ def measure(folder: Path, examples: int) -> dict[str, Any]:
     today = regrade(held, task, run_questions(task, config.test_questions, "test", config.seed)).traces
     train_today = regrade(train, task, run_questions(task, config.train_questions, "train", config.seed)).traces
     return {
-        "run": str(folder.relative_to(Path(__file__).parent.parent)), "task": config.task, "n": config.n,
-        "committed": tally(pairs(held, qids, config.n), examples),
-        "today": tally(pairs(today, qids, config.n), examples),
+        "run": str(folder.relative_to(Path(__file__).parent.parent)), "task": config.task, "n": config.n_plans,
+        "committed": tally(pairs(held, qids, config.n_plans), examples),
+        "today": tally(pairs(today, qids, config.n_plans), examples),
         "heldout_flips": flipped(held, today), "train_flips": flipped(train, train_today),
     }  # fmt: skip
 

@@ -74,9 +74,9 @@ def load_run(run: Path) -> tuple[LoopConfig, list, dict, list[str]]:
     config = LoopConfig.model_validate_json((run / "loop.json").read_text())
     task = load_task(config.task)
     train_ids = [q.id for q in run_questions(task, config.train_questions, "train", config.seed)]
-    train = run_traces(read_traces(locate_traces(run / "train")), train_ids, config.n)
+    train = run_traces(read_traces(locate_traces(run / "train")), train_ids, config.n_plans)
     held_ids = [q.id for q in run_questions(task, config.test_questions, "test", config.seed)]
-    grouped = first_plans(read_traces(locate_traces(run / "bon" / "heldout")), held_ids, config.n)
+    grouped = first_plans(read_traces(locate_traces(run / "bon" / "heldout")), held_ids, config.n_plans)
     return config, train, {q: ts for q, ts in grouped.items() if ts}, held_ids
 
 

@@ -51,11 +51,11 @@ def slug(task: str) -> str:
 
 def config_for(args: argparse.Namespace, test_questions: int) -> LoopConfig:
     return LoopConfig(
-        task=args.task, train_questions=args.train_questions, test_questions=test_questions, n=args.n,
+        task=args.task, train_questions=args.train_questions, test_questions=test_questions, n_plans=args.n,
         seed=args.seed, degree="dag", constrained=True, temperature=0.9, plan_max_tokens=args.plan_max_tokens,
         agent_max_tokens=args.agent_max_tokens, agent_max_samples=3, agent_max_rounds=1, parallel_questions=args.parallel_questions,
         rm=RMConfig(epochs=args.epochs),
-        bon=BonConfig(n=args.n, judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
+        bon=BonConfig(judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
     )  # fmt: skip
 
 

@@ -78,7 +78,7 @@ def load_data(run: Path, limit: int | None) -> Data:
     train, val = read_pairs_dir(run / "pairs")
     rows = [json.loads(x) for x in (run / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
     qids = [r["question_id"] for r in rows][:limit]
-    grouped = first_plans(read_traces(locate_traces(run / "bon" / "heldout")), qids, loop.bon.n)
+    grouped = first_plans(read_traces(locate_traces(run / "bon" / "heldout")), qids, loop.n_plans)
     prior = ShapePrior.from_file(run / "train", strength=loop.bon.prior_strength, exclude=qids)
     return Data(
         loop=loop, train=train[:limit], val=val[:limit], stats=json.loads((run / "pairs" / STATS_FILE).read_text()),
@@ -287,7 +287,7 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_average_at_start": os.getloadavg()},
         "run": str(args.run), "limit": args.limit,
         "pairs": {"train": len(data.train), "val": len(data.val), "val_questions": len({r.question_id for r in data.val})},
-        "bon_questions": len(data.grouped), "bon_n": data.loop.bon.n,
+        "bon_questions": len(data.grouped), "bon_n": data.loop.n_plans,
         "baselines": baselines(data), "backbones": {}, "comparison": {},
     }  # fmt: skip
     cases = {}

@@ -44,12 +44,12 @@ def config_for(task: str, args: argparse.Namespace, test_questions: int) -> Loop
     # Budgets sized so one question's 8 plans (sampling + execution) take about a minute on 2 cores.
     return LoopConfig(
         task=task, train_questions=args.train_questions or TRAIN_QUESTIONS.get(task, 24),
-        test_questions=test_questions, n=args.n, seed=args.seed,
+        test_questions=test_questions, n_plans=args.n, seed=args.seed,
         constrained=True, temperature=0.9, plan_max_tokens=320, agent_max_tokens=args.agent_max_tokens,
         agent_max_samples=3, agent_max_rounds=1, parallel_questions=2, rm=RMConfig(epochs=args.epochs),
         # Four questions judged at once keep the server's four slots busy; the judge runs at temperature 0,
         # so this changes its speed, not its picks.
-        bon=BonConfig(n=args.n, judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
+        bon=BonConfig(judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
     )  # fmt: skip
 
 

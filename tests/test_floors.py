@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "orchrm"
 #: folder by the names `loop` declares (`LOOP_FILE`, its stage folders).
 FLOORS: list[set[str]] = [
     {"errors", "version", "completions"},
-    {"safejson", "hashing", "paths"},
+    {"safejson", "hashing", "paths", "profiles"},
     {"atomic", "jsonl"},
     {"attempts"},
     {"sandbox", "llm", "samples", "folders"},

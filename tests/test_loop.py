@@ -11,19 +11,20 @@ from mas_fakes import bon_replies as replies
 from mas_fakes import make_task, scripted_llm
 from orchrm.bon.config import BonConfig
 from orchrm.errors import ChecksumMismatch
-from orchrm.loop import LOOP_ROLLOUT, LoopConfig, arun_loop
+from orchrm.loop import LoopConfig, arun_loop
 from orchrm.mas.run_config import RolloutSettings, RunConfig
 from orchrm.mas.run_folder import rollout_differences
+from orchrm.profiles import overrides, profiled
 from orchrm.rm.config import RMConfig
 
 
 def test_loop_end_to_end_then_rerun_reuses_everything(tmp_path):
     task = make_task(tmp_path)
     config = LoopConfig(
-        task="jsonl", train_questions=6, test_questions=3, n=3, constrained=False,
+        task="jsonl", train_questions=6, test_questions=3, n_plans=3, constrained=False,
         rm=RMConfig(epochs=1, max_length=96), bon=BonConfig(resamples=200),
     )  # fmt: skip
-    assert config.bon.n == 3  # one N for training rollouts and best-of-N
+    assert config.run_config("train", "m").n_plans == config.run_config("test", "m").n_plans == 3  # one N for both
     result = asyncio.run(arun_loop(task, scripted_llm(replies()), tmp_path / "demo", config))
     assert result.rm_trained and result.pair_stats.total > 0
     assert result.bon.results.questions == 3
@@ -63,7 +64,7 @@ def test_loop_on_two_models_records_both_down_to_the_rm_card(tmp_path):
 
     task = make_task(tmp_path)
     config = LoopConfig(
-        task="jsonl", train_questions=4, test_questions=2, n=3, constrained=False,
+        task="jsonl", train_questions=4, test_questions=2, n_plans=3, constrained=False,
         rm=RMConfig(epochs=1, max_length=96), bon=BonConfig(resamples=100, judge=False),
     )  # fmt: skip
     big = LLM(ScriptedBackend([replies()], name="big"))
@@ -93,9 +94,10 @@ def test_every_committed_loop_json_loads_with_each_setting_where_it_was(path):
     config = LoopConfig.model_validate(data)
     flat = {k: v for k, v in data.items() if k in RolloutSettings.model_fields}
     assert {k: getattr(config.rollout, k) for k in flat} == flat
-    assert {k: getattr(config, k) for k in ("task", "n", "train_questions", "test_questions")} == {
-        k: data[k] for k in ("task", "n", "train_questions", "test_questions")
+    assert {k: getattr(config, k) for k in ("task", "train_questions", "test_questions")} == {
+        k: data[k] for k in ("task", "train_questions", "test_questions")
     }
+    assert config.n_plans == data["n"] == data["bon"]["n"]  # the old file's two copies: one field now
     assert config.rm.model_dump() == {**config.rm.model_dump(), **data["rm"]}
     assert LoopConfig.model_validate_json(config.model_dump_json()) == config  # written nested, read back the same
     for split in ("train", "test"):
@@ -106,14 +108,22 @@ def test_every_committed_loop_json_loads_with_each_setting_where_it_was(path):
             assert rollout_differences(ours.model_copy(update={"version": made.version}), made) == []  # version: kept
 
 
-def test_old_flat_settings_and_a_partial_rollout_fill_in_from_the_loops_defaults():
+def test_old_flat_settings_and_a_partial_rollout_fill_in_from_the_shared_defaults():
     flat = LoopConfig(temperature=0.5, seed=3)
     nested = LoopConfig(rollout={"temperature": 0.5, "seed": 3})
-    assert flat == nested and flat.seed == 3 and flat.rollout.constrained is LOOP_ROLLOUT.constrained is True
-    assert LoopConfig().run_config("test", "m").model_dump() == {
-        **RunConfig(task=LoopConfig().task, split="test", n_questions=16, n_plans=4, model_id="m").model_dump(),
-        **LOOP_ROLLOUT.model_dump(),
-    }
+    assert flat == nested and flat.seed == 3 and flat.rollout.constrained is RolloutSettings().constrained is False
+    demo = profiled(LoopConfig, "demo")
+    assert demo.run_config("test", "m").model_dump() == RunConfig(
+        task=LoopConfig().task, split="test", n_questions=16, n_plans=4, model_id="m", profile="demo",
+        **overrides("demo", RolloutSettings.model_fields),
+    ).model_dump()  # fmt: skip
+
+
+def test_an_old_loop_json_with_its_n_twice_reads_as_one_n_plans():
+    old = {"task": "jsonl", "n": 8, "temperature": 0.9, "bon": {"n": 8, "judge": False}}
+    config = LoopConfig.model_validate(old)
+    assert (config.n_plans, config.rollout.temperature, config.bon.judge, config.profile) == (8, 0.9, False, "base")
+    assert "n" not in config.bon.model_dump()
 
 
 def test_a_rerun_with_other_settings_is_refused_before_anything_is_touched(tmp_path):
@@ -122,7 +132,7 @@ def test_a_rerun_with_other_settings_is_refused_before_anything_is_touched(tmp_p
     from orchrm.errors import ConfigError
     from orchrm.loop import LOOP_FILE, loop_differences, read_loop_config
 
-    made = LoopConfig(task="jsonl", train_questions=4, test_questions=2, n=3)
+    made = profiled(LoopConfig, "demo", task="jsonl", train_questions=4, test_questions=2, n_plans=3)
     out = tmp_path / "demo"
     out.mkdir()
     (out / LOOP_FILE).write_text(made.model_dump_json(indent=2))
@@ -134,8 +144,8 @@ def test_a_rerun_with_other_settings_is_refused_before_anything_is_touched(tmp_p
     assert [p.name for p in out.iterdir()] == [LOOP_FILE] and read_loop_config(out) == made
 
     grown = LoopConfig(
-        task="jsonl", train_questions=8, test_questions=5, n=4, parallel_questions=1,
-        rm=RMConfig(epochs=2), bon=BonConfig(judge=False),
+        task="jsonl", train_questions=8, test_questions=5, n_plans=4, parallel_questions=1,
+        rm=RMConfig(epochs=2), bon=BonConfig(judge=False), rollout=made.rollout,
     )  # fmt: skip
     assert loop_differences(grown, made) == []
     assert loop_differences(LoopConfig(task="other"), LoopConfig()) == [f"task: {LoopConfig().task!r} -> 'other'"]

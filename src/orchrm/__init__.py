@@ -18,7 +18,7 @@ these rooms (`orchrm.atomic`) and a name left out of an `__all__` are internal a
 | reward model | `RMConfig`, `train_reward_model` | `train_reward_model(pairs.train, pairs.val, RMConfig()).model.save("rm")` |
 | | `RewardModel` | `RewardModel.load("rm").score("What is 2+2?", [plan_a, plan_b])` |
 | | `serve` | `serve(RewardModel.load("rm"), port=8765)` (POST /score) |
-| best-of-N | `BonConfig`, `abon` | `await abon(task, llm, rm, Path("runs/bon"), run_config, BonConfig(n=8))` |
+| best-of-N | `BonConfig`, `abon` | `await abon(task, llm, rm, Path("runs/bon"), run_config, BonConfig())` |
 | the loop | `LoopConfig`, `arun_loop` | `await arun_loop(task, llm, Path("runs/demo"), LoopConfig())` |
 | orchestrator | `GRPORunConfig`, `setup_run` | `with setup_run(GRPORunConfig(task=t, policy=p), out, rm=rm) as run: run.train()` |
 | adapters | `TRLReward`, `AsyncTRLReward` | `GRPOTrainer(..., reward_funcs=TRLReward("rm"))` |

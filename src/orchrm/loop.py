@@ -33,6 +33,7 @@ from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, aro
 from .mas.run_folder import read_settings, settle_run_file
 from .pairs.builder import PairConfig, PairStats, build_pairs
 from .pairs.rows import write_pairs_dir
+from .profiles import BASE
 from .rm.config import RMConfig
 from .rm.model import RewardModel
 from .rm.train import data_hash, train_reward_model
@@ -41,7 +42,6 @@ from .tasks.base import Task
 __all__ = [
     "BON_DIR",
     "LOOP_FILE",
-    "LOOP_ROLLOUT",
     "PAIRS_DIR",
     "RM_DIR",
     "TRAIN_DIR",
@@ -56,30 +56,21 @@ __all__ = [
 LOOP_FILE = "loop.json"
 TRAIN_DIR, PAIRS_DIR, RM_DIR, BON_DIR = "train", "pairs", "rm", "bon"
 #: What a rerun into the same loop folder may change: the counts (its rollouts grow), how many questions run at
-#: once, the RM (retrained) and best-of-N's settings (selected and judged again).
-RERUN_MAY_CHANGE = frozenset({"train_questions", "test_questions", "n", "parallel_questions", "rm", "bon"})
-
-
-#: The loop's rollouts, sized for the embedded 0.5B on 2 CPU cores: a hotter, shorter plan under the plan schema
-#: (valid by construction: the 0.5B writes a valid DAG for about 11 plans in 12, bench/plan_validity.py; the
-#: rest run past the token limit), short agent calls, capped samples and rounds. Every other setting is
-#: `RolloutSettings`' own default.
-LOOP_ROLLOUT = RolloutSettings(
-    constrained=True,
-    temperature=0.9,
-    plan_max_tokens=320,
-    agent_max_tokens=192,
-    agent_max_samples=3,
-    agent_max_rounds=1,
-)
+#: once, the RM (retrained), best-of-N's settings (selected and judged again) and the profile's name (a label:
+#: the values decide).
+RERUN_MAY_CHANGE = frozenset({"train_questions", "test_questions", "n_plans", "parallel_questions", "rm", "bon",
+                              "profile"})  # fmt: skip
 
 
 class LoopConfig(BaseModel):
-    """What the whole loop runs with; the defaults are `orchrm demo`'s, sized for 2 CPU cores.
+    """What the whole loop runs with. Its settings' defaults are those every verb shares (`RolloutSettings`,
+    `RMConfig`, `BonConfig`); `orchrm demo` lays the `demo` profile over them (`profiled(LoopConfig, "demo")`).
 
-    `rollout` holds how plans are sampled and executed, in the training rollouts and in best-of-N alike. A
-    `loop.json` written before it was nested holds those settings at the top level: they still load (as does
-    `LoopConfig(temperature=...)`), lifted into `rollout` over `LOOP_ROLLOUT`, as a partial `rollout` mapping is.
+    `rollout` holds how plans are sampled and executed, in the training rollouts and in best-of-N alike, and
+    `n_plans` how many per question, in both (the one field: `run_config` hands it to each `RunConfig`). Older
+    `loop.json` files still load: one holding the rollout settings at the top level (as does
+    `LoopConfig(temperature=...)`) has them lifted into `rollout`, and its plans per question under `n` (and a
+    copy in `bon.n`) are read as `n_plans`.
     """
 
     # A pool where the right plan depends on the question: retrieval questions need search agents (the names
@@ -87,34 +78,32 @@ class LoopConfig(BaseModel):
     task: str = Field("mix:world_qa,chain_sum", description="The task spec of the training and held-out questions.")
     train_questions: int = Field(20, ge=1, description="Training questions (rollouts -> pairs -> RM).")
     test_questions: int = Field(16, ge=1, description="Held-out questions for best-of-N.")
-    n: int = Field(4, ge=1, description="Plans per question, in training rollouts and in best-of-N.")
+    n_plans: int = Field(
+        RunConfig.model_fields["n_plans"].default, ge=1,
+        description="Plans sampled per question, in the training rollouts and in best-of-N.",
+    )  # fmt: skip
     parallel_questions: int = Field(2, ge=1, description="Questions in flight at once.")
     rollout: RolloutSettings = Field(
-        default_factory=lambda: LOOP_ROLLOUT.model_copy(),
+        default_factory=RolloutSettings,
         description="How plans are sampled and executed, in the training rollouts and in best-of-N alike.",
     )
-    rm: RMConfig = Field(default_factory=lambda: RMConfig(epochs=6))
-    bon: BonConfig = Field(default_factory=lambda: BonConfig(n=4, judge_max_steps=2, judge_max_tokens=192))
+    rm: RMConfig = Field(default_factory=RMConfig)
+    bon: BonConfig = Field(default_factory=BonConfig)
+    profile: str = Field(BASE, description="The named profile its settings were laid over (`orchrm.profiles`).")
 
     @model_validator(mode="before")
     @classmethod
     def _nested(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
+        if "n" in data:  # a loop.json from before `n_plans`
+            data = {**{k: v for k, v in data.items() if k != "n"}, "n_plans": data.get("n_plans", data["n"])}
         flat = {k: data[k] for k in RolloutSettings.model_fields if k in data}
         given = data.get("rollout")
-        if not flat and not isinstance(given, dict):
+        if not flat:
             return data
         nested = given.model_dump() if isinstance(given, RolloutSettings) else dict(given or {})
-        return {
-            **{k: v for k, v in data.items() if k not in flat},
-            "rollout": {**LOOP_ROLLOUT.model_dump(), **nested, **flat},
-        }
-
-    @model_validator(mode="after")
-    def _one_n(self) -> LoopConfig:
-        self.bon.n = self.n
-        return self
+        return {**{k: v for k, v in data.items() if k not in flat}, "rollout": {**nested, **flat}}
 
     @property
     def seed(self) -> int:
@@ -130,12 +119,13 @@ class LoopConfig(BaseModel):
             task=self.task,
             split=split,
             n_questions=questions,
-            n_plans=self.n,
+            n_plans=self.n_plans,
             execute="all",
             backend=backend,
             model_id=model_id,
             agent_backend=agent_backend,
             agent_model_id=agent_model_id,
+            profile=self.profile,
         )
 
 

@@ -53,10 +53,10 @@ def test_one_registry_names_every_method_and_drives_the_outcomes():
     scored = {n for n, m in METHODS.items() if m.score is not None}
     assert scored == {"rm", "shortest", "prior", "kind-prior", "router", "shape-mean"}
     cases = [Case("a", [cand(0, True, prior=0.5), cand(1, False, prior=0.1)])]
-    out = outcomes_at(cases, 2, BonConfig(n=2, judge=False), 1.0, {})
+    out = outcomes_at(cases, 2, BonConfig(judge=False), 1.0, {})
     assert set(out) == set(METHODS) - {"judge", "kind-prior", "router", "shape-mean"}  # none fitted, no shapes
     no_prior = [Case("a", [cand(0, True), cand(1, False)])]
-    assert "prior" not in outcomes_at(no_prior, 2, BonConfig(n=2, judge=False), 1.0, {})
+    assert "prior" not in outcomes_at(no_prior, 2, BonConfig(judge=False), 1.0, {})
     assert METHODS["judge"].available(no_prior, Context(judge=True)) is False  # two valid plans, no judgment
 
 
@@ -89,7 +89,7 @@ def kinded_cases():
 
 
 def test_results_break_accuracy_down_by_question_kind_and_hold_rm_to_the_best_trivial_selector():
-    res = compute_results(kinded_cases(), BonConfig(n=2, judge=False, resamples=200), [], meta=RunInfo(task="t"))
+    res = compute_results(kinded_cases(), BonConfig(judge=False, resamples=200), [], meta=RunInfo(task="t"))
     r = res.dump()
     pk = r["per_kind"]
     assert list(pk) == ["bridge", "lookup", "unknown"]
@@ -112,6 +112,6 @@ def test_results_break_accuracy_down_by_question_kind_and_hold_rm_to_the_best_tr
 
 def test_without_a_prior_the_method_is_absent_with_a_note_and_rm_is_held_to_shortest():
     cases = [Case(c.question_id, [replace(x, prior=None) for x in c.candidates], kind=c.kind) for c in kinded_cases()]
-    r = compute_results(cases, BonConfig(n=2, judge=False, resamples=200), [], meta=RunInfo(task="t")).dump()
+    r = compute_results(cases, BonConfig(judge=False, resamples=200), [], meta=RunInfo(task="t")).dump()
     assert "prior" not in r["methods"] and "prior" not in r["auc"] and "rm_minus_prior" not in r["marks"]
     assert r["marks"]["best_trivial"] == "shortest" and "--prior-traces" in r["notes"][0]

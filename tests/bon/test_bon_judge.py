@@ -33,7 +33,7 @@ def grouped():
 
 def test_a_judgment_keeps_the_judges_reason_flags_errors_and_confidence(tmp_path):
     path, ev = tmp_path / JUDGMENTS_FILE, FakeEvaluator()
-    got = asyncio.run(judge_missing(ev, grouped(), BonConfig(n=3), path))
+    got = asyncio.run(judge_missing(ev, grouped(), BonConfig(), path))
     assert [t.plan_index for t in judgeable(grouped()["q"])] == [0, 2]
     (j,) = got
     assert (j.best, j.scores) == (2, {"0": 0.2, "2": 0.9})  # response 1 is plan 2: the invalid plan was never shown
@@ -41,7 +41,7 @@ def test_a_judgment_keeps_the_judges_reason_flags_errors_and_confidence(tmp_path
         "response 1 cites the sum", ["response0: forced_finalization"], ["python: timeout"], 0.7,
     )  # fmt: skip
     assert read_judgments(path) == got  # as written to disk, not only in memory
-    assert asyncio.run(judge_missing(ev, grouped(), BonConfig(n=3), path)) == got and ev.calls == 1  # resumed
+    assert asyncio.run(judge_missing(ev, grouped(), BonConfig(), path)) == got and ev.calls == 1  # resumed
 
 
 def test_a_judgment_written_before_reasons_were_kept_still_loads(tmp_path):

@@ -19,7 +19,7 @@ from orchrm.rm.model import RewardModel
 
 def configs(n=4, n_questions=3, **bon):
     run = RunConfig(task="jsonl", split="test", n_questions=n_questions, n_plans=n, temperature=0.5)
-    return run, BonConfig(n=n, resamples=200, **bon)
+    return run, BonConfig(resamples=200, **bon)
 
 
 def test_one_run_compares_every_method_on_the_same_plans(tmp_path, rm_dir):
@@ -76,8 +76,9 @@ def test_bad_settings_are_refused_clearly(tmp_path, rm_dir):
         asyncio.run(
             abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"split": "train"}), cfg)
         )
-    with pytest.raises(ConfigError, match="N plans"):
-        asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "b", run, cfg.model_copy(update={"n": 8})))
+    with pytest.raises(ConfigError, match="execute every plan"):
+        asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"execute": "none"}),
+                         cfg))  # fmt: skip
     with pytest.raises(ConfigError, match="test questions"):  # more held-out questions than the task has
         asyncio.run(
             abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"n_questions": 500}), cfg)

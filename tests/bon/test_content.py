@@ -77,7 +77,7 @@ def test_the_report_states_the_content_measures(tmp_path):
         Case("q1", [cand(0, True, 0.9), cand(1, False, 0.1)]),
         Case("q2", [cand(0, False, 0.9), cand(1, True, 0.1)]),
     ]
-    r = compute_results(cases, BonConfig(n=2, judge=False, resamples=100), [], meta=RunInfo(task="t"))
+    r = compute_results(cases, BonConfig(judge=False, resamples=100), [], meta=RunInfo(task="t"))
     assert r.content.clean_pairs == 2 and r.content.auc["rm"].value == 0.5
     md = write_reports(r, tmp_path)["md"].read_text()
     assert "same-shape AUC of rm: 0.500" in md and "content headroom" in md

@@ -71,7 +71,7 @@ def test_a_shape_the_router_never_saw_falls_back_to_the_shape_prior_and_is_count
     held.append(asked(trace("h", 3, "{bad", invalid=True), "Which company does Nobody work for?"))
     cases = build_cases({"h": held}, {"h": [0.0, 1.0, 2.0, 3.0]}, {}, blind)
     assert [c.router_fallback for c in cases[0].candidates] == [False, True, True, False]  # the invalid plan: unscored
-    res = compute_results(cases, BonConfig(n=4, judge=False, resamples=100), [], meta=RunInfo(task="t"))
+    res = compute_results(cases, BonConfig(judge=False, resamples=100), [], meta=RunInfo(task="t"))
     assert res.router_fallbacks == 2 and any("2 of 3 valid plans" in n for n in res.notes)
     assert res.methods["router"].accuracy.value == 1.0 and res.methods["rm"].accuracy.value == 0.0
 
@@ -119,7 +119,7 @@ def test_rm_is_held_to_the_best_content_blind_selector_and_to_shape_mean():
         Case("b", [c(0, True, 2.0, "x", 0.1, 0.2, 0.9), c(1, False, 1.0, "y", 0.9, 0.8, 0.1)]),
         Case("c", [c(0, True, 2.0, "x", 0.1, 0.2, 0.1), c(1, False, 1.0, "y", 0.9, 0.8, 0.9)]),
     ]
-    res = compute_results(cases, BonConfig(n=2, judge=False, resamples=200), [], meta=RunInfo(task="t"))
+    res = compute_results(cases, BonConfig(judge=False, resamples=200), [], meta=RunInfo(task="t"))
     acc = {m: s.accuracy.value for m, s in res.methods.items()}
     assert (acc["prior"], acc["kind-prior"], acc["router"], acc["shape-mean"]) == (0.0, pytest.approx(1 / 3),
                                                                                    pytest.approx(2 / 3), 1.0)  # fmt: skip
@@ -140,7 +140,7 @@ def test_marks_are_repeated_on_templates_training_saw_and_on_those_it_never_did(
     seen = [Case(f"s{k}", [c(0, True, 2.0, "x", 0.9), c(1, False, 1.0, "y", 0.1)], seen=True) for k in range(3)]
     unseen = [Case(f"u{k}", [c(0, True, 2.0, "x", 0.1), c(1, False, 1.0, "y", 0.9)], seen=False) for k in range(2)]
     untemplated = [Case("n", [c(0, False, 2.0, "x", 0.1), c(1, True, 1.0, "y", 0.9)])]
-    config = BonConfig(n=2, judge=False, resamples=200)
+    config = BonConfig(judge=False, resamples=200)
     res = compute_results(seen + unseen + untemplated, config, [], meta=RunInfo(task="t"))
     g = res.by_template
     assert set(g) == {"seen", "unseen"} and (g["seen"].questions, g["unseen"].questions) == (3, 2)

@@ -37,7 +37,7 @@ def full_run() -> RunInfo:
 
 
 def test_dump_keeps_the_results_json_keys_order_and_value_types():
-    r = compute_results(cases(), BonConfig(n=2, judge=False, resamples=200), [], meta=full_run())
+    r = compute_results(cases(), BonConfig(judge=False, resamples=200), [], meta=full_run())
     d = r.dump()
     assert list(d) == KEYS
     assert list(d["methods"]) == ["rm", "rm-adaptive", "random", "shortest", "prior", "majority", "oracle"]
@@ -52,11 +52,11 @@ def test_dump_keeps_the_results_json_keys_order_and_value_types():
     assert (
         d["marks"]["best_trivial"] == "prior" and d["marks"]["rm_minus_random"]["value"] is not None
     )  # a name among intervals
-    assert d["config"] == BonConfig(n=2, judge=False, resamples=200).model_dump()
+    assert d["config"] == BonConfig(judge=False, resamples=200).model_dump()
 
 
 def test_a_results_file_reads_back_into_the_same_results(tmp_path):
-    r = compute_results(cases(), BonConfig(n=2, judge=False, resamples=200), [], meta=full_run())
+    r = compute_results(cases(), BonConfig(judge=False, resamples=200), [], meta=full_run())
     write_results(tmp_path, r, [{"question_id": c.question_id} for c in cases()])
     back = read_results(tmp_path / RESULTS_FILE)
     assert back == r and back.dump() == json.loads((tmp_path / RESULTS_FILE).read_text())
@@ -66,7 +66,7 @@ def test_a_results_file_reads_back_into_the_same_results(tmp_path):
 
 
 def test_run_fields_never_given_stay_out_of_the_file():
-    r = compute_results(cases(), BonConfig(n=2, judge=False, resamples=200), [], meta=RunInfo(task="t", prior=None))
+    r = compute_results(cases(), BonConfig(judge=False, resamples=200), [], meta=RunInfo(task="t", prior=None))
     d = r.dump()
     assert list(d)[:2] == ["task", "prior"] and d["prior"] is None
     assert not {"model", "agent_model", "rm", "rollout", "warnings"} & set(d)

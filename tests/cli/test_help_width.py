@@ -24,7 +24,9 @@ def commands():
 
 
 def names(command: click.Command) -> list[str]:
-    return [n for p in command.params for n in (*p.opts, *p.secondary_opts) if n.startswith("-")]
+    """The option names `--help` shows (a renamed option's old flag is hidden on purpose)."""
+    shown = [p for p in command.params if not getattr(p, "hidden", False)]
+    return [n for p in shown for n in (*p.opts, *p.secondary_opts) if n.startswith("-")]
 
 
 def help_text(path: list[str]) -> str:

@@ -11,18 +11,17 @@ from orchrm.cli.app import VERBS, load_verb
 from orchrm.cli.options import RUN, ModelOptions
 from orchrm.cli.reward_model import TRAIN_RM
 from orchrm.grpo.config import GRPORunConfig
-from orchrm.loop import LOOP_ROLLOUT, LoopConfig
+from orchrm.loop import LoopConfig
 from orchrm.mas.run_config import PlanSampling, RolloutSettings, RunConfig
 from orchrm.pairs import PairConfig
 from orchrm.rm.config import DECODER_DEFAULTS, RMConfig
 
-LOOP = LoopConfig()
 #: Per verb, the settings its options fill, first match wins: (model, the instance holding the verb's defaults
 #: where they are not the model's own).
 SOURCES = {
     "rollout": [(ModelOptions, None), (RolloutSettings, None), (RunConfig, None), (LoopConfig, None)],
-    "bon": [(ModelOptions, None), (RolloutSettings, None), (BonConfig, None), (LoopConfig, None)],
-    "demo": [(ModelOptions, None), (RolloutSettings, LOOP_ROLLOUT), (LoopConfig, LOOP), (BonConfig, LOOP.bon)],
+    "bon": [(ModelOptions, None), (RolloutSettings, None), (BonConfig, None), (RunConfig, None), (LoopConfig, None)],
+    "demo": [(ModelOptions, None), (RolloutSettings, None), (LoopConfig, None), (BonConfig, None), (RMConfig, None)],
     "train-orchestrator": [(GRPORunConfig, None), (RolloutSettings, None), (ModelOptions, None)],
     "counterfactual": [(ModelOptions, None)],
     "generate": [(ModelOptions, None)],
@@ -34,6 +33,8 @@ SOURCES = {
 OWN = {
     "task": "its help lists the tasks (TASK_HELP); required but in `demo`",
     "checkpoint": "None: the adapter's label, else RunConfig's `base` (`checkpoint_label`)",
+    "profile": "its help lists the profiles and what each sets (`orchrm.profiles`); `demo` runs with `demo`",
+    ("bon", "n_plans"): "best-of-8: more plans than a rollout's 4",
     ("generate", "backend"): "one role: any backend, not the orchestrator's",
     ("generate", "model"): "one role",
     ("generate", "base_url"): "one role",

@@ -23,6 +23,15 @@ CURVE_NS = (1, 2, 4, 8, 16)
 Judgments = dict[tuple[str, int], JudgeRecord]
 
 
+def plans_per_question(cases: list[Case]) -> int:
+    """N: the plans each question holds (the held-out rollout's `n_plans`, read from the plans themselves); a set
+    of cases with unequal counts is a mistake of the caller, refused."""
+    counts = {len(c.candidates) for c in cases}
+    if len(counts) > 1:
+        raise ConfigError(f"best-of-N needs the same number of plans for every question, got {sorted(counts)}")
+    return counts.pop() if counts else 0
+
+
 def _with_judge(case: Case, n: int, judgments: Judgments) -> Case:
     sub = case.prefix(n)
     j = judgments.get((case.question_id, n))
@@ -37,7 +46,7 @@ def outcomes_at(
 ) -> dict[str, list[Outcome]]:
     """Every applicable method's outcome per question when only the first n plans exist."""
     subs = [_with_judge(c, n, judgments) for c in cases]
-    ctx = Context(tau=config.tau * scale, judge=config.judge and n in config.judged_ns())
+    ctx = Context(tau=config.tau * scale, judge=config.judge and n in config.judged_ns(plans_per_question(cases)))
     return {name: [m.run(c, ctx) for c in subs] for name, m in METHODS.items() if m.available(subs, ctx)}
 
 
@@ -137,16 +146,16 @@ def full_outcomes(
     """Every method's outcome per question at N, with the judgment map and the reward scale they used."""
     jmap = {(j.question_id, j.n): j for j in judgments}
     scale = reward_scale(cases)
-    return jmap, scale, outcomes_at(cases, config.n, config, scale, jmap)
+    return jmap, scale, outcomes_at(cases, plans_per_question(cases), config, scale, jmap)
 
 
 def adaptive_sweep(
     cases: list[Case], config: BonConfig, scale: float, jmap: Judgments, boot: Bootstrap
 ) -> list[SweepPoint]:
     """rm-adaptive at every margin of `config.taus`, then with no margin at all (execute every valid plan)."""
-    sweep = []
+    sweep, n = [], plans_per_question(cases)
     for tau in [*config.taus, math.inf]:
-        outs = [select_adaptive(_with_judge(c, config.n, jmap), tau * scale) for c in cases]
+        outs = [select_adaptive(_with_judge(c, n, jmap), tau * scale) for c in cases]
         s = summarize(outs, boot)
         sweep.append(SweepPoint(tau=None if math.isinf(tau) else tau, **dict(s)))
     return sweep
@@ -157,7 +166,8 @@ def curves(
 ) -> dict[str, dict[str, CurvePoint]]:
     """Every method's accuracy and tokens at each N of `CURVE_NS` below N, and at N."""
     out: dict[str, dict[str, CurvePoint]] = {}
-    for n in sorted({k for k in CURVE_NS if k < config.n} | {config.n}):
+    big_n = plans_per_question(cases)
+    for n in sorted({k for k in CURVE_NS if k < big_n} | {big_n}):
         for m, outs in outcomes_at(cases, n, config, scale, jmap).items():
             s = summarize(outs, boot)
             out.setdefault(m, {})[str(n)] = CurvePoint(accuracy=s.accuracy, tokens=s.tokens.total)
@@ -192,7 +202,7 @@ def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeR
     valid = [len(c.valid) for c in cases]
     return BonResults(
         **{k: getattr(meta, k) for k in meta.model_fields_set},  # only what the caller said about the run
-        n=config.n,
+        n=plans_per_question(cases),
         questions=len(cases),
         plans=sum(len(c.candidates) for c in cases),
         valid_plans_per_question=round(statistics.fmean(valid), 2),

@@ -1,5 +1,6 @@
-"""`BonConfig`: the selection settings of a best-of-N run (the held-out rollout's own settings live in its
-`RunConfig`)."""
+"""`BonConfig`: the selection settings of a best-of-N run. The held-out rollout's own settings live in its
+`RunConfig`, N among them (`n_plans`, the plans sampled per question): selection reads N from the plans it is
+given, and is never told it twice."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from pydantic import BaseModel, Field
 
 
 class BonConfig(BaseModel):
-    """Selection settings (the held-out rollout's own settings live in its `RunConfig`)."""
+    """Selection settings (the held-out rollout's own settings, N among them, live in its `RunConfig`). A
+    `results.json` or `loop.json` written while this held its own `n` still loads: the key is ignored."""
 
-    n: int = Field(8, ge=1, description="Plans sampled per held-out question.")
     judge: bool = Field(True, description="Run the Skill-RM listwise judge baseline.")
     judge_max_steps: int = Field(3, ge=1, description="Judge agent steps per trajectory.")
     judge_max_tokens: int = Field(256, ge=16, description="Judge completion tokens per step.")
@@ -31,5 +32,6 @@ class BonConfig(BaseModel):
         blob = json.dumps([self.judge_max_steps, self.judge_max_tokens], sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
-    def judged_ns(self) -> list[int]:
-        return sorted({n for n in (self.judge_ns or [self.n]) if 2 <= n <= self.n})
+    def judged_ns(self, n: int) -> list[int]:
+        """The N values the judge runs at, for questions with `n` plans."""
+        return sorted({k for k in (self.judge_ns or [n]) if 2 <= k <= n})

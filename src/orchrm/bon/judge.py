@@ -79,7 +79,7 @@ async def judge_missing(
     key = config.judge_key()
     have = {(r.question_id, r.n) for r in read_judgments(path) if r.key == key}
     todo = [
-        (q, n) for q, plans in grouped.items() for n in config.judged_ns()
+        (q, n) for q, plans in grouped.items() for n in config.judged_ns(len(plans))
         if (q, n) not in have and len(judgeable(plans[:n])) >= 2
     ]  # fmt: skip
     done = 0

@@ -89,11 +89,11 @@ def run_info(
     )  # fmt: skip
 
 
-def _check(run_config: RunConfig, config: BonConfig) -> None:
+def _check(run_config: RunConfig) -> None:
     if run_config.split != "test":
         raise ConfigError("best-of-N runs on held-out questions: the rollout split must be 'test'")
-    if run_config.n_plans != config.n or run_config.execute != "all":
-        raise ConfigError("the held-out rollout must sample N plans and execute them all")
+    if run_config.execute != "all":
+        raise ConfigError("the held-out rollout must execute every plan it samples")
 
 
 async def abon(
@@ -109,11 +109,12 @@ async def abon(
     on_progress: Callable[[BonProgress], None] | None = None,
     prior_traces: Path | None = None,
 ) -> BonResult:
-    """Roll out N plans on held-out questions (resuming), judge them, and compute every method's results.
+    """Roll out N plans (`run_config.n_plans`) on held-out questions (resuming), judge them, and compute every
+    method's results.
     `llm` writes the plans (and judges); `agent_llm` (default `llm`) runs the sub-agents. `prior_traces` (the
     run's training traces) fits the content-blind baselines `prior`, `kind-prior` and `router`; without it they
     are absent."""
-    _check(run_config, config)
+    _check(run_config)
     warnings = rm_warnings(rm, task, run_config.task)
     questions = run_questions(task, run_config.n_questions, "test", run_config.seed, run_config.skip_questions)
     # Fitted first, so a missing file fails before any rollout; held-out questions never count toward it.
@@ -130,10 +131,11 @@ async def abon(
 
     rollout = await arollout(task, llm, heldout, run_config, agent_llm=agent_llm, parallel_questions=parallel_questions,
                              on_progress=rollout_progress)  # fmt: skip
-    grouped = rollout.first_plans(config.n)
-    short = {q: len(p) for q, p in grouped.items() if len(p) < config.n}
+    n = run_config.n_plans
+    grouped = rollout.first_plans(n)
+    short = {q: len(p) for q, p in grouped.items() if len(p) < n}
     if short:
-        raise ConfigError(f"{len(short)} held-out questions have fewer than N={config.n} plans in {heldout}")
+        raise ConfigError(f"{len(short)} held-out questions have fewer than N={n} plans in {heldout}")
     state.stage = "score"
     report(state)
     rewards, rm_s, rm_tokens = score_plans(rm, grouped)

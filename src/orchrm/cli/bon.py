@@ -32,7 +32,10 @@ from .options import (
     TaskName,
     checked,
     field_option,
+    old_flag,
     options_from,
+    profile_option,
+    renamed,
     with_models,
 )
 from .progress import DEFAULT_INTERVAL_S, Reporter, Tokens, category_meter, choose_mode, result_console, rollout_info
@@ -117,9 +120,11 @@ def bon(
     rm: Annotated[Path, typer.Option(help="Reward-model folder from `orchrm train-rm`.")],
     out: Annotated[Path, typer.Option(help="Output folder (created, or resumed when it exists).")],
     *,
-    n: int = field_option(BonConfig, "n"),
-    # own: held-out questions, more than a rollout's default 10
+    # own: best-of-8 on held-out questions, more plans and questions than a rollout's default 4 and 10
+    n_plans: int = field_option(RunConfig, "n_plans", default=8),
+    n: int | None = old_flag("--n", "--n-plans"),
     n_questions: Annotated[int, typer.Option(help="Held-out (test split) questions.")] = 20,
+    profile: str = profile_option(),
     settings: RolloutSettings,
     judge: bool = field_option(BonConfig, "judge"),
     judge_max_steps: int = field_option(BonConfig, "judge_max_steps", "--judge-steps"),
@@ -142,18 +147,20 @@ def bon(
     resolve_device(device)  # --device cuda without a GPU: one line before any model loads
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
-    config = checked(BonConfig, dict(n=n, judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens,
+    n_plans = renamed(n_plans, n, "n_plans", "--n")
+    config = checked(BonConfig, dict(judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens,
                                      judge_ns=judge_ns or [], tau=tau, seed=settings.seed), {"judge_max_steps": "--judge-steps", "judge_ns": "--judge-n"})  # fmt: skip
     run = dict(
         settings.model_dump(),
         task=task,
         split="test",
         n_questions=n_questions,
-        n_plans=n,
+        n_plans=n_plans,
         execute="all",
         backend=models.backend,
+        profile=profile,
     )
-    checked(RunConfig, run, {"n_plans": "--n"})
+    checked(RunConfig, run)
     the_task, reward_model = load_task(task), RewardModel.load(rm, device=device)
     with open_models(models, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run_config = RunConfig.model_validate({**run, "checkpoint": checkpoint_label(llm, checkpoint),

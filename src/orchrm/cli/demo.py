@@ -15,8 +15,9 @@ from rich.console import Console
 
 from ..bon.config import BonConfig
 from ..llm import DEFAULT_MODEL, TokenLedger
-from ..loop import LOOP_ROLLOUT, LoopConfig, LoopEvent, LoopResult, arun_loop
+from ..loop import LoopConfig, LoopEvent, LoopResult, arun_loop
 from ..mas.run_config import RolloutSettings
+from ..rm.config import RMConfig
 from ..tasks import load_task
 from .bon import report_bon, results_tables
 from .llms import open_models
@@ -29,7 +30,10 @@ from .options import (
     TaskName,
     checked,
     field_option,
+    old_flag,
     options_from,
+    profile_option,
+    renamed,
     with_models,
 )
 from .progress import (
@@ -46,7 +50,8 @@ from .render import usage_table
 from .reward_model import _rm_info as rm_info  # the RM steps line: loss, held-out accuracy
 from .say import say, styled, warn
 
-DEFAULTS = LoopConfig()
+#: The profile the demo runs with unless told otherwise: its settings fit the loop to 2 CPU cores.
+DEMO = "demo"
 
 
 def _models(model: str, agent_model: str | None) -> str:
@@ -54,19 +59,21 @@ def _models(model: str, agent_model: str | None) -> str:
 
 
 @with_models
-@options_from(RolloutSettings, into="rollout", defaults=LOOP_ROLLOUT)
+@options_from(RolloutSettings, into="rollout")
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder (resumed when it exists).")] = Path("runs/demo"),
     *,
-    task: TaskName = DEFAULTS.task,
+    task: TaskName = LoopConfig.model_fields["task"].default,
     train_questions: int = field_option(LoopConfig, "train_questions"),
     test_questions: int = field_option(LoopConfig, "test_questions"),
-    n: int = field_option(LoopConfig, "n"),
+    n_plans: int = field_option(LoopConfig, "n_plans"),
+    n: int | None = old_flag("--n", "--n-plans"),
+    profile: str = profile_option(DEMO),
     rollout: RolloutSettings,
-    epochs: Annotated[
-        int, typer.Option(help="RM training epochs.")
-    ] = DEFAULTS.rm.epochs,  # RMConfig's help is a backbone's
-    judge: bool = field_option(BonConfig, "judge", default=DEFAULTS.bon.judge),
+    epochs: int = field_option(RMConfig, "epochs"),
+    judge: bool = field_option(BonConfig, "judge"),
+    judge_max_steps: int = field_option(BonConfig, "judge_max_steps", "--judge-steps"),
+    judge_max_tokens: int = field_option(BonConfig, "judge_max_tokens"),
     parallel_questions: int = field_option(LoopConfig, "parallel_questions", panel=MODELS),
     models: ModelOptions,
     quiet: Quiet = False,
@@ -74,11 +81,12 @@ def demo(
     log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
+    n_plans = renamed(n_plans, n, "n_plans", "--n")
     config = checked(LoopConfig, dict(
-        task=task, train_questions=train_questions, test_questions=test_questions, n=n, rollout=rollout,
-        parallel_questions=parallel_questions, rm=DEFAULTS.rm.model_copy(update={"epochs": epochs}),
-        bon=DEFAULTS.bon.model_copy(update={"judge": judge}),
-    ))  # fmt: skip
+        task=task, train_questions=train_questions, test_questions=test_questions, n_plans=n_plans, rollout=rollout,
+        parallel_questions=parallel_questions, rm={"epochs": epochs}, profile=profile,
+        bon={"judge": judge, "judge_max_steps": judge_max_steps, "judge_max_tokens": judge_max_tokens},
+    ), {"judge_max_steps": "--judge-steps"})  # fmt: skip
     the_task = load_task(task)
     console = result_console(as_json)
     if models.backend == "local" and models.model is None:
@@ -88,7 +96,7 @@ def demo(
         styled(
             ("orchrm demo", "bold"),
             f": {task}, {train_questions} training + {test_questions} held-out questions, "
-            f"N={n} plans each, {_models(models.model or models.backend, models.agent_model)} ({where}) -> {out}",
+            f"N={n_plans} plans each, {_models(models.model or models.backend, models.agent_model)} ({where}) -> {out}",
         )
     )
     start = time.perf_counter()

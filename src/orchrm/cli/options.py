@@ -4,8 +4,12 @@ A setting that a config declares (a pydantic field: name, type, default, `descri
 again here: `field_option` makes one typer option from one field, and `options_from` turns a whole settings
 model (e.g. `RolloutSettings`) into one option per field and hands the verb the validated model. A verb
 names only what is its own: a flag kept from before (`--agent-timeout`), a panel, a default of its own
-(`orchrm demo`'s rollouts are `LOOP_ROLLOUT`'s). `tests/cli/test_options.py` holds every option that fills a
-config field to that field's default and help.
+(best-of-N's 8 plans). `tests/cli/test_options.py` holds every option that fills a config field to that field's
+default and help.
+
+`--profile NAME` (`Profile`) fills the options of the fields a named profile sets (`orchrm.profiles`) that the
+command line and `--config` leave out, through click's `default_map` as `--config` does, so `--help` after it
+shows the profile's values. A renamed option keeps its old flag for one release, hidden (`old_flag`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import click
 import typer
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -24,7 +29,9 @@ from pydantic.fields import FieldInfo
 from ..errors import ConfigError
 from ..llm import BACKENDS
 from ..mas.run_config import RunConfig
+from ..profiles import BASE, PROFILES, profile_help
 from ..tasks import TASK_HELP
+from .panels import option_names
 
 #: `RunConfig`'s defaults, for the few options that fill a run's own field (the backend) by hand.
 RUN = RunConfig(task="")
@@ -121,6 +128,38 @@ Json = Annotated[
 LogEvery = Annotated[
     float, typer.Option(help="Seconds between progress lines when stderr is not a terminal.", rich_help_panel=OUTPUT)
 ]
+
+
+def _read_profile(ctx: typer.Context, param: typer.CallbackParam, value: str) -> str:
+    """Lay profile `value` under the values `--config` gave (a file's value wins over a profile's)."""
+    if ctx.resilient_parsing:
+        return value
+    if value not in PROFILES:
+        raise typer.BadParameter(f"no profile {value!r} (there are: {', '.join(PROFILES)})", ctx, param)
+    names = option_names(ctx.command)
+    laid = {names[k]: v for k, v in PROFILES[value].items() if k in names}
+    ctx.default_map = {**laid, **(ctx.default_map or {})}
+    return value
+
+
+def profile_option(default: str = BASE) -> Any:
+    """`--profile`, as a parameter's default: the profile's name reaches the verb, which records it."""
+    return typer.Option(default, "--profile", is_eager=True, callback=_read_profile, help=profile_help())
+
+
+def old_flag(flag: str, new: str) -> Any:
+    """A renamed option's old flag, hidden, kept for one release (`None` when not given: see `renamed`)."""
+    return typer.Option(None, flag, hidden=True, help=f"Old name of {new}, kept for one release.")
+
+
+def renamed(value: Any, old: Any, name: str, flag: str) -> Any:
+    """Option `name`'s value, or its old `flag`'s where that was given; both given is one line naming them."""
+    if old is None:
+        return value
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+        raise ConfigError(f"--{name.replace('_', '-')} and {flag} are one option: give one of them")
+    return old
 
 
 Settings = TypeVar("Settings", bound=BaseModel)

@@ -79,7 +79,7 @@ def _parse(path: Path) -> Any:
         raise typer.BadParameter(f"cannot read {path}: {exc}") from None
 
 
-def _names(command: Any) -> dict[str, str]:
+def option_names(command: Any) -> dict[str, str]:
     """Each name a file may use for a parameter (its own, and each long flag) -> the parameter's name."""
     names: dict[str, str] = {}
     for param in command.params:
@@ -99,7 +99,7 @@ def _read_config(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
         data = {}  # an empty YAML file
     if not isinstance(data, dict):
         raise typer.BadParameter(f"{value} must hold a mapping of option names to values", ctx, param)
-    names = _names(ctx.command)
+    names = option_names(ctx.command)
     unknown = [str(k) for k in data if str(k).replace("-", "_") not in names]
     if unknown:
         raise typer.BadParameter(f"{value}: no option {', '.join(unknown)} in `{ctx.command_path}`", ctx, param)

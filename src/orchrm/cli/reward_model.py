@@ -21,7 +21,7 @@ from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.inputs import ScoreRow, plan_text
 from ..rm.reward import INVALID_PENALTY
 from ..rm.trackers import tracker_list
-from .options import Json, LogEvery, Quiet, field_option, options_from
+from .options import Json, LogEvery, Quiet, field_option, options_from, profile_option
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 from .say import say, text
 
@@ -60,6 +60,7 @@ def train_rm(
     out: Annotated[Path, typer.Option(help="Model folder to write.")],
     *,
     config: RMConfig,
+    profile: str = profile_option(),  # its values reach `config` through the options; the card records those
     margin: list[str] | None = field_option(
         RMConfig, "margins", "--margin", default=None, note="SOURCE=NUMBER (repeatable)."
     ),

@@ -27,6 +27,7 @@ from .options import (
     checked,
     field_option,
     options_from,
+    profile_option,
     with_models,
 )
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
@@ -44,6 +45,7 @@ def rollout(
     n_plans: int = field_option(RunConfig, "n_plans"),
     split: str = field_option(RunConfig, "split"),
     execute: str = field_option(RunConfig, "execute"),
+    profile: str = profile_option(),
     settings: RolloutSettings,
     checkpoint: Checkpoint = None,
     orchestrator_adapter: OrchestratorAdapter = None,
@@ -58,7 +60,7 @@ def rollout(
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
     run = dict(settings.model_dump(), task=task, split=split, n_questions=n_questions, skip_questions=skip_questions, n_plans=n_plans, execute=execute,
-               backend=models.backend, checkpoint=checkpoint or RUN.checkpoint)  # fmt: skip
+               backend=models.backend, checkpoint=checkpoint or RUN.checkpoint, profile=profile)  # fmt: skip
     checked(RunConfig, run)
     the_task = load_task(task)
     with open_models(models, cache=not no_cache, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):

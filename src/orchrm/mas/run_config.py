@@ -74,3 +74,4 @@ class RunConfig(RolloutSettings):
     agent_backend: str = Field("", description="The sub-agents' backend; empty: the orchestrator's.")
     agent_model_id: str = Field("", description="The sub-agents' model; empty: the orchestrator's.")
     checkpoint: str = Field("base", description="Label of the orchestrator checkpoint in the traces.")
+    profile: str = Field("base", description="The named profile its settings were laid over (`orchrm.profiles`).")

@@ -30,6 +30,9 @@ from .traces import RUN_FILE, Trace
 
 #: Settings a resumed rollout may grow: asking for more questions or plans extends the run.
 GROWABLE = frozenset({"n_questions", "n_plans"})
+#: Where the settings came from, not what they are: a run resumed under another profile name with the same values
+#: is the same run.
+LABELS = frozenset({"profile"})
 
 Settings = TypeVar("Settings", bound=BaseModel)
 
@@ -165,4 +168,5 @@ def read_run_config(run: Path) -> RunConfig:
 def rollout_differences(new: BaseModel, old: BaseModel) -> list[str]:
     """A rollout's settings that differ, as `name: old -> new`; the growable ones never count."""
     mine, theirs = new.model_dump(), old.model_dump()
-    return [f"{k}: {theirs[k]!r} -> {mine[k]!r}" for k in mine if k not in GROWABLE and mine[k] != theirs.get(k)]
+    kept = (k for k in mine if k not in GROWABLE | LABELS)
+    return [f"{k}: {theirs.get(k)!r} -> {mine[k]!r}" for k in kept if mine[k] != theirs.get(k)]
