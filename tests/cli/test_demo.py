@@ -113,7 +113,9 @@ def test_demo_runs_the_whole_loop_on_a_served_model(tmp_path, capsys):
 
 
 LOG_EVERY = 1.0  # stands for the default 30 s: the first line within a third of it, no gap longer than it
-SLACK = 1.5  # the heartbeat thread's scheduling on a busy machine
+# A heartbeat thread's wake-up and the first line's imports are late by a fixed delay on a busy machine, not by a
+# share of the interval: at the default 30 s, a second late is nothing; at 1 s, x1.5 was flaky under load.
+DELAY = 1.0
 
 
 def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_path, monkeypatch, capsys):
@@ -163,7 +165,9 @@ def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_pa
     assert info.value.code in (None, 0), text
     assert trained == [1] and len(judged) >= 3  # the demo's progress callback reached the trainer
     steps = gaps(start, log, end)
-    assert steps[0] < LOG_EVERY / 3 and max(steps[:-1]) <= LOG_EVERY * SLACK, list(zip(steps, ["<start>", *text]))
+    assert steps[0] < LOG_EVERY / 3 + DELAY and max(steps[:-1]) <= LOG_EVERY + DELAY, list(
+        zip(steps, ["<start>", *text])
+    )
     assert text[0].endswith("opening the offline models")  # before an embedded model's server starts
     assert any("training RM: preparing the trainer" in line and "elapsed" in line for line in text)  # while loading
     rm_lines = [line for line in text if "training RM" in line]

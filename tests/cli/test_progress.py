@@ -91,7 +91,7 @@ def test_results_written_to_a_log_are_not_cut_at_80_columns(monkeypatch):
 
 
 INTERVAL = 0.2  # stands for `--log-every`'s 30 s: first line within a third of it, then no gap longer than it
-SLACK = 1.5  # the heartbeat thread's scheduling on a busy machine
+DELAY = 0.3  # a heartbeat thread's wake-up on a busy machine: a fixed lateness, not a share of the interval
 
 
 def test_a_long_command_is_never_silent_loading_starting_or_inside_one_long_step():
@@ -106,7 +106,7 @@ def test_a_long_command_is_never_silent_loading_starting_or_inside_one_long_step
         time.sleep(2 * INTERVAL)  # finished and nothing after: the stale note is not repeated
     end = time.monotonic()
     steps = gaps(start, out, end)
-    assert steps[0] < INTERVAL / 3 and max(steps[:-1]) <= INTERVAL * SLACK, steps
+    assert steps[0] < INTERVAL / 3 + DELAY and max(steps[:-1]) <= INTERVAL + DELAY, steps
     text = out.text()
     assert sum("loading the backbone" in line and "elapsed" in line for line in text) >= 2, text
     started = text.index(next(line for line in text if "training RM 0/2" in line))
@@ -151,7 +151,7 @@ def test_a_trainers_first_step_is_reported_before_it_ends_and_beats_while_it_run
         slow_training([callback], steps=2, step_s=4 * INTERVAL)
         end = time.monotonic()
     steps = gaps(start, out, end)
-    assert steps[0] < INTERVAL / 3 and max(steps) <= INTERVAL * SLACK, steps
+    assert steps[0] < INTERVAL / 3 + DELAY and max(steps) <= INTERVAL + DELAY, steps
     text = out.text()
     assert text[0].endswith("GRPO steps: preparing the trainer (loading the model, tokenizing the data)")
     assert "preparing the trainer" in text[1] and "elapsed" in text[1]  # repeated while it is made
