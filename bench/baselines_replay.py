@@ -27,8 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from orchrm import Trace, read_traces
-from orchrm.bon import ContentBlind, Interval, RunInfo, build_cases, compute_results, read_judgments
-from orchrm.loop import LoopConfig
+from orchrm.bon import (
+    JUDGMENTS_FILE,
+    ContentBlind,
+    Interval,
+    RunInfo,
+    build_cases,
+    compute_results,
+    read_judgments,
+    read_per_question,
+    read_results,
+)
+from orchrm.loop import LOOP_FILE, LoopConfig, read_loop_config
 from orchrm.mas import find_traces, first_plans, locate_traces, run_questions, run_traces
 from orchrm.tasks import load_task
 from regrade import regrade
@@ -79,16 +89,16 @@ def regraded(
 
 
 def replay(folder: Path) -> dict[str, Any]:
-    config = LoopConfig.model_validate_json((folder / "loop.json").read_text())
+    config = read_loop_config(folder)
     bon = folder / "bon"
-    rows = [json.loads(line) for line in (bon / "per_question.jsonl").read_text().splitlines() if line.strip()]
+    rows = read_per_question(bon)
     held = read_traces(locate_traces(bon / "heldout"))
     key = config.bon.judge_key()
-    judgments = [j for j in read_judgments(bon / "judgments.jsonl") if j.key == key] if config.bon.judge else []
+    judgments = [j for j in read_judgments(bon / JUDGMENTS_FILE) if j.key == key] if config.bon.judge else []
     train_file = find_traces(folder / "train")
     train = read_traces(train_file) if train_file else None
     results, valid = evaluate(config, held, train, rows, judgments)
-    committed = json.loads((bon / "results.json").read_text())
+    committed = read_results(bon).dump()
     check = {
         m: abs(results["methods"][m]["accuracy"]["value"] - committed["methods"][m]["accuracy"]["value"]) < 1e-9
         for m in REPRODUCED
@@ -165,7 +175,7 @@ def main() -> None:
         "source": "bench/results/tts and bench/results/orchestration (committed traces, rewards and judgments; no LLM or RM call)",
         "tasks": {},
     }
-    for folder in sorted(p.parent for root in ROOTS for p in root.glob("*/loop.json")):
+    for folder in sorted(p.parent for root in ROOTS for p in root.glob(f"*/{LOOP_FILE}")):
         r = replay(folder)
         out["tasks"][r["task"]] = r
         print(show(r) + "\n", flush=True)

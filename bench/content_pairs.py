@@ -29,8 +29,8 @@ from typing import Any
 
 from files import write_text_atomic
 from orchrm import Plan, Trace, read_traces
-from orchrm.bon import build_cases, copies_examples, same_shape_pairs
-from orchrm.loop import LoopConfig
+from orchrm.bon import build_cases, copies_examples, read_per_question, same_shape_pairs
+from orchrm.loop import LOOP_FILE, read_loop_config
 from orchrm.mas import first_plans, locate_traces, run_questions, topological_order
 from orchrm.tasks import load_task
 from regrade import regrade
@@ -213,8 +213,8 @@ def flipped(old: list[Trace], new: list[Trace]) -> list[dict[str, Any]]:
 
 
 def measure(folder: Path, examples: int) -> dict[str, Any]:
-    config = LoopConfig.model_validate_json((folder / "loop.json").read_text())
-    rows = [json.loads(x) for x in (folder / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
+    config = read_loop_config(folder)
+    rows = read_per_question(folder / "bon")
     qids = [r["question_id"] for r in rows]
     held = read_traces(locate_traces(folder / "bon" / "heldout"))
     train = read_traces(locate_traces(folder / "train"))
@@ -253,7 +253,7 @@ def show_examples(t: dict[str, Any], k: int) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--run", type=Path, default=RUN, help="A committed loop folder (loop.json, bon/heldout).")
+    ap.add_argument("--run", type=Path, default=RUN, help=f"A committed loop folder ({LOOP_FILE}, bon/heldout).")
     ap.add_argument("--examples", type=int, default=5, help="Example pairs kept per class.")
     args = ap.parse_args(argv)
     r = measure(args.run, args.examples)

@@ -53,7 +53,7 @@ from orchrm.bon import (
     reading,
     score_plans,
 )
-from orchrm.loop import LoopConfig
+from orchrm.loop import LoopConfig, read_loop_config
 from orchrm.mas import first_plans, locate_traces, run_questions, run_traces
 from orchrm.pairs import load_counterfactual, render_plan, render_question
 from orchrm.rm import CARD_FILE, data_hash, kept_plan_chars
@@ -71,7 +71,7 @@ BLIND = ("shortest", "prior", "kind-prior", "router")
 @cache
 def load_run(run: Path) -> tuple[LoopConfig, list, dict, list[str]]:
     """The run's settings, training traces, held-out plans by question and held-out ids (read once a process)."""
-    config = LoopConfig.model_validate_json((run / "loop.json").read_text())
+    config = read_loop_config(run)
     task = load_task(config.task)
     train_ids = [q.id for q in run_questions(task, config.train_questions, "train", config.seed)]
     train = run_traces(read_traces(locate_traces(run / "train")), train_ids, config.n_plans)

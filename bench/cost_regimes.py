@@ -51,8 +51,8 @@ from pydantic import BaseModel
 
 from files import append_jsonl, read_jsonl, write_text_atomic
 from orchrm import Plan, read_traces
-from orchrm.grpo import read_steps
-from orchrm.llm import open_llm
+from orchrm.grpo import read_samples, read_steps, read_training_config
+from orchrm.llm import TOKENS_FILE, open_llm, read_totals
 from orchrm.mas import (
     AgentSettings,
     ExecutorConfig,
@@ -171,16 +171,20 @@ class Measured(BaseModel):
     correct: bool
 
 
-def arm_json(arm: str, name: str) -> dict:
-    return json.loads((RUN / "arms" / arm / name).read_text())
+def arm_run(arm: str) -> dict:
+    return read_training_config(RUN / "arms" / arm).model_dump()
+
+
+def arm_totals(arm: str) -> dict:
+    return read_totals(RUN / "arms" / arm).model_dump()
 
 
 def arm_samples(arm: str) -> list[dict]:
-    return [json.loads(x) for x in (RUN / "arms" / arm / "samples.jsonl").read_text().splitlines()]
+    return [r.model_dump() for r in read_samples(RUN / "arms" / arm)]
 
 
 def arm_tokens(arm: str) -> ArmTokens:
-    run, tokens, rows = arm_json(arm, "run.json"), arm_json(arm, "tokens.json"), arm_samples(arm)
+    run, tokens, rows = arm_run(arm), arm_totals(arm), arm_samples(arm)
     cats = tokens["categories"]
     return ArmTokens(arm=arm, reward=run["reward"], seed=run["seed"], group_size=run["group_size"],
                      tokens=tokens["total"]["total_tokens"], plan_prompt=cats["plan"]["prompt_tokens"],
@@ -192,7 +196,7 @@ def arm_tokens(arm: str) -> ArmTokens:
 
 def pairs_run(arm: str) -> Path:
     """The run whose traces made the arm's RM's pairs: rm_backbones.json names it beside the arm's RM weights."""
-    sha = arm_json(arm, "run.json")["rm_sha256"]
+    sha = arm_run(arm)["rm_sha256"]
     bench = json.loads((HERE / "results" / "rm_backbones.json").read_text())
     if not any(b["weights_sha256"] == sha for b in bench["backbones"].values()):
         raise LookupError(f"{arm}'s RM ({sha[:12]}) is not in rm_backbones.json: its pairs' run is unknown")
@@ -244,7 +248,7 @@ def footings(arms: dict[str, ArmTokens], collection: PairCollection) -> dict[str
 
 def train_questions(arm: str) -> dict[str, Question]:
     """An arm's prompt set (its run.json: questions and seed), by id."""
-    run = arm_json(arm, "run.json")
+    run = arm_run(arm)
     return {q.id: q for q in load_task(TASK).questions(run["n_questions"], split="train", seed=run["seed"])}
 
 
@@ -332,9 +336,9 @@ def off_grid_execution() -> dict[str, float]:
     """Execution tokens per sampled plan of the arms off the fresh grid that ran their plans (earlier sittings)."""
     out = {}
     for folder in sorted((RUN / "arms").iterdir()):
-        path = folder / "tokens.json"
+        path = folder / TOKENS_FILE
         if folder.name not in GRID["execute"] and path.exists():
-            ex = json.loads(path.read_text())["categories"].get("execute")
+            ex = arm_totals(folder.name)["categories"].get("execute")
             if ex:
                 out[folder.name] = ex["total_tokens"] / len(arm_samples(folder.name))
     return out

@@ -46,7 +46,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from fake_rm import FakeRM  # noqa: E402
 from fuzz_readers import fuzz_files, fuzz_view  # noqa: E402
 from orchrm.cli import main  # noqa: E402
-from orchrm.mas import MAX_PLAN_TEXT_CHARS, PlanError, parse_and_validate, parse_plan
+from orchrm.mas import MAX_PLAN_TEXT_CHARS, TRACES_FILE, PlanError, parse_and_validate, parse_plan
 from orchrm.pairs import render_plan
 from orchrm.rm import RewardContract, create_app
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
@@ -276,12 +276,12 @@ def fuzz_cli(inputs: list[tuple[str, str | bytes]], folder: Path) -> dict:
         run_dir = folder / f"run{i}"
         run_dir.mkdir()
         line = as_bytes(data).replace(b"\n", b" ")
-        (run_dir / "traces.jsonl").write_bytes(good.model_dump_json().encode() + b"\n" + line + b"\n")
+        (run_dir / TRACES_FILE).write_bytes(good.model_dump_json().encode() + b"\n" + line + b"\n")
         run(kind, ["pairs", str(run_dir), "--out", str(folder / f"pairs{i}")])
         plan_run = folder / f"plans{i}"
         plan_run.mkdir()
         hostile = trace("q0", 1, as_text(data).encode("utf-8", "replace").decode(), invalid=True)
-        (plan_run / "traces.jsonl").write_bytes(
+        (plan_run / TRACES_FILE).write_bytes(
             good.model_dump_json().encode() + b"\n" + hostile.model_dump_json().encode() + b"\n"
         )
         run(kind, ["pairs", str(plan_run), "--out", str(folder / f"ppairs{i}")])

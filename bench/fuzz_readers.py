@@ -90,6 +90,7 @@ def fuzz_files(folder: Path) -> dict:
     from orchrm import RunConfig
     from orchrm.grpo import SEAL_FILE
     from orchrm.grpo.adapter import ADAPTER_CARD, _checked
+    from orchrm.mas import RUN_FILE, TRACES_FILE
     from orchrm.mas.rollout import prepare_run_dir
     from orchrm.pairs import MANIFEST_FILE
     from orchrm.rm import CARD_FILE
@@ -118,7 +119,7 @@ def fuzz_files(folder: Path) -> dict:
 
     def run_file(d: Path) -> str:
         resumed = _call(lambda: prepare_run_dir(d, RunConfig(task="chain_sum")))
-        (d / "traces.jsonl").write_bytes(good_trace.model_dump_json().encode() + b"\n")
+        (d / TRACES_FILE).write_bytes(good_trace.model_dump_json().encode() + b"\n")
         viewed = _call(lambda: load_runs([d]))
         return resumed if resumed.startswith("crash") else viewed if viewed.startswith("crash") else f"{resumed}+viewed"
 
@@ -126,12 +127,12 @@ def fuzz_files(folder: Path) -> dict:
         return _cli(["train-rm", str(d), "--out", str(d.parent / (d.name + "-rm"))])
 
     def sealed(d: Path) -> str:
-        (d.parent.parent / "run.json").write_text(json.dumps({"policy_sha256": "0" * 64}))
+        (d.parent.parent / RUN_FILE).write_text(json.dumps({"policy_sha256": "0" * 64}))
         return _call(lambda: _checked(d))
 
     targets = [
         ("rm_card", CARD_FILE, _placements(card, ["card_version", "files", "metrics"]), rm_card),
-        ("run_json", "run.json", _placements(run, ["seed", "n_plans", "version"]), run_file),
+        ("run_json", RUN_FILE, _placements(run, ["seed", "n_plans", "version"]), run_file),
         ("pairs_manifest", MANIFEST_FILE, _placements({"files": {}}, ["files"]), manifest),
         ("checkpoint_seal", SEAL_FILE, _placements(seal, ["step"]), sealed),
         ("adapter_card", ADAPTER_CARD, _placements(adapter, ["files"]), lambda d: _call(lambda: _checked(d))),

@@ -37,6 +37,7 @@ from orchrm.grpo import (
     read_steps,
     train_orchestrator,
 )
+from orchrm.llm import run_ledger
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -61,11 +62,7 @@ class Valid:
 def summary(out: Path, plan_max_tokens: int) -> dict[str, Any]:
     steps = [s.model_dump(exclude={"attempt"}) for s in read_steps(out)]  # a resume's repeat of a step supersedes
     samples = [s.model_dump() for s in latest_attempts(read_samples(out))]
-    ledger = (
-        [json.loads(x) for x in (out / "tokens.jsonl").read_text().splitlines()]
-        if (out / "tokens.jsonl").is_file()
-        else []
-    )
+    ledger = [r.model_dump() for r in run_ledger(out).records]
     plan_lengths = [r["completion_tokens"] for r in ledger if r["category"] == "plan"]
 
     def mean(key: str, rows: list[dict]) -> float | None:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import clock
 from orchrm import BonConfig, RMConfig, Trace, read_traces
-from orchrm.bon import write_reports
+from orchrm.bon import RESULTS_FILE, read_per_question, read_results, write_reports
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, arun_loop
 from orchrm.mas import first_plans, locate_traces, plan_shape
@@ -126,10 +126,10 @@ class RolloutWindows:
 
 def summarize(args: argparse.Namespace) -> str:
     out = ROOT / slug(args.task)
-    path = out / "bon" / "results.json"
+    path = out / "bon" / RESULTS_FILE
     if not path.exists():
         return "(no results yet)"
-    r = json.loads(path.read_text())
+    r = read_results(path).dump()
     kinds = kinds_of(args.task, r["questions"], args.seed)
     shapes = shape_table(out, kinds)
     log_path = out / "throughput.json"
@@ -148,7 +148,7 @@ def summarize(args: argparse.Namespace) -> str:
 def heldout(out: Path, n: int) -> tuple[list[dict], dict[str, list[Trace]]]:
     """The best-of-N rows (per_question.jsonl) and their plans, each (question, index) counted once
     (`first_plans`, the rule the run itself reads traces back by): read once for every table below."""
-    per_q = [json.loads(x) for x in (out / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
+    per_q = read_per_question(out / "bon")
     plans = first_plans(read_traces(locate_traces(out / "bon" / "heldout")), [r["question_id"] for r in per_q], n)
     return per_q, plans
 
@@ -324,8 +324,8 @@ def main() -> None:
         return
     out = ROOT / slug(args.task)
     out.mkdir(parents=True, exist_ok=True)
-    done_path = out / "bon" / "results.json"
-    reached = json.loads(done_path.read_text())["questions"] if done_path.exists() else 0
+    done_path = out / "bon" / RESULTS_FILE
+    reached = read_results(done_path).questions if done_path.exists() else 0
     deadline = deadline_of(args)
     log_path = out / "throughput.json"
     steps = json.loads(log_path.read_text()) if log_path.exists() else []

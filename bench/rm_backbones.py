@@ -44,9 +44,11 @@ from orchrm.bon import (
     compute_results,
     per_question_rows,
     question_auc,
+    read_per_question,
+    read_results,
     score_plans,
 )
-from orchrm.loop import LoopConfig
+from orchrm.loop import LoopConfig, read_loop_config
 from orchrm.mas import first_plans, locate_traces
 from orchrm.pairs import STATS_FILE, PairRow, read_pairs_dir
 from orchrm.rm import RewardModel, RMConfig, backbone_kind, data_hash, train_reward_model
@@ -74,15 +76,15 @@ class Data:
 
 
 def load_data(run: Path, limit: int | None) -> Data:
-    loop = LoopConfig.model_validate_json((run / "loop.json").read_text())
+    loop = read_loop_config(run)
     train, val = read_pairs_dir(run / "pairs")
-    rows = [json.loads(x) for x in (run / "bon" / "per_question.jsonl").read_text().splitlines() if x.strip()]
+    rows = read_per_question(run / "bon")
     qids = [r["question_id"] for r in rows][:limit]
     grouped = first_plans(read_traces(locate_traces(run / "bon" / "heldout")), qids, loop.n_plans)
     prior = ShapePrior.from_file(run / "train", strength=loop.bon.prior_strength, exclude=qids)
     return Data(
         loop=loop, train=train[:limit], val=val[:limit], stats=json.loads((run / "pairs" / STATS_FILE).read_text()),
-        grouped=grouped, prior=prior, committed=json.loads((run / "bon" / "results.json").read_text()),
+        grouped=grouped, prior=prior, committed=read_results(run / "bon").dump(),
     )  # fmt: skip
 
 

@@ -41,6 +41,7 @@ import httpx
 
 from orchrm import RunConfig, Trace, arollout, read_traces
 from orchrm.llm import DEFAULT_MODEL, LLM, LocalBackend, ServerConfig
+from orchrm.mas import TRACES_FILE
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -130,7 +131,7 @@ async def run_arm(arm: str, questions: int, seed: int, work: Path) -> dict:
     finally:
         await llm.aclose()
     served = {k: after[k] - before.get(k, 0.0) for k in after}
-    traces = read_traces(out / "traces.jsonl")
+    traces = read_traces(out / TRACES_FILE)
     executed = sum(t.executed for t in traces)
     decode = served["tokens_predicted_total"] / wall
     ledger = llm.ledger.totals()

@@ -35,7 +35,7 @@ def traces_files(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths or [RESULTS]:
         if path.is_dir():
-            found += [p for p in sorted(path.rglob("traces.jsonl*")) if p.name in (TRACES_FILE, PACKED)]
+            found += [p for p in sorted(path.rglob(f"{TRACES_FILE}*")) if p.name in (TRACES_FILE, PACKED)]
         elif path.name in (TRACES_FILE, PACKED) and path.is_file():
             found.append(path)
         else:

@@ -75,12 +75,23 @@ from orchrm.grpo import (
     read_draws,
     read_samples,
     read_steps,
+    read_training_config,
     resolve_sampler,
     served_adapter,
 )
 from orchrm.grpo import train_orchestrator as train
-from orchrm.llm import DEFAULT_MODEL, TokenLedger, close_llms, open_llm, open_llms
-from orchrm.mas import PlanError, agent_fields, executor_config, find_traces, locate_traces, parse_plan, plan_shape
+from orchrm.llm import DEFAULT_MODEL, TOKENS_FILE, TokenLedger, close_llms, open_llm, open_llms, read_totals
+from orchrm.loop import read_loop_config
+from orchrm.mas import (
+    RUN_FILE,
+    PlanError,
+    agent_fields,
+    executor_config,
+    find_traces,
+    locate_traces,
+    parse_plan,
+    plan_shape,
+)
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -138,7 +149,7 @@ def bare(arm: str) -> bool:
 
 
 def arms_on_disk(root: Path) -> list[str]:
-    found = {p.parent.name for p in root.glob("arms/*/run.json") if kind(p.parent.name) in ARMS}
+    found = {p.parent.name for p in root.glob(f"arms/*/{RUN_FILE}") if kind(p.parent.name) in ARMS}
     return sorted(found, key=lambda a: (ARMS.index(kind(a)), a))
 
 
@@ -168,7 +179,7 @@ def ensure_rm(root: Path, arm: str) -> RewardModel:
     bench's own settings, or the decoder with its defaults (what bench/rm_backbones.py trains, ~1 h here)."""
     from orchrm.rm import train_from_folder
 
-    folder, config = root / "rm", RMConfig(**json.loads((PAIRS_FROM / "loop.json").read_text())["rm"])
+    folder, config = root / "rm", read_loop_config(PAIRS_FROM).rm
     if arm == "rm-decoder":
         folder, config = DECODER_RM, RMConfig(backbone="qwen2.5-coder-0.5b")
     if not folder.is_dir():  # saved whole (swapped in), so a folder that exists is complete
@@ -198,7 +209,7 @@ def deadline_callback(deadline: float | None, save_steps: int):  # noqa: ANN201
 def gone(root: Path, arm: str) -> bool:
     """A finished run (it wrote tokens.json) with no sealed checkpoint here: nothing to resume or evaluate, and
     training it again would start a second run over its records."""
-    if not (root / "arms" / arm / "tokens.json").is_file() or eval_points(root / "arms" / arm):
+    if not (root / "arms" / arm / TOKENS_FILE).is_file() or eval_points(root / "arms" / arm):
         return False
     print(f"{arm}: finished, and its checkpoints are not on this machine: not trained again; train a repeat "
           f"({arm}.2) or a seed ({kind(arm)}@N)", flush=True)  # fmt: skip
@@ -350,8 +361,8 @@ def arm_summary(
 ) -> dict:
     """An arm's training curve, step times, tokens, and each evaluated checkpoint paired with `base` (when the
     base was not evaluated on this set yet, `minus_base` is None and the checkpoint's own questions count)."""
-    run = json.loads((arm_dir / "run.json").read_text())
-    tokens = json.loads((arm_dir / "tokens.json").read_text()) if (arm_dir / "tokens.json").is_file() else {}
+    run = read_training_config(arm_dir).model_dump()
+    tokens = read_totals(arm_dir).model_dump() if (arm_dir / TOKENS_FILE).is_file() else {}
     steps = [s.model_dump() for s in read_steps(arm_dir)]  # a resume's repeat of a step supersedes
     samples = [r.model_dump() for r in latest_attempts(read_samples(arm_dir))]  # a resume's repeat supersedes
     # Steps past the run's max_steps (a resume of a finished run trained one more before that was fixed) are
@@ -510,6 +521,16 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
                       "seeds": [seeds(at[a][step]), seeds(at[b][step])], "questions": len(qs),
                       "footing": "first plan" if first else "all plans", "points": c.interval.model_dump(),
                       "equivalence": c.equivalence.model_dump(), "reading": c.reading})  # fmt: skip
+        shared = sorted(set(seeds(at[a][step])) & set(seeds(at[b][step])))
+        if not c.interval.paired and len(shared) >= 2:  # like with like: the seeds both kinds ran, paired
+            sa = {out["arms"][r]["seed"]: e for r, e in at[a][step].items() if out["arms"][r]["seed"] in shared}
+            sb = {out["arms"][r]["seed"]: e for r, e in at[b][step].items() if out["arms"][r]["seed"] in shared}
+            c2 = compare(columns([sa[x] for x in shared], first, qs), columns([sb[x] for x in shared], first, qs),
+                         seeds=shared, seeds_minus=shared, min_pairs=2)  # fmt: skip
+            table.append({"kind": a, "minus": b, "note": "shared seeds only", "step": step,
+                          "runs": [len(shared)] * 2, "seeds": [shared, shared], "questions": len(qs),
+                          "footing": "first plan" if first else "all plans", "points": c2.interval.model_dump(),
+                          "equivalence": c2.equivalence.model_dump(), "reading": c2.reading})  # fmt: skip
     return kinds, table
 
 

@@ -25,9 +25,10 @@ from pathlib import Path
 
 import clock
 from orchrm import BonConfig, RMConfig
-from orchrm.bon import write_reports
+from orchrm.bon import RESULTS_FILE, read_results, write_reports
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, LoopEvent, arun_loop
+from orchrm.pairs import read_pair_stats
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -75,14 +76,14 @@ def log_event(task: str):
 
 def done_questions(task: str) -> int:
     """Held-out questions already in the task's results, so a later sitting starts from the next step."""
-    path = ROOT / task / "bon" / "results.json"
-    return json.loads(path.read_text())["questions"] if path.exists() else 0
+    path = ROOT / task / "bon" / RESULTS_FILE
+    return read_results(path).questions if path.exists() else 0
 
 
 def summarize() -> dict:
     out = {"machine": {"cpus": __import__("os").cpu_count(), "platform": platform.platform()}, "tasks": {}}
-    for path in sorted(ROOT.glob("*/bon/results.json")):
-        r = json.loads(path.read_text())
+    for path in sorted(ROOT.glob(f"*/bon/{RESULTS_FILE}")):
+        r = read_results(path).dump()
         out["tasks"][r["task"]] = {
             "questions": r["questions"], "n": r["n"], "model": r.get("model"),
             "accuracy": {m: v["accuracy"] for m, v in r["methods"].items()},
@@ -107,10 +108,10 @@ def _iv(d: dict | None, scale: float = 100, digits: int = 1) -> str:
 def markdown() -> str:
     """Each task's tables for bench/README.md, from the committed results (and the RM card, when present)."""
     out = []
-    for path in sorted(ROOT.glob("*/bon/results.json")):
-        r = json.loads(path.read_text())
+    for path in sorted(ROOT.glob(f"*/bon/{RESULTS_FILE}")):
+        r = read_results(path).dump()
         task, m = r["task"], r["marks"]
-        pairs = json.loads((ROOT / task / "pairs" / "stats.json").read_text())
+        pairs = read_pair_stats(ROOT / task / "pairs").model_dump()
         card_path = ROOT / task / "rm" / "orchrm.json"
         card = json.loads(card_path.read_text()) if card_path.exists() else None
         val = card.get("metrics", {}).get("val_accuracy") if card else None

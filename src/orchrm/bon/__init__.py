@@ -8,17 +8,29 @@ from .cases import build_cases, plan_lengths
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
 from .content import copies_examples, question_headroom, same_shape_pairs
-from .judge import JudgeRecord, read_judgments
+from .judge import JUDGMENTS_FILE, JudgeRecord, read_judgments
 from .prior import KindPrior, ShapePrior, plan_shape, plan_signature
 from .report import write_reports
-from .results import BonResults, MethodSummary, RunInfo, read_results, write_results
+from .results import (
+    PER_QUESTION_FILE,
+    RESULTS_FILE,
+    BonResults,
+    MethodSummary,
+    RunInfo,
+    read_per_question,
+    read_results,
+    write_results,
+)
 from .router import Router
 from .run import BonProgress, BonResult, abon, score_plans
 from .selection import METHODS, Context, Method
 from .stats import Bootstrap, Interval, across_runs, compare, equivalence, reading
 
 __all__ = [
+    "JUDGMENTS_FILE",
     "METHODS",
+    "PER_QUESTION_FILE",
+    "RESULTS_FILE",
     "BonConfig",
     "BonProgress",
     "BonResult",
@@ -51,6 +63,7 @@ __all__ = [
     "question_auc",
     "question_headroom",
     "read_judgments",
+    "read_per_question",
     "read_results",
     "reading",
     "same_shape_pairs",

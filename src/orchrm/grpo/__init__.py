@@ -5,7 +5,7 @@ from ..samples import SampleRecord, latest_attempts, read_samples
 from .accounting import LedgerLog
 from .adapter import served_adapter
 from .checkpoints import SEAL_FILE, checkpoints
-from .config import GRPORunConfig
+from .config import GRPORunConfig, read_training_config
 from .diverse import read_draws
 from .rewards import ExecuteScorer, PlanReward, PriorScorer, RMScorer, RouterScorer, Scored, ValidScorer
 from .sampler import PlanEngine, Sampling, resolve_sampler
@@ -40,6 +40,7 @@ __all__ = [
     "read_draws",
     "read_samples",
     "read_steps",
+    "read_training_config",
     "resolve_sampler",
     "served_adapter",
     "setup_run",

@@ -1,6 +1,17 @@
 """One LLM interface for all of orchrm: backends, response cache, token accounting, embedded models."""
 
-from .accounting import CATEGORIES, CategoryTotals, TokenCount, TokenLedger, UsageRecord
+from .accounting import (
+    CATEGORIES,
+    TOKENS_FILE,
+    TOKENS_LOG,
+    CategoryTotals,
+    LedgerTotals,
+    TokenCount,
+    TokenLedger,
+    UsageRecord,
+    read_totals,
+    run_ledger,
+)
 from .backend import Backend
 from .cache import ResponseCache
 from .client import LLM, violation
@@ -24,6 +35,8 @@ from .types import Completion, GenerateConfig, Message, ToolCall, Usage
 __all__ = [
     "BACKENDS",
     "CATEGORIES",
+    "TOKENS_FILE",
+    "TOKENS_LOG",
     "AdapterFile",
     "DEFAULT_MODEL",
     "LLM",
@@ -35,6 +48,7 @@ __all__ = [
     "FleetBackend",
     "GenerateConfig",
     "LlamaServer",
+    "LedgerTotals",
     "LocalBackend",
     "Message",
     "ModelFile",
@@ -53,7 +67,9 @@ __all__ = [
     "open_llm",
     "open_llms",
     "prepare_model",
+    "read_totals",
     "resolve_model",
+    "run_ledger",
     "split_base_urls",
     "verify_model",
     "violation",

@@ -138,7 +138,8 @@ class TokenLedger:
 
 class TotalsRow(CategoryTotals):
     """A row of `tokens.json`: a category's (or the run's) totals, written with their sums `total_tokens` and
-    `spent_tokens` (read back from the counts they sum) and `per_sample_tokens`."""
+    `spent_tokens` (read back from the counts they sum) and `per_sample_tokens`. A row read from a file written
+    before a count was recorded dumps without it, as the file holds it."""
 
     per_sample_tokens: int | None = Field(
         None,
@@ -148,7 +149,7 @@ class TotalsRow(CategoryTotals):
 
     @model_serializer(mode="wrap")
     def _with_sums(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
+        data = {k: v for k, v in handler(self).items() if k in self.model_fields_set}
         per_sample = data.pop("per_sample_tokens", None)
         sums = {"total_tokens": self.total_tokens, "spent_tokens": self.spent_tokens}
         return {**data, **sums, **({} if per_sample is None else {"per_sample_tokens": per_sample})}
