@@ -48,8 +48,15 @@ def test_a_rollouts_ledger_and_traces_equal_what_the_server_counted(tmp_path):
     # Plans cut at a small token limit (constrained decoding: they end as invalid plans), groups of plans,
     # sub-agent calls: every token the server processed or generated is on the ledger and on a trace.
     task = load_task("chain_sum")
-    config = RunConfig(task="chain_sum", n_questions=2, n_plans=3, plan_max_tokens=48, agent_max_tokens=32,
-                       temperature=1.0, constrained=True)  # fmt: skip
+    config = RunConfig(
+        task="chain_sum",
+        n_questions=2,
+        n_plans=3,
+        plan_max_tokens=48,
+        agent_max_tokens=32,
+        temperature=1.0,
+        constrained=True,
+    )
     llm = LLM(LocalBackend("smollm2-135m", server=ServerConfig(parallel=3, ctx_per_slot=2048)))
     try:
         asyncio.run(llm.backend.start())

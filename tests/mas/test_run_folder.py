@@ -11,7 +11,7 @@ from orchrm.mas.run_folder import (
     rollout_differences,
     run_traces,
     settle_run_file,
-)  # fmt: skip
+)
 from orchrm.tasks.base import Question
 from synthetic_traces import plan_text, trace
 
@@ -21,8 +21,14 @@ PLAN = plan_text("cot")
 def _file():
     # file order is completion order: q1#1 finished before q1#0; q1#0 was written twice (a kill before the
     # writer's mark); q3 is another config's question; q2#5 is beyond N
-    return [trace("q1", 1, PLAN, answer="a"), trace("q1", 0, PLAN, answer="first"), trace("q2", 0, PLAN),
-            trace("q1", 0, PLAN, answer="dup"), trace("q3", 0, PLAN), trace("q2", 5, PLAN)]  # fmt: skip
+    return [
+        trace("q1", 1, PLAN, answer="a"),
+        trace("q1", 0, PLAN, answer="first"),
+        trace("q2", 0, PLAN),
+        trace("q1", 0, PLAN, answer="dup"),
+        trace("q3", 0, PLAN),
+        trace("q2", 5, PLAN),
+    ]
 
 
 def test_run_traces_keeps_file_order_and_the_first_of_each_plan():

@@ -41,7 +41,9 @@ END_TOKENS = (
 #: The header that opens an assistant turn (ChatML, Llama 3, Gemma): a completion that still holds the chat
 #: template starts its plan after the last one.
 ASSISTANT_HEADER = re.compile(
-    r"<\|im_start\|>assistant[ \t]*\n?|<\|start_header_id\|>assistant<\|end_header_id\|>\s*|<start_of_turn>model[ \t]*\n?"
+    r"<\|im_start\|>assistant[ \t]*\n?"
+    r"|<\|start_header_id\|>assistant<\|end_header_id\|>\s*"
+    r"|<start_of_turn>model[ \t]*\n?"
 )
 _REASONING_TAGS = ("think", "thinking", "reasoning")
 _OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)

@@ -121,9 +121,12 @@ class _PlanRun:
             failed = [up for up in upstream if self.events[up].status != "ok"]
             if failed:
                 self.events[agent_id] = AgentEvent(
-                    id=agent_id, type=spec.type, status="skipped", input=spec.input,
+                    id=agent_id,
+                    type=spec.type,
+                    status="skipped",
+                    input=spec.input,
                     error=f"upstream agent {', '.join(failed)} produced no output",
-                )  # fmt: skip
+                )
                 return
             self.events[agent_id] = await self._run(
                 agent_id, spec, resolve_input(spec.input, self.outputs, self.cfg.output_chars)
@@ -134,8 +137,15 @@ class _PlanRun:
     async def _run(self, agent_id: str, spec: AgentSpec, resolved: str) -> AgentEvent:
         cfg = self.cfg
         async with self.sem:
-            run = AgentRun(llm=self.llm, question=self.question, task_input=resolved, settings=cfg.settings,
-                           retriever=self.retriever, is_final=agent_id == self.sink, t0=self.t0)  # fmt: skip
+            run = AgentRun(
+                llm=self.llm,
+                question=self.question,
+                task_input=resolved,
+                settings=cfg.settings,
+                retriever=self.retriever,
+                is_final=agent_id == self.sink,
+                t0=self.t0,
+            )
             start = time.perf_counter() - self.t0
             agent = AGENTS[spec.type](spec)
             try:
@@ -151,14 +161,30 @@ class _PlanRun:
             latency = time.perf_counter() - self.t0 - start
         if error is not None:
             return AgentEvent(
-                id=agent_id, type=spec.type, status="failed", input=spec.input, resolved_input=resolved,
-                calls=run.calls, steps=run.steps, error=error, start_s=start, latency_s=latency,
-            )  # fmt: skip
+                id=agent_id,
+                type=spec.type,
+                status="failed",
+                input=spec.input,
+                resolved_input=resolved,
+                calls=run.calls,
+                steps=run.steps,
+                error=error,
+                start_s=start,
+                latency_s=latency,
+            )
         # Downstream agents get the answer alone when there is one: "the population of ${city}" reads as
         # a sub-task a small model can do, where the whole reasoning pasted in reads as another question.
         self.outputs[agent_id] = result.answer if result.answer else result.output
         return AgentEvent(
-            id=agent_id, type=spec.type, status="ok", input=spec.input, resolved_input=resolved,
-            output=result.output, answer=result.answer, calls=run.calls, steps=run.steps,
-            start_s=start, latency_s=latency,
-        )  # fmt: skip
+            id=agent_id,
+            type=spec.type,
+            status="ok",
+            input=spec.input,
+            resolved_input=resolved,
+            output=result.output,
+            answer=result.answer,
+            calls=run.calls,
+            steps=run.steps,
+            start_s=start,
+            latency_s=latency,
+        )

@@ -159,23 +159,44 @@ class Orchestrator:
         schema = plan_json_schema(self.agent_types, c.degree) if c.constrained else None
         start = time.perf_counter()
         comps = await self.llm.agenerate(
-            messages, category="plan", indices=indices, temperature=c.temperature, top_p=c.top_p,
-            max_tokens=c.max_tokens, seed=seed, json_schema=schema, strict=False,
-        )  # fmt: skip
+            messages,
+            category="plan",
+            indices=indices,
+            temperature=c.temperature,
+            top_p=c.top_p,
+            max_tokens=c.max_tokens,
+            seed=seed,
+            json_schema=schema,
+            strict=False,
+        )
         cfg = self.llm.config.merge(max_tokens=c.max_tokens, json_schema=schema)
         return [self._checked(question, messages, comp, cfg, start, as_index) for comp in comps]
 
-    def _checked(self, question: str, messages: list[Message], comp: Completion, cfg: GenerateConfig, start: float,
-                 as_index: int | None) -> PlanSample:  # fmt: skip
+    def _checked(
+        self,
+        question: str,
+        messages: list[Message],
+        comp: Completion,
+        cfg: GenerateConfig,
+        start: float,
+        as_index: int | None,
+    ) -> PlanSample:
         """A completion as a plan sample: its call (tokens included, even for a plan cut off at the limit),
         then the parsed plan or why it is invalid."""
         c = self.config
         index = comp.sample_index if as_index is None else as_index
         call = LLMCall(
-            messages=messages, text=comp.text, finish_reason=comp.finish_reason, usage=comp.usage,
-            latency_s=comp.latency_s, cached=comp.cached, sample_index=index, temperature=c.temperature,
-            start_s=0.0, end_s=time.perf_counter() - start,
-        )  # fmt: skip
+            messages=messages,
+            text=comp.text,
+            finish_reason=comp.finish_reason,
+            usage=comp.usage,
+            latency_s=comp.latency_s,
+            cached=comp.cached,
+            sample_index=index,
+            temperature=c.temperature,
+            start_s=0.0,
+            end_s=time.perf_counter() - start,
+        )
         sample = PlanSample(index, comp.text, call, info=self.info(index, c.plan_seed(question, index)))
         reason = violation(comp, cfg)
         if reason is not None:

@@ -185,6 +185,14 @@ async def build_trace(
     return trace
 
 
+async def ensure_models_reachable(llm: LLM, agent_llm: LLM | None = None) -> None:
+    """Check that the orchestrator's model (`llm`) answers, and the agents' model when it is another one, before
+    a run touches its folder: an unreachable model is one error that names its role."""
+    await ensure_reachable(llm, "orchestrator")
+    if agent_llm is not None and agent_llm is not llm:
+        await ensure_reachable(agent_llm, "agent")
+
+
 async def arollout(
     task: Task,
     llm: LLM,
@@ -204,9 +212,7 @@ async def arollout(
     before the run folder is touched, so an unreachable model is one error and nothing written.
     """
     agents = agent_llm or llm
-    await ensure_reachable(llm, "orchestrator")
-    if agents is not llm:
-        await ensure_reachable(agents, "agent")
+    await ensure_models_reachable(llm, agents)
     run_file = open_run_dir(out, config)
     if run_file.new:  # a new folder records its settings before any trace, so a killed run resumes as the same run
         run_file.write()

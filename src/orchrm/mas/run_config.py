@@ -35,9 +35,12 @@ class PlanSampling(BaseModel):
     top_p: float = Field(0.95, gt=0, le=1, description="Orchestrator nucleus sampling mass.")
     plan_max_tokens: int = Field(400, ge=8, description="Token limit of one plan.")
     prompt_examples: bool = Field(
-        True, description="Worked example plans in the orchestrator's prompt (off: the bare instructions, as for an "
-        "orchestrator trained from scratch).",
-    )  # fmt: skip
+        True,
+        description=(
+            "Worked example plans in the orchestrator's prompt (off: the bare instructions, as for an "
+            "orchestrator trained from scratch)."
+        ),
+    )
 
 
 class RolloutSettings(PlanSampling):
