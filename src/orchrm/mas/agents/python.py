@@ -1,8 +1,9 @@
 """`python`: program of thought. The agent writes a program, the sandbox runs it, its printed result is the answer.
 
 A program that prints nothing but ends in an expression (`1663 - 5242 + 77`) is run again showing that
-expression's value, as a notebook cell or code interpreter does (`echo_last_expression`): an agent that sees only its sub-task often
-writes the computation without print(), and a right program must not fail on that. The step records `echoed`.
+expression's value, as a notebook cell or code interpreter does (`echo_last_expression`): an agent that sees
+only its sub-task often writes the computation without print(), and a right program must not fail on that.
+The step records `echoed`.
 
 The program runs in `orchrm.sandbox` (its own namespaces, no network, CPU, memory and output limits), so a
 model-written loop, flood or socket ends as a recorded outcome, never as a hang or a side effect. A program

@@ -2,9 +2,9 @@
 
 Model output is untrusted and is not XML: no entities are expanded (`&amp;` stays `&amp;`, `<!ENTITY` is
 plain text), attributes, comments and CDATA mean nothing, and a block's content is the raw text up to the
-first closing tag of the same name (ASCII case-insensitive: `<anſwer>` is no `<answer>`), as MAS-Orchestra's own regex reads it. Every search
-starts where the previous one ended, so a scan is linear in the text whatever it holds (an unclosed tag
-stops the scan at once instead of being retried from every later opening).
+first closing tag of the same name (ASCII case-insensitive: `<anſwer>` is no `<answer>`), as MAS-Orchestra's
+own regex reads it. Every search starts where the previous one ended, so a scan is linear in the text whatever
+it holds (an unclosed tag stops the scan at once instead of being retried from every later opening).
 """
 
 from __future__ import annotations
