@@ -29,6 +29,7 @@ from orchrm.bon import RESULTS_FILE, read_results, write_reports
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import LoopConfig, LoopEvent, arun_loop
 from orchrm.pairs import read_pair_stats
+from orchrm.rm import CARD_FILE, read_card
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -112,9 +113,9 @@ def markdown() -> str:
         r = read_results(path).dump()
         task, m = r["task"], r["marks"]
         pairs = read_pair_stats(ROOT / task / "pairs").model_dump()
-        card_path = ROOT / task / "rm" / "orchrm.json"
-        card = json.loads(card_path.read_text()) if card_path.exists() else None
-        val = card.get("metrics", {}).get("val_accuracy") if card else None
+        card_path = ROOT / task / "rm" / CARD_FILE
+        card = read_card(card_path.parent) if card_path.exists() else None
+        val = card.metrics.get("val_accuracy") if card else None
         shown = (
             "n/a (RM folder missing)" if card is None else "n/a (no validation pairs)" if val is None else f"{val:.3f}"
         )

@@ -16,7 +16,7 @@ from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, content_lines, mar
 from ..bon.results import RESULTS_FILE, BonResults
 from ..bon.run import BonProgress, BonResult, abon
 from ..mas.rollout import RolloutSettings, RunConfig, agent_fields
-from ..mas.traces import locate_traces
+from ..mas.traces import TRACES_FILE, locate_traces
 from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..tasks import load_task
 from .llms import checkpoint_label, open_models
@@ -108,7 +108,7 @@ def show_results(console: Console, result: BonResult, out: Path, *, as_json: boo
 
 
 PRIOR_HELP = (
-    "Training traces (a rollout folder or its traces.jsonl) that fit the plan-shape `prior` baseline; "
+    f"Training traces (a rollout folder or its {TRACES_FILE}) that fit the plan-shape `prior` baseline; "
     "without them `prior` is left out. `orchrm demo` passes its own training rollout."
 )
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .backbone import DEFAULT_BACKBONE, backbone_kind, resolve_backbone
     from .config import RMConfig
     from .encoding import kept_plan_chars
-    from .model import CARD_FILE, ModelCard, RewardModel
+    from .model import CARD_FILE, ModelCard, RewardModel, read_card
     from .reward import RewardContract
     from .server import create_app
     from .train import TrainResult, data_hash, pairwise_accuracy, train_from_folder, train_reward_model
@@ -27,6 +27,7 @@ _HOMES = {
     "CARD_FILE": "model",
     "ModelCard": "model",
     "RewardModel": "model",
+    "read_card": "model",
     "RewardContract": "reward",
     "create_app": "server",
     "TrainResult": "train",
@@ -48,6 +49,7 @@ __all__ = [  # a literal list, so linters see the lazy names as exported; tests/
     "data_hash",
     "kept_plan_chars",
     "pairwise_accuracy",
+    "read_card",
     "resolve_backbone",
     "train_from_folder",
     "train_reward_model",

@@ -111,8 +111,10 @@ def _check_target(out: Path, *, replace: bool, source: Path | None) -> None:
         raise ConfigError(
             f"{out} already exists; refusing to export into it", hint="pass --replace to replace it whole"
         )
+    from .model import CARD_FILE
+
     kind = folder_kind(out) if (out / STAMP_FILE).is_file() else None
-    if kind is not None or (out / "orchrm.json").is_file():
+    if kind is not None or (out / CARD_FILE).is_file():
         raise ConfigError(
             f"{out} is an orchrm {kind or 'reward-model'} folder, not an export; refusing to replace it",
             hint="export to a new folder",

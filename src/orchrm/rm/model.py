@@ -162,8 +162,9 @@ def _torch() -> Any:
     return torch
 
 
-def _read_card(folder: Path) -> ModelCard:
-    """The folder's card, refused when missing, foreign, outdated or invalid (its files are checked apart)."""
+def read_card(folder: Path) -> ModelCard:
+    """A model folder's card (`orchrm.json`), refused when missing, foreign, outdated or invalid: the one reader
+    of the card, which `RewardModel.load` checks the folder's files against."""
     card_path = folder / CARD_FILE
     if not card_path.is_file():
         raise ModelError(
@@ -240,7 +241,7 @@ class RewardModel:
         resolve_device(device)
         folder = Path(folder)
         recover(folder)  # a save killed halfway through its fallback swap
-        card = _read_card(folder)
+        card = read_card(folder)
         if expect_backbone is not None and card.backbone != expect_backbone:
             raise ModelError(f"{folder} was trained on backbone {card.backbone!r}, not {expect_backbone!r}")
         if card.weights_file not in card.files:
