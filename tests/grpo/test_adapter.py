@@ -35,8 +35,10 @@ def trained_run(weights, run, steps=3):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.manual_seed(0)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(weights.path),
-                           LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM"))  # fmt: skip
+    model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(weights.path),
+        LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM"),
+    )
     for name, p in model.named_parameters():
         if "lora_B" in name:
             p.data.normal_(0, 0.5)
@@ -137,8 +139,10 @@ def test_rollout_with_an_adapter_labels_its_traces_with_the_checkpoint(tiny, tmp
 
     make_task(tmp_path)
     run = trained_run(tiny, tmp_path / "grpo")
-    args = ["rollout", "--task", f"jsonl:{tmp_path / 'qs.jsonl'}", "--model", str(tiny.gguf), "--n-questions", "2", "--n-plans", "1",
-            "--plan-max-tokens", "16", "--agent-max-tokens", "8", "--no-cache", "--quiet", "--json"]  # fmt: skip
+    args = [
+        *["rollout", "--task", f"jsonl:{tmp_path / 'qs.jsonl'}", "--model", str(tiny.gguf)],
+        *"--n-questions 2 --n-plans 1 --plan-max-tokens 16 --agent-max-tokens 8 --no-cache --quiet --json".split(),
+    ]
     adapted = CliRunner().invoke(app, [*args, "--orchestrator-adapter", str(run), "--out", str(tmp_path / "spec")])
     base = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "base")])
     assert adapted.exit_code == 0 and base.exit_code == 0, adapted.output + base.output

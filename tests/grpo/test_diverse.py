@@ -64,8 +64,12 @@ def test_draws_are_seeded_past_the_plain_group_and_the_dropped_ones_are_written_
     assert kept == [[0], [0], [1], [3]]  # draws 0, 1, 4, 6: debate, debate, python, cot
     assert unkept == [[1, 1, 1, 1], [], [], []]
     [record] = [json.loads(x) for x in (tmp_path / DRAWS_FILE).read_text().splitlines()]
-    assert record == {"step": 3, "shapes": ["debate", "debate", INVALID, "debate", "python", "debate", "cot", "debate"],
-                      "kept": [0, 1, 4, 6], "attempt": 0}  # fmt: skip
+    assert record == {
+        "step": 3,
+        "shapes": ["debate", "debate", INVALID, "debate", "python", "debate", "cot", "debate"],
+        "kept": [0, 1, 4, 6],
+        "attempt": 0,
+    }
 
 
 def test_a_resumed_run_s_redrawn_step_supersedes_the_draws_a_kill_cut_short(tmp_path):
@@ -104,7 +108,8 @@ def test_a_diverse_group_needs_the_server_sampler(tmp_path, policy_dir):
     ledger = open_run(tmp_path / "run", cfg)
     try:
         with pytest.raises(ConfigError, match="server sampler"):
-            train_orchestrator(cfg, make_task(tmp_path), policy_weights(policy_dir), tmp_path / "run", ledger=ledger,
-                               reward=count_b)  # fmt: skip
+            train_orchestrator(
+                cfg, make_task(tmp_path), policy_weights(policy_dir), tmp_path / "run", ledger=ledger, reward=count_b
+            )
     finally:
         ledger.close()

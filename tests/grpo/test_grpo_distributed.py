@@ -33,13 +33,23 @@ def setup(tmp_path_factory):
 def _train(setup, steps: int) -> subprocess.CompletedProcess:
     root, gguf, rm = setup
     # --multi_gpu picks accelerate's torchrun launcher; with no GPU (and use_cpu) the processes use gloo.
-    cmd = [ACCELERATE, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-           "--dynamo_backend", "no", "--main_process_port", "0",
-           "-m", "orchrm", "train-orchestrator", "--task", f"jsonl:{root / 'qs.jsonl'}", "--policy", str(gguf),
-           "--reward", "rm", "--rm", str(rm), "--out", str(root / "run"), "--steps", str(steps), "--save-steps", "1",
-           "--group-size", "4", "--n-questions", "2", "--plan-max-tokens", "8"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]), "OMP_NUM_THREADS": "1",
-           "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "", "ORCHRM_CACHE_DIR": str(root / "cache"), "COLUMNS": "200"}  # fmt: skip
+    cmd = [
+        ACCELERATE,
+        *"launch --multi_gpu --num_processes 2 --num_machines 1 --mixed_precision no --dynamo_backend no".split(),
+        *"--main_process_port 0 -m orchrm train-orchestrator".split(),
+        *["--task", f"jsonl:{root / 'qs.jsonl'}", "--policy", str(gguf), "--reward", "rm", "--rm", str(rm)],
+        *["--out", str(root / "run"), "--steps", str(steps), "--save-steps", "1"],
+        *"--group-size 4 --n-questions 2 --plan-max-tokens 8".split(),
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+        "OMP_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        "ORCHRM_CACHE_DIR": str(root / "cache"),
+        "COLUMNS": "200",
+    }
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
 
 

@@ -163,8 +163,12 @@ def test_the_lora_converter_comes_from_the_pinned_sdist(tmp_path, monkeypatch):
 
     monkeypatch.setenv("ORCHRM_CACHE_DIR", str(tmp_path / "cache"))
     prefix = f"llama_cpp_python-{server_build.LLAMA_CPP_PYTHON_VERSION}/vendor/llama.cpp/"
-    files = {"convert_lora_to_gguf.py": "print('convert')\n", "conversion/__init__.py": "", "gguf-py/gguf/__init__.py": "",
-             "src/llama.cpp": "// not needed\n"}  # fmt: skip
+    files = {
+        "convert_lora_to_gguf.py": "print('convert')\n",
+        "conversion/__init__.py": "",
+        "gguf-py/gguf/__init__.py": "",
+        "src/llama.cpp": "// not needed\n",
+    }
     src = tmp_path / "src"
     for name, text in files.items():
         (src / name).parent.mkdir(parents=True, exist_ok=True)

@@ -27,8 +27,20 @@ def count_b(prompts, completions, **kw):
 
 
 def config(**kw):
-    base = dict(task="jsonl", policy="tiny", reward="custom", group_size=4, n_questions=4, max_steps=2, save_steps=1,
-                plan_max_tokens=12, learning_rate=5e-2, lora_r=4, lora_alpha=8, seed=0)  # fmt: skip
+    base = dict(
+        task="jsonl",
+        policy="tiny",
+        reward="custom",
+        group_size=4,
+        n_questions=4,
+        max_steps=2,
+        save_steps=1,
+        plan_max_tokens=12,
+        learning_rate=5e-2,
+        lora_r=4,
+        lora_alpha=8,
+        seed=0,
+    )
     return GRPORunConfig(**{**base, **kw})
 
 

@@ -27,8 +27,16 @@ def test_one_grpo_step_on_the_embedded_orchestrator(tmp_path):
                 out.append(-1.0)
         return out
 
-    config = GRPORunConfig(task="jsonl", policy="qwen2.5-coder-0.5b", reward="custom", group_size=4, n_questions=4,
-                           max_steps=1, save_steps=1, plan_max_tokens=200)  # fmt: skip
+    config = GRPORunConfig(
+        task="jsonl",
+        policy="qwen2.5-coder-0.5b",
+        reward="custom",
+        group_size=4,
+        n_questions=4,
+        max_steps=1,
+        save_steps=1,
+        plan_max_tokens=200,
+    )
     ledger = open_run(tmp_path / "run", config)
     result = train_orchestrator(config, task, weights, tmp_path / "run", ledger=ledger, reward=valid)
     ledger.close()

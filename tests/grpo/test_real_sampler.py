@@ -32,8 +32,10 @@ def test_the_server_samples_from_the_adapter_peft_trained(tiny_gguf, tmp_path):
     from transformers import AutoModelForCausalLM
 
     torch.manual_seed(0)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_gguf.path),
-                           LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM"))  # fmt: skip
+    model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(tiny_gguf.path),
+        LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM"),
+    )
     for name, p in model.named_parameters():
         if "lora_B" in name:
             p.data.normal_(0, 0.5)  # a trained-looking adapter that moves the distribution

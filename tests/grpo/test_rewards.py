@@ -35,8 +35,15 @@ class Constant:
 
 
 def _call(reward, texts, qids):
-    return asyncio.run(reward(prompts=[[]] * len(texts), completions=[_msg(t) for t in texts], completion_ids=[[1]] * len(texts),
-                        question_id=qids, trainer_state=None))  # fmt: skip
+    return asyncio.run(
+        reward(
+            prompts=[[]] * len(texts),
+            completions=[_msg(t) for t in texts],
+            completion_ids=[[1]] * len(texts),
+            question_id=qids,
+            trainer_state=None,
+        )
+    )
 
 
 def test_invalid_plans_get_the_penalty_and_a_record_never_a_crash(tmp_path):
@@ -44,8 +51,14 @@ def test_invalid_plans_get_the_penalty_and_a_record_never_a_crash(tmp_path):
     qs = {q.id: q for q in task.questions(2)}
     q1, q2 = list(qs)
     scorer = Constant()
-    reward = PlanReward(scorer, qs, degree="dag", agent_types=agent_types_for(task), penalty=-2.5,
-                        samples_path=tmp_path / "samples.jsonl")  # fmt: skip
+    reward = PlanReward(
+        scorer,
+        qs,
+        degree="dag",
+        agent_types=agent_types_for(task),
+        penalty=-2.5,
+        samples_path=tmp_path / "samples.jsonl",
+    )
     cyclic = json.dumps(
         {"agents": [{"id": "a", "type": "cot", "input": "${b}"}, {"id": "b", "type": "cot", "input": "${a}"}]}
     )
@@ -63,8 +76,15 @@ def test_a_resumed_run_s_repeat_of_a_step_supersedes_the_attempt_a_kill_cut_shor
     (q,) = qs
 
     def step(reward, n, texts):
-        asyncio.run(reward(prompts=[[]] * 2, completions=[_msg(t) for t in texts], completion_ids=[[1]] * 2,
-                           question_id=[q, q], trainer_state=type("State", (), {"global_step": n})()))  # fmt: skip
+        asyncio.run(
+            reward(
+                prompts=[[]] * 2,
+                completions=[_msg(t) for t in texts],
+                completion_ids=[[1]] * 2,
+                question_id=[q, q],
+                trainer_state=type("State", (), {"global_step": n})(),
+            )
+        )
 
     first = PlanReward(
         Constant(), qs, degree="dag", agent_types=agent_types_for(task), samples_path=tmp_path / "samples.jsonl"
@@ -135,8 +155,13 @@ def test_a_scorer_that_fails_records_an_error_not_a_zero(tmp_path):
         raise ConfigError("scorer is down")
 
     task.correct = broken
-    reward = PlanReward(ExecuteScorer(task, scripted_llm(replies())), qs, degree="dag", agent_types=agent_types_for(task),
-                        samples_path=tmp_path / "s.jsonl")  # fmt: skip
+    reward = PlanReward(
+        ExecuteScorer(task, scripted_llm(replies())),
+        qs,
+        degree="dag",
+        agent_types=agent_types_for(task),
+        samples_path=tmp_path / "s.jsonl",
+    )
     assert _call(reward, [PLAN], [q]) == [None]
     [row] = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert row["reward"] is None and "scorer is down" in row["error"]
@@ -230,8 +255,13 @@ def test_a_sub_agent_server_that_dies_stops_the_step_instead_of_rewarding_zero(t
     task = make_task(tmp_path)
     qs = {q.id: q for q in task.questions(1)}
     [q] = qs
-    reward = PlanReward(ExecuteScorer(task, scripted_llm(BackendUnreachable("cannot reach http://x/v1"))), qs,
-                        degree="dag", agent_types=agent_types_for(task), samples_path=tmp_path / "s.jsonl")  # fmt: skip
+    reward = PlanReward(
+        ExecuteScorer(task, scripted_llm(BackendUnreachable("cannot reach http://x/v1"))),
+        qs,
+        degree="dag",
+        agent_types=agent_types_for(task),
+        samples_path=tmp_path / "s.jsonl",
+    )
     with pytest.raises(BackendUnreachable, match="stopped answering.*cannot reach") as err:
         _call(reward, [PLAN], [q])
     assert "resumes from the last sealed checkpoint" in err.value.hint

@@ -4,6 +4,7 @@ import torch
 from datasets import Dataset
 from test_grpo_train import config, count_b
 
+from orchrm.grpo import shared_prompt
 from orchrm.grpo.shared_prompt import shared_prompt_trainer
 from orchrm.grpo.train import grpo_args, load_policy, lora_config
 from orchrm.llm.weights import policy_weights
@@ -28,8 +29,14 @@ def test_the_shared_prompt_pass_matches_trls_own(tmp_path, policy_dir):
     cfg = config()
     model, tok = load_policy(policy_weights(policy_dir), bf16=False)
     ds = Dataset.from_list([{"prompt": [{"role": "user", "content": "hi"}]}] * 4)
-    trainer = shared_prompt_trainer()(model=model, reward_funcs=count_b, args=grpo_args(cfg, tmp_path, progress=False),
-                                      train_dataset=ds, processing_class=tok, peft_config=lora_config(cfg))  # fmt: skip
+    trainer = shared_prompt_trainer()(
+        model=model,
+        reward_funcs=count_b,
+        args=grpo_args(cfg, tmp_path, progress=False),
+        train_dataset=ds,
+        processing_class=tok,
+        peft_config=lora_config(cfg),
+    )
     torch.manual_seed(0)
     lora = [p for n, p in trainer.model.named_parameters() if "lora_" in n]
     for p in lora:
@@ -55,14 +62,18 @@ def test_one_prompt_per_batch_is_one_prefix_pass(tmp_path, policy_dir, monkeypat
     cfg = config()
     model, tok = load_policy(policy_weights(policy_dir), bf16=False)
     ds = Dataset.from_list([{"prompt": [{"role": "user", "content": "hi"}]}] * 4)
-    trainer = shared_prompt_trainer()(model=model, reward_funcs=count_b, args=grpo_args(cfg, tmp_path, progress=False),
-                                      train_dataset=ds, processing_class=tok, peft_config=lora_config(cfg))  # fmt: skip
+    trainer = shared_prompt_trainer()(
+        model=model,
+        reward_funcs=count_b,
+        args=grpo_args(cfg, tmp_path, progress=False),
+        train_dataset=ds,
+        processing_class=tok,
+        peft_config=lora_config(cfg),
+    )
     ids, mask, cmask = batch(tok)
     seen = []
-    real = type(trainer)._group_logps
-    monkeypatch.setattr(
-        type(trainer), "_group_logps", lambda self, m, i, *a: seen.append(i.size(0)) or real(self, m, i, *a)
-    )
+    real = shared_prompt._group_logps
+    monkeypatch.setattr(shared_prompt, "_group_logps", lambda t, m, i, *a: seen.append(i.size(0)) or real(t, m, i, *a))
     with torch.no_grad():
         trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, cmask.size(1))
     assert seen == [2, 2]  # two distinct prompts, each read once for its two plans

@@ -25,10 +25,22 @@ WRITTEN_FOR = [
     ("batch_size", P.POSITIONAL_OR_KEYWORD, None),
     ("compute_entropy", P.POSITIONAL_OR_KEYWORD, False),
     ("compute_aux_loss", P.POSITIONAL_OR_KEYWORD, False),
-    *((name, P.POSITIONAL_OR_KEYWORD, None) for name in (  # the multimodal inputs, passed through as **extra
-        "pixel_values", "image_grid_thw", "num_images", "pixel_attention_mask", "spatial_shapes", "num_tiles",
-        "image_sizes", "token_type_ids", "mm_token_type_ids", "image_position_ids")),
-]  # fmt: skip
+    *(
+        (name, P.POSITIONAL_OR_KEYWORD, None)
+        for name in (  # the multimodal inputs, passed through as **extra
+            "pixel_values",
+            "image_grid_thw",
+            "num_images",
+            "pixel_attention_mask",
+            "spatial_shapes",
+            "num_tiles",
+            "image_sizes",
+            "token_type_ids",
+            "mm_token_type_ids",
+            "image_position_ids",
+        )
+    ),
+]
 RETURNS = "tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]"  # (logps, entropies, aux_loss)
 PYPROJECT = Path(__file__).parents[2] / "pyproject.toml"
 

@@ -84,8 +84,17 @@ class Accounted:
     completion ids of every sample.
     """
 
-    def __init__(self, reward: Any, ledger: TokenLedger, model_id: str, num_iterations: int = 1, *,
-                 backend: str = POLICY_BACKEND, clock: StepClock | None = None, shared_sampling: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        reward: Any,
+        ledger: TokenLedger,
+        model_id: str,
+        num_iterations: int = 1,
+        *,
+        backend: str = POLICY_BACKEND,
+        clock: StepClock | None = None,
+        shared_sampling: bool = False,
+    ) -> None:
         self.reward = reward
         self.ledger = ledger
         self.model_id = model_id
@@ -107,14 +116,31 @@ class Accounted:
         def usage(category: str, i: int, shared: bool) -> UsageRecord:
             p = int(prompt_tokens[i])
             paid = p if first[i] or not shared else 0
-            return UsageRecord(category=category, backend=self.backend, model_id=self.model_id, prompt_tokens=paid,
-                               completion_tokens=len(completion_ids[i]), cached=False, prompt_shared=p - paid)  # fmt: skip
+            return UsageRecord(
+                category=category,
+                backend=self.backend,
+                model_id=self.model_id,
+                prompt_tokens=paid,
+                completion_tokens=len(completion_ids[i]),
+                cached=False,
+                prompt_shared=p - paid,
+            )
 
         plan = [usage("plan", i, self.shared_sampling) for i in range(len(completion_ids))]
         # Plans a diverse group drew and did not keep (diverse.py): sampled beside the group's, so paid for.
         unkept = kwargs.get("unkept_tokens") or []
-        plan += [UsageRecord(category="plan", backend=self.backend, model_id=self.model_id, prompt_tokens=0,
-                             completion_tokens=n, cached=False) for lengths in unkept for n in lengths]  # fmt: skip
+        plan += [
+            UsageRecord(
+                category="plan",
+                backend=self.backend,
+                model_id=self.model_id,
+                prompt_tokens=0,
+                completion_tokens=n,
+                cached=False,
+            )
+            for lengths in unkept
+            for n in lengths
+        ]
         train = [usage("train", i, True) for i in range(len(completion_ids)) for _ in range(self.num_iterations)]
         self.ledger.add([*plan, *train])
         out = self.reward(prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs)

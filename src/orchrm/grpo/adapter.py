@@ -100,8 +100,10 @@ def _checked(folder: Path) -> tuple[str, str, dict[str, str]]:
             listed, step, skip, run = seal.files, seal.step, SEAL_FILE, run_of(folder)
             base = read_training_config(run).policy_sha256
         else:
-            raise ConfigError(f"{folder} holds no trained orchestrator adapter (no {ADAPTER_CARD} or {SEAL_FILE})",
-                              hint="pass a train-orchestrator run folder, its adapter/ or one of its checkpoints/checkpoint-N")  # fmt: skip
+            raise ConfigError(
+                f"{folder} holds no trained orchestrator adapter (no {ADAPTER_CARD} or {SEAL_FILE})",
+                hint="pass a train-orchestrator run folder, its adapter/ or one of its checkpoints/checkpoint-N",
+            )
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(card)"
@@ -129,8 +131,10 @@ def adapter_folder(path: Path) -> Path:
         return path / ADAPTER_DIR
     found = last_checkpoint(path / CHECKPOINTS_DIR)
     if found is None:
-        raise ConfigError(f"{path} holds no trained orchestrator adapter and no sealed checkpoint",
-                          hint="pass a train-orchestrator run folder, its adapter/ or one of its checkpoints/checkpoint-N")  # fmt: skip
+        raise ConfigError(
+            f"{path} holds no trained orchestrator adapter and no sealed checkpoint",
+            hint="pass a train-orchestrator run folder, its adapter/ or one of its checkpoints/checkpoint-N",
+        )
     return found
 
 
@@ -140,8 +144,11 @@ def served_adapter(path: Path, model: str) -> AdapterFile:
     base, label, digests = _checked(folder)
     model_file = resolve_model(model)
     if base != model_file.sha256:
-        raise ConfigError(f"{folder} was trained on gguf:{base[:12]}…, not on the orchestrator model {model} (gguf:{model_file.sha256[:12]}…)",
-                          hint="serve it with the model it was trained from (--model)")  # fmt: skip
+        raise ConfigError(
+            f"{folder} was trained on gguf:{base[:12]}…, "
+            f"not on the orchestrator model {model} (gguf:{model_file.sha256[:12]}…)",
+            hint="serve it with the model it was trained from (--model)",
+        )
     digest = hashlib.sha256("".join(f"{f}:{digests[f]};" for f in PEFT_FILES).encode()).hexdigest()  # checked just now
     home = cache_dir() / "adapters" / digest
     gguf, card_path = home / "adapter.gguf", home / _CACHE_CARD

@@ -31,8 +31,9 @@ def prompt_rows(questions: list[Question], tokenizer: Any, system: str, degree: 
     return rows
 
 
-def prompt_dataset(task: Task, tokenizer: Any, *, n_questions: int, degree: str, seed: int,
-                   examples: bool = True) -> tuple[Any, dict[str, Question]]:  # fmt: skip
+def prompt_dataset(
+    task: Task, tokenizer: Any, *, n_questions: int, degree: str, seed: int, examples: bool = True
+) -> tuple[Any, dict[str, Question]]:
     """The training prompts as a `datasets.Dataset`, and the questions by id (their scorer metadata stays
     out of the dataset, whose columns must be flat)."""
     from datasets import Dataset

@@ -57,8 +57,9 @@ class DiverseDraws:
     """Turns a batch of GRPO prompts (each group's prompt repeated `group` times, as TRL lays them out) into
     `draws` times as many, and each group's draws back into a group of the original size."""
 
-    def __init__(self, draws: int, tokenizer: Any, *, degree: str, agent_types: tuple[str, ...],
-                 log: Path | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, draws: int, tokenizer: Any, *, degree: str, agent_types: tuple[str, ...], log: Path | None = None
+    ) -> None:
         if draws < 2:
             raise ValueError("a diverse group needs at least 2 draws per plan")
         self.draws = draws
@@ -76,9 +77,12 @@ class DiverseDraws:
             return INVALID
 
     def sample(
-        self, prompt_ids: list[list[int]], seeds: list[int], complete: Callable[[list[list[int]], list[int]], list[list[int]]],
+        self,
+        prompt_ids: list[list[int]],
+        seeds: list[int],
+        complete: Callable[[list[list[int]], list[int]], list[list[int]]],
         step: int,
-    ) -> tuple[list[list[int]], list[list[int]]]:  # fmt: skip
+    ) -> tuple[list[list[int]], list[list[int]]]:
         """Each group's completions, kept from `draws` times as many; and, per returned completion, the lengths
         of the plans drawn and not kept that it carries (all on the group's first plan, none elsewhere).
         A group's first `group` draws use the seeds plain sampling would (`seeds`), the extra ones follow."""

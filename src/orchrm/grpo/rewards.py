@@ -71,8 +71,15 @@ class PlanReward:
         self.gather = gather  # every process's records, in process order (processes.gathered)
         self.__name__ = scorer.name
 
-    async def __call__(self, prompts: list, completions: list, question_id: list[str], trainer_state: Any = None,
-                       completion_ids: list | None = None, **_: Any) -> list[float | None]:  # fmt: skip
+    async def __call__(
+        self,
+        prompts: list,
+        completions: list,
+        question_id: list[str],
+        trainer_state: Any = None,
+        completion_ids: list | None = None,
+        **_: Any,
+    ) -> list[float | None]:
         step = int(getattr(trainer_state, "global_step", 0) or 0)
         texts = [completion_text(c) for c in completions]
         lengths = [len(c) for c in completion_ids] if completion_ids is not None else [None] * len(texts)
@@ -82,8 +89,18 @@ class PlanReward:
             try:
                 plan = check_plan(text, degree=self.degree, agent_types=self.agent_types)
             except PlanError as exc:
-                records.append(SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=False,
-                                            rule=exc.rule, reason=exc.reason, reward=self.penalty))  # fmt: skip
+                records.append(
+                    SampleRecord(
+                        step=step,
+                        question_id=qid,
+                        completion=text,
+                        completion_tokens=n,
+                        valid=False,
+                        rule=exc.rule,
+                        reason=exc.reason,
+                        reward=self.penalty,
+                    )
+                )
                 continue
             records.append(
                 SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=True, reward=None)
@@ -120,11 +137,20 @@ class RMScorer:
     async def score(self, question: Question, plans: list[Plan]) -> list[Scored]:
         raw = self.rm.score(question.question, plans)
         # A decoder RM is an LLM forward pass the policy's size, so what it reads is counted under `verify`
-        # (one call per plan); an encoder's (MiniLM, ~1/20 the size) is not an LLM call and is not.
+        # (one call per plan); an encoder's (MiniLM, far smaller than the policy) is not an LLM call and is not.
         if self.ledger is not None and self.rm.card.backbone_kind == "decoder":
             model_id = f"rm:{self.rm.card.weights_sha256}"
-            self.ledger.add(UsageRecord(category="verify", backend="transformers", model_id=model_id, prompt_tokens=n,
-                                        completion_tokens=0, cached=False) for n in self.rm.token_counts(question.question, plans))  # fmt: skip
+            self.ledger.add(
+                UsageRecord(
+                    category="verify",
+                    backend="transformers",
+                    model_id=model_id,
+                    prompt_tokens=n,
+                    completion_tokens=0,
+                    cached=False,
+                )
+                for n in self.rm.token_counts(question.question, plans)
+            )
         return [Scored(reward=self.contract.value(r), detail={"rm_score": r}) for r in raw]
 
 
@@ -185,9 +211,13 @@ class ExecuteScorer:
         try:
             ex = await execute_plan(plan, question.question, self.llm, retriever=self.task.corpus, config=self.config)
         except BackendUnreachable as exc:  # not a wrong plan: a zero reward here would train on the outage
-            raise BackendUnreachable(f"the sub-agents' server stopped answering while scoring a plan: {exc}",
-                                     hint="the step stops; bring the server back and run the same command again: "
-                                     "training resumes from the last sealed checkpoint") from exc  # fmt: skip
+            raise BackendUnreachable(
+                f"the sub-agents' server stopped answering while scoring a plan: {exc}",
+                hint=(
+                    "the step stops; bring the server back and run the same command again: "
+                    "training resumes from the last sealed checkpoint"
+                ),
+            ) from exc
         detail = {"final_answer": ex.final_answer, "agent_errors": ex.errors}
         try:
             value, ok = await asyncio.to_thread(self.task.correct, ex.final_answer, question)

@@ -78,8 +78,10 @@ def check_processes(sampler: SamplerKind, processes: int, diverse_draws: int = 1
             hint="use --sampler trl, or vllm on GPUs",
         )
     if diverse_draws > 1 and sampler != "server":
-        raise ConfigError(f"--diverse-draws needs the server sampler (this run samples with {sampler})",
-                          hint="use --sampler server, or --diverse-draws 1")  # fmt: skip
+        raise ConfigError(
+            f"--diverse-draws needs the server sampler (this run samples with {sampler})",
+            hint="use --sampler server, or --diverse-draws 1",
+        )
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,17 @@ class PlanEngine(Protocol):
 class ServerRollout:
     """TRL's `rollout_func`: plans sampled by a `PlanEngine` that follows the trainer's current adapter."""
 
-    def __init__(self, engine: PlanEngine, tokenizer: Any, sampling: Sampling, work: Path, *, seed: int = 0,
-                 clock: StepClock | None = None, diverse: DiverseDraws | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        engine: PlanEngine,
+        tokenizer: Any,
+        sampling: Sampling,
+        work: Path,
+        *,
+        seed: int = 0,
+        clock: StepClock | None = None,
+        diverse: DiverseDraws | None = None,
+    ) -> None:
         self.engine = engine
         self.tokenizer = tokenizer
         self.sampling = sampling
@@ -133,8 +144,11 @@ class ServerRollout:
         base = (self.seed * 1_000_003 + step * 10_007) % (2**31 - len(prompts) * draws)
         seeds = [base + i * draws for i in range(len(prompts))]  # room for each plan's extra draws
         if self.diverse is None:
-            return {"prompt_ids": prompt_ids, "completion_ids": self.engine.complete(prompt_ids, self.sampling, seeds),
-                    "logprobs": None}  # fmt: skip
+            return {
+                "prompt_ids": prompt_ids,
+                "completion_ids": self.engine.complete(prompt_ids, self.sampling, seeds),
+                "logprobs": None,
+            }
         complete = lambda ids, s: self.engine.complete(ids, self.sampling, s)  # noqa: E731
         completion_ids, unkept = self.diverse.sample(prompt_ids, seeds, complete, step)
         # TRL hands extra columns to the reward functions, where `Accounted` bills the plans drawn and not kept.
@@ -153,8 +167,9 @@ class LlamaServerEngine:
 
     backend = "llama-server"
 
-    def __init__(self, gguf: Path, base_config: Path, work: Path, *, parallel: int, ctx_per_slot: int,
-                 timeout_s: float = 1800.0) -> None:  # fmt: skip
+    def __init__(
+        self, gguf: Path, base_config: Path, work: Path, *, parallel: int, ctx_per_slot: int, timeout_s: float = 1800.0
+    ) -> None:
         import httpx
 
         from ..llm.models import ModelFile, sha256_file
@@ -199,11 +214,20 @@ class LlamaServerEngine:
 
         def one(ids: tuple[int, ...], where: list[int]) -> list[list[int]]:
             body = {
-                "prompt": list(ids), "n_cmpl": len(where), "n_predict": sampling.max_tokens,
-                "temperature": sampling.temperature, "top_p": sampling.top_p, "top_k": 0, "min_p": 0.0,
-                "repeat_penalty": 1.0, "samplers": ["temperature", "top_p"], "seed": seeds[where[0]],
-                "return_tokens": True, "cache_prompt": True, "lora": scale,
-            }  # fmt: skip
+                "prompt": list(ids),
+                "n_cmpl": len(where),
+                "n_predict": sampling.max_tokens,
+                "temperature": sampling.temperature,
+                "top_p": sampling.top_p,
+                "top_k": 0,
+                "min_p": 0.0,
+                "repeat_penalty": 1.0,
+                "samplers": ["temperature", "top_p"],
+                "seed": seeds[where[0]],
+                "return_tokens": True,
+                "cache_prompt": True,
+                "lora": scale,
+            }
             r = self._client.post(url, json=body)
             if r.status_code != 200:
                 raise ServerError(f"llama-server answered {r.status_code} to a plan request", detail=r.text[:2000])
@@ -228,18 +252,31 @@ class LlamaServerEngine:
         self.server.stop()
 
 
-def server_rollout(weights: PolicyWeights, tokenizer: Any, sampling: Sampling, run_dir: Path, *, group: int, batch: int,
-                   ctx_per_slot: int, seed: int, clock: StepClock | None = None,
-                   diverse: DiverseDraws | None = None) -> ServerRollout:  # fmt: skip
+def server_rollout(
+    weights: PolicyWeights,
+    tokenizer: Any,
+    sampling: Sampling,
+    run_dir: Path,
+    *,
+    group: int,
+    batch: int,
+    ctx_per_slot: int,
+    seed: int,
+    clock: StepClock | None = None,
+    diverse: DiverseDraws | None = None,
+) -> ServerRollout:
     """The `server` sampler for a run: llama-server on the policy's GGUF, a slot for every plan of a batch
-    (decoding 8 plans together beat 4 on two cores: 64 vs 41 tok/s, bench/results/llm_throughput.json)."""
+    (decoding a batch's plans together is faster than in smaller rounds: bench/results/llm_throughput.json)."""
     if weights.gguf is None:
         raise ConfigError("the server sampler needs a GGUF policy", hint="use --sampler trl")
     work = run_dir / SAMPLER_DIR
     work.mkdir(parents=True, exist_ok=True)
     draws = diverse.draws if diverse is not None else 1
     engine = LlamaServerEngine(
-        weights.gguf, weights.path, work, parallel=max(group * draws, min(batch * draws, MAX_SLOTS)),
+        weights.gguf,
+        weights.path,
+        work,
+        parallel=max(group * draws, min(batch * draws, MAX_SLOTS)),
         ctx_per_slot=ctx_per_slot,
-    )  # fmt: skip
+    )
     return ServerRollout(engine, tokenizer, sampling, work, seed=seed, clock=clock, diverse=diverse)

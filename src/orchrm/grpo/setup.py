@@ -64,8 +64,16 @@ class GRPOSetup:
 
     def train(self, *, progress: bool = False, callbacks: list[Any] | None = None) -> TrainOutcome:
         """`progress`: TRL's own bar; `callbacks`: more trainer callbacks (a progress reporter, a deadline)."""
-        return train_orchestrator(self.config, self.task, self.weights, self.out, ledger=self.ledger, scorer=self.scorer,
-                                  progress=progress, callbacks=callbacks)  # fmt: skip
+        return train_orchestrator(
+            self.config,
+            self.task,
+            self.weights,
+            self.out,
+            ledger=self.ledger,
+            scorer=self.scorer,
+            progress=progress,
+            callbacks=callbacks,
+        )
 
     def close(self) -> None:
         self.ledger.close()
@@ -109,13 +117,23 @@ def setup_run(
     with ExitStack() as cleanup:  # on any failure, what was opened is closed again
         agent_llm = None
         if settings.reward == "execute":
-            agent_llm = open_llm(agents.backend, model=agents.model, base_url=agents.base_url, api_key_env=agents.api_key_env,
-                                 concurrency=agents.concurrency, timeout_s=agents.timeout_s)  # fmt: skip
+            agent_llm = open_llm(
+                agents.backend,
+                model=agents.model,
+                base_url=agents.base_url,
+                api_key_env=agents.api_key_env,
+                concurrency=agents.concurrency,
+                timeout_s=agents.timeout_s,
+            )
             cleanup.callback(agent_llm.close)
-        config = settings.model_copy(update={
-            "policy_sha256": weights.sha256, "rm_sha256": reward_model.card.weights_sha256 if reward_model else "",
-            "agent_model_id": agent_llm.backend.model_id if agent_llm else "", "sampler": resolve_sampler(sampler, weights, processes.num_processes),
-        })  # fmt: skip
+        config = settings.model_copy(
+            update={
+                "policy_sha256": weights.sha256,
+                "rm_sha256": reward_model.card.weights_sha256 if reward_model else "",
+                "agent_model_id": agent_llm.backend.model_id if agent_llm else "",
+                "sampler": resolve_sampler(sampler, weights, processes.num_processes),
+            }
+        )
         ledger = open_run(out, config)
         cleanup.callback(ledger.close)
         scorer, warnings = _scorer(task, config, ledger, reward_model, agent_llm, agents)
@@ -139,8 +157,14 @@ def check_reward(settings: GRPORunConfig, rm: Path | None) -> None:
         )
 
 
-def _scorer(task: Task, config: GRPORunConfig, ledger: LedgerLog, reward_model: RewardModel | None, agent_llm: LLM | None,
-            agents: AgentOptions) -> tuple[PlanScorer, list[str]]:  # fmt: skip
+def _scorer(
+    task: Task,
+    config: GRPORunConfig,
+    ledger: LedgerLog,
+    reward_model: RewardModel | None,
+    agent_llm: LLM | None,
+    agents: AgentOptions,
+) -> tuple[PlanScorer, list[str]]:
     """The RM's opinion of each plan (with what makes it suspect on this task), or the task's grade of the
     plan as the sub-agents execute it."""
     from ..rm.model import rm_warnings

@@ -88,10 +88,17 @@ class StepClock:
             self.combine([(self._plans, self._tokens)]) if self.combine is not None else [(self._plans, self._tokens)]
         )
         timing = StepTiming(
-            step=step, sampler=self.sampler, generation_s=start - self._begin, sync_s=self._sync,
-            reward_s=stop - start, update_s=now - stop, step_s=now - self._begin, plans=sum(p for p, _ in counts),
-            completion_tokens=sum(t for _, t in counts), attempt=self.attempt,
-        )  # fmt: skip
+            step=step,
+            sampler=self.sampler,
+            generation_s=start - self._begin,
+            sync_s=self._sync,
+            reward_s=stop - start,
+            update_s=now - stop,
+            step_s=now - self._begin,
+            plans=sum(p for p, _ in counts),
+            completion_tokens=sum(t for _, t in counts),
+            attempt=self.attempt,
+        )
         self.history.append(timing)
         if self.path is not None:
             jsonl.append(self.path, timing)

@@ -5,8 +5,8 @@ A run folder holds `run.json` (the settings; a resume must match them), `checkpo
 (sealed, see checkpoints.py), `tokens.jsonl` and `tokens.json` (every token, see accounting.py),
 `samples.jsonl` (every sampled plan with its reward), `steps.jsonl` (each step's time: generation, reward,
 update; see timing.py), `sampler/` (the server sampler's adapter in GGUF) and, once training ends,
-`adapter/`: the LoRA adapter (safetensors), the tokenizer and a card naming the base weights, the reward and the task. Running the same
-command again after a kill continues from the last sealed checkpoint.
+`adapter/`: the LoRA adapter (safetensors), the tokenizer and a card naming the base weights, the reward and the
+task. Running the same command again after a kill continues from the last sealed checkpoint.
 
 Under `accelerate launch --num_processes N` a step's plans (`group_size` x `questions_per_step`, the same
 optimisation whatever N) are split evenly over the processes, and the folder is written as processes.py
@@ -26,7 +26,7 @@ from ..llm.weights import PolicyWeights, quiet_transformers
 from ..mas.rollout import agent_types_for
 from ..mas.run_folder import settle_run_file
 from ..samples import SAMPLES_FILE
-from ..tasks.base import Task
+from ..tasks.base import Question, Task
 from .accounting import POLICY_BACKEND, Accounted, LedgerLog, write_totals
 from .adapter import ADAPTER_DIR, save_adapter
 from .checkpoints import CHECKPOINTS_DIR, checkpoint_step, last_checkpoint, make_seal_callback
@@ -56,8 +56,12 @@ def open_run(out: Path, config: GRPORunConfig) -> LedgerLog:
     """Create the run folder, or check that an existing one has the same settings (the main process does,
     before any process opens a file there); the ledger this process appends its tokens to."""
     processes = process_state()
-    on_main(processes, lambda: settle_run_file(out, config, lambda new, old: new.differences(old), what="a training run",
-                                               kind="train-orchestrator"))  # fmt: skip
+    on_main(
+        processes,
+        lambda: settle_run_file(
+            out, config, lambda new, old: new.differences(old), what="a training run", kind="train-orchestrator"
+        ),
+    )
     return LedgerLog(ledger_path(out, processes.process_index))
 
 
@@ -66,8 +70,10 @@ def plans_per_process(config: GRPORunConfig, processes: int) -> int:
     share a step's work, they do not change the step."""
     plans = config.group_size * config.questions_per_step
     if plans % processes:
-        raise ConfigError(f"a step's {plans} plans (group size x questions per step) do not split evenly over {processes} processes",
-                          hint=f"make --group-size x --questions-per-step a multiple of {processes}")  # fmt: skip
+        raise ConfigError(
+            f"a step's {plans} plans (group size x questions per step) do not split evenly over {processes} processes",
+            hint=f"make --group-size x --questions-per-step a multiple of {processes}",
+        )
     return plans // processes
 
 
@@ -154,37 +160,100 @@ def train_orchestrator(
     args = grpo_args(config, out, progress=progress, processes=processes.num_processes)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     model, tokenizer = load_policy(weights, config.bf16)
-    dataset, questions = prompt_dataset(task, tokenizer, n_questions=config.n_questions, degree=config.degree, seed=config.seed,
-                                        examples=config.prompt_examples)  # fmt: skip
+    dataset, questions = _prompts(config, task, tokenizer)
     main, gather = processes.is_main_process, gathered(processes)
     if reward is None:
-        reward = PlanReward(scorer, questions, degree=config.degree, agent_types=agent_types_for(task),  # type: ignore[arg-type]
-                            penalty=config.invalid_penalty, samples_path=out / SAMPLES_FILE if main else None, gather=gather)  # fmt: skip
+        samples = out / SAMPLES_FILE if main else None
+        reward = _plan_reward(config, task, scorer, questions, samples, gather)  # type: ignore[arg-type]
     clock = StepClock(out / STEPS_FILE if main else None, config.sampler, combine=gather)
     rollout = None
     if config.sampler == "server":
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental
         rollout = _rollout(config, weights, tokenizer, dataset, out, clock, engine, agent_types_for(task))
-    backend = rollout.engine.backend if rollout is not None else "vllm" if config.sampler == "vllm" else POLICY_BACKEND
-    accounted = Accounted(reward, ledger, weights.name, config.num_iterations, backend=backend, clock=clock,
-                          shared_sampling=config.sampler in ("server", "vllm"))  # fmt: skip
+    accounted = _accounted(reward, ledger, weights, config, clock, rollout)
     try:
         trainer = shared_prompt_trainer()(
-            model=model, reward_funcs=accounted, args=args, train_dataset=dataset, processing_class=tokenizer,
-            peft_config=lora_config(config), rollout_func=rollout,
+            model=model,
+            reward_funcs=accounted,
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            peft_config=lora_config(config),
+            rollout_func=rollout,
             callbacks=[make_seal_callback(out, processes), clock.callback(), *(callbacks or [])],
-        )  # fmt: skip
+        )
         if not progress:
             trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every log dict
-        resume = on_main(processes, lambda: last_checkpoint(out / CHECKPOINTS_DIR))  # it removes unsealed checkpoints
-        if resume is not None and checkpoint_step(resume) >= config.max_steps:
-            load_finished(trainer, resume)
-        else:
-            trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        resume = _train_or_load(trainer, out, processes, config.max_steps)
     finally:
         if rollout is not None:
             rollout.engine.close()
     return _finish(trainer, tokenizer, weights, config, out, processes, resume, clock)
+
+
+def _prompts(config: GRPORunConfig, task: Task, tokenizer: Any) -> tuple[Any, dict[str, Question]]:
+    """The prompt set `config` asks for (its questions, degree, seed and worked examples) and its questions by id."""
+    return prompt_dataset(
+        task,
+        tokenizer,
+        n_questions=config.n_questions,
+        degree=config.degree,
+        seed=config.seed,
+        examples=config.prompt_examples,
+    )
+
+
+def _plan_reward(
+    config: GRPORunConfig,
+    task: Task,
+    scorer: PlanScorer,
+    questions: dict[str, Question],
+    samples_path: Path | None,
+    gather: Any,
+) -> PlanReward:
+    """The reward when none is given: `scorer`'s grade of each plan, `config.invalid_penalty` for an invalid one;
+    every sample is recorded at `samples_path` (the main process's) after `gather` collects them."""
+    return PlanReward(
+        scorer,
+        questions,
+        degree=config.degree,
+        agent_types=agent_types_for(task),
+        penalty=config.invalid_penalty,
+        samples_path=samples_path,
+        gather=gather,
+    )
+
+
+def _accounted(
+    reward: Any,
+    ledger: LedgerLog,
+    weights: PolicyWeights,
+    config: GRPORunConfig,
+    clock: StepClock,
+    rollout: ServerRollout | None,
+) -> Accounted:
+    """`reward` with each sample's tokens counted in `ledger`, under the backend that sampled them."""
+    backend = rollout.engine.backend if rollout is not None else "vllm" if config.sampler == "vllm" else POLICY_BACKEND
+    return Accounted(
+        reward,
+        ledger,
+        weights.name,
+        config.num_iterations,
+        backend=backend,
+        clock=clock,
+        shared_sampling=config.sampler in ("server", "vllm"),
+    )
+
+
+def _train_or_load(trainer: Any, out: Path, processes: Any, max_steps: int) -> Path | None:
+    """Train on from the last sealed checkpoint, or load it without training when it is already at `max_steps`;
+    returns the checkpoint resumed from."""
+    resume = on_main(processes, lambda: last_checkpoint(out / CHECKPOINTS_DIR))  # it removes unsealed checkpoints
+    if resume is not None and checkpoint_step(resume) >= max_steps:
+        load_finished(trainer, resume)
+    else:
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    return resume
 
 
 def load_finished(trainer: Any, checkpoint: Path) -> None:
@@ -199,8 +268,16 @@ def load_finished(trainer: Any, checkpoint: Path) -> None:
     trainer.state = TrainerState.load_from_json(str(checkpoint / "trainer_state.json"))
 
 
-def _finish(trainer: Any, tokenizer: Any, weights: PolicyWeights, config: GRPORunConfig, out: Path, processes: Any,
-            resume: Path | None, clock: StepClock) -> TrainOutcome:  # fmt: skip
+def _finish(
+    trainer: Any,
+    tokenizer: Any,
+    weights: PolicyWeights,
+    config: GRPORunConfig,
+    out: Path,
+    processes: Any,
+    resume: Path | None,
+    clock: StepClock,
+) -> TrainOutcome:
     """The adapter and `tokens.json`, written by the main process once every process has finished training;
     every process returns once they are on disk."""
     steps = trainer.state.global_step
@@ -211,20 +288,49 @@ def _finish(trainer: Any, tokenizer: Any, weights: PolicyWeights, config: GRPORu
         return write_totals(out)
 
     tokens = on_main(processes, write)
-    return TrainOutcome(steps=steps, adapter=out / ADAPTER_DIR, resumed_from=resume, tokens=tokens,
-                        log_history=list(trainer.state.log_history), timings=list(clock.history),
-                        main_process=processes.is_main_process)  # fmt: skip
+    return TrainOutcome(
+        steps=steps,
+        adapter=out / ADAPTER_DIR,
+        resumed_from=resume,
+        tokens=tokens,
+        log_history=list(trainer.state.log_history),
+        timings=list(clock.history),
+        main_process=processes.is_main_process,
+    )
 
 
-def _rollout(config: GRPORunConfig, weights: PolicyWeights, tokenizer: Any, dataset: Any, out: Path, clock: StepClock,
-             engine: PlanEngine | None, agent_types: tuple[str, ...]) -> ServerRollout:  # fmt: skip
+def _rollout(
+    config: GRPORunConfig,
+    weights: PolicyWeights,
+    tokenizer: Any,
+    dataset: Any,
+    out: Path,
+    clock: StepClock,
+    engine: PlanEngine | None,
+    agent_types: tuple[str, ...],
+) -> ServerRollout:
     sampling = Sampling(max_tokens=config.plan_max_tokens, temperature=config.temperature, top_p=config.top_p)
-    diverse = (DiverseDraws(config.diverse_draws, tokenizer, degree=config.degree, agent_types=agent_types,
-                            log=out / DRAWS_FILE) if config.diverse_draws > 1 else None)  # fmt: skip
+    diverse = (
+        DiverseDraws(
+            config.diverse_draws, tokenizer, degree=config.degree, agent_types=agent_types, log=out / DRAWS_FILE
+        )
+        if config.diverse_draws > 1
+        else None
+    )
     if engine is not None:
         return ServerRollout(
             engine, tokenizer, sampling, out / SAMPLER_DIR, seed=config.seed, clock=clock, diverse=diverse
         )
     longest = max(dataset["prompt_tokens"]) + config.plan_max_tokens
-    return server_rollout(weights, tokenizer, sampling, out, group=config.group_size, batch=config.group_size * config.questions_per_step,
-                          ctx_per_slot=256 * (longest // 256 + 1), seed=config.seed, clock=clock, diverse=diverse)  # fmt: skip
+    return server_rollout(
+        weights,
+        tokenizer,
+        sampling,
+        out,
+        group=config.group_size,
+        batch=config.group_size * config.questions_per_step,
+        ctx_per_slot=256 * (longest // 256 + 1),
+        seed=config.seed,
+        clock=clock,
+        diverse=diverse,
+    )
