@@ -16,17 +16,31 @@ from orchrm.bon.selectors import select_prior, select_shortest
 
 
 def cand(i, correct, *, length=10, prior=None, reward=0.0, valid=True, execute=1000, exec_s=10.0):
-    return Candidate(i, valid, reward, f"#{int(correct)}" if valid else None, correct, 100, execute if valid else 0,
-                     1.0, exec_s if valid else 0.0, length=length, prior=prior)  # fmt: skip
+    return Candidate(
+        i,
+        valid,
+        reward,
+        f"#{int(correct)}" if valid else None,
+        correct,
+        100,
+        execute if valid else 0,
+        1.0,
+        exec_s if valid else 0.0,
+        length=length,
+        prior=prior,
+    )
 
 
 def test_shortest_takes_the_exact_expectation_over_tied_plans_not_the_first():
-    c = Case("q", [
-        cand(0, False, length=3, valid=False),  # shorter, but invalid: never picked
-        cand(1, False, length=10, execute=1000),
-        cand(2, True, length=10, execute=3000, exec_s=20.0),
-        cand(3, True, length=11),
-    ])  # fmt: skip
+    c = Case(
+        "q",
+        [
+            cand(0, False, length=3, valid=False),  # shorter, but invalid: never picked
+            cand(1, False, length=10, execute=1000),
+            cand(2, True, length=10, execute=3000, exec_s=20.0),
+            cand(3, True, length=11),
+        ],
+    )
     o = select_shortest(c)
     assert o.correct == pytest.approx(0.5) and o.chosen is None and o.executed == 1
     assert o.tokens == {"plan": 400.0, "execute": 2000.0, "verify": 0.0}  # like rm: every plan sampled, one run
@@ -36,8 +50,15 @@ def test_shortest_takes_the_exact_expectation_over_tied_plans_not_the_first():
 
 
 def test_prior_picks_the_highest_prior_with_ties_in_expectation():
-    c = Case("q", [cand(0, True, prior=0.4), cand(1, False, prior=0.7), cand(2, True, prior=0.7),
-                   cand(3, True, prior=0.9, valid=False)])  # fmt: skip
+    c = Case(
+        "q",
+        [
+            cand(0, True, prior=0.4),
+            cand(1, False, prior=0.7),
+            cand(2, True, prior=0.7),
+            cand(3, True, prior=0.9, valid=False),
+        ],
+    )
     o = select_prior(c)
     assert o.correct == pytest.approx(0.5) and o.chosen is None
     assert select_prior(Case("q", [cand(0, False, prior=0.2), cand(1, True, prior=0.3)])).chosen == 1
@@ -46,8 +67,19 @@ def test_prior_picks_the_highest_prior_with_ties_in_expectation():
 
 
 def test_one_registry_names_every_method_and_drives_the_outcomes():
-    assert list(METHODS) == ["rm", "rm-adaptive", "random", "shortest", "prior", "kind-prior", "router", "shape-mean",
-                             "majority", "judge", "oracle"]  # fmt: skip
+    assert list(METHODS) == [
+        "rm",
+        "rm-adaptive",
+        "random",
+        "shortest",
+        "prior",
+        "kind-prior",
+        "router",
+        "shape-mean",
+        "majority",
+        "judge",
+        "oracle",
+    ]
     assert set(TRIVIAL) <= set(CONTENT_BLIND) <= set(METHODS)
     assert all(m.description.startswith(name) for name, m in METHODS.items())
     scored = {n for n, m in METHODS.items() if m.score is not None}

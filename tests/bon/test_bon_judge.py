@@ -19,15 +19,24 @@ class FakeEvaluator:
     async def alistwise(self, question, responses, *, kind):
         self.calls += 1
         return Judgment(
-            mode="listwise", best=1, scores=[0.2, 0.9] + [0.1] * (len(responses) - 2), confidence=0.7,
-            reason="response 1 cites the sum", flags=["response0: forced_finalization"],
-            errors=["python: timeout"], prompt_tokens=50, completion_tokens=5,
-        )  # fmt: skip
+            mode="listwise",
+            best=1,
+            scores=[0.2, 0.9] + [0.1] * (len(responses) - 2),
+            confidence=0.7,
+            reason="response 1 cites the sum",
+            flags=["response0: forced_finalization"],
+            errors=["python: timeout"],
+            prompt_tokens=50,
+            completion_tokens=5,
+        )
 
 
 def grouped():
-    plans = [trace("q", 0, PLAN, correct=True), trace("q", 1, "{ not a plan", invalid=True),
-             trace("q", 2, GUESS, correct=False)]  # fmt: skip
+    plans = [
+        trace("q", 0, PLAN, correct=True),
+        trace("q", 1, "{ not a plan", invalid=True),
+        trace("q", 2, GUESS, correct=False),
+    ]
     return {"q": plans}
 
 
@@ -38,8 +47,11 @@ def test_a_judgment_keeps_the_judges_reason_flags_errors_and_confidence(tmp_path
     (j,) = got
     assert (j.best, j.scores) == (2, {"0": 0.2, "2": 0.9})  # response 1 is plan 2: the invalid plan was never shown
     assert (j.reason, j.flags, j.errors, j.confidence) == (
-        "response 1 cites the sum", ["response0: forced_finalization"], ["python: timeout"], 0.7,
-    )  # fmt: skip
+        "response 1 cites the sum",
+        ["response0: forced_finalization"],
+        ["python: timeout"],
+        0.7,
+    )
     assert read_judgments(path) == got  # as written to disk, not only in memory
     assert asyncio.run(judge_missing(ev, grouped(), BonConfig(), path)) == got and ev.calls == 1  # resumed
 

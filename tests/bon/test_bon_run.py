@@ -77,8 +77,9 @@ def test_bad_settings_are_refused_clearly(tmp_path, rm_dir):
             abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"split": "train"}), cfg)
         )
     with pytest.raises(ConfigError, match="execute every plan"):
-        asyncio.run(abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"execute": "none"}),
-                         cfg))  # fmt: skip
+        asyncio.run(
+            abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"execute": "none"}), cfg)
+        )
     with pytest.raises(ConfigError, match="test questions"):  # more held-out questions than the task has
         asyncio.run(
             abon(task, scripted_llm(replies()), rm, tmp_path / "b", run.model_copy(update={"n_questions": 500}), cfg)

@@ -6,8 +6,17 @@ from orchrm.cli.app import main
 
 
 def test_missing_prior_traces_is_a_one_line_error(tmp_path, capsys):
-    argv = ["bon", "--task", "chain_sum", "--rm", str(tmp_path / "no-rm"), "--out", str(tmp_path / "bon"),
-            "--prior-traces", str(tmp_path / "train" / "traces.jsonl")]  # fmt: skip
+    argv = [
+        "bon",
+        "--task",
+        "chain_sum",
+        "--rm",
+        str(tmp_path / "no-rm"),
+        "--out",
+        str(tmp_path / "bon"),
+        "--prior-traces",
+        str(tmp_path / "train" / "traces.jsonl"),
+    ]
     with pytest.raises(SystemExit) as info:
         main(argv)
     err = capsys.readouterr().err.strip()

@@ -21,8 +21,17 @@ def cand(i, ok, reward, shape="search", copies=False, valid=True):
 
 def test_headroom_is_any_right_minus_mean_right_in_the_best_shape():
     # Best shape "search | python" (2 of 4 right: any 1 − mean 0.5); "cot" is worse (0 of 2).
-    case = Case("q", [cand(0, True, 0, "s|p"), cand(1, False, 0, "s|p"), cand(2, True, 0, "s|p"),
-                      cand(3, False, 0, "s|p"), cand(4, False, 0, "cot"), cand(5, False, 0, "cot")])  # fmt: skip
+    case = Case(
+        "q",
+        [
+            cand(0, True, 0, "s|p"),
+            cand(1, False, 0, "s|p"),
+            cand(2, True, 0, "s|p"),
+            cand(3, False, 0, "s|p"),
+            cand(4, False, 0, "cot"),
+            cand(5, False, 0, "cot"),
+        ],
+    )
     assert question_headroom(case) == pytest.approx(0.5)
     # A shape that is always right has no headroom: content cannot matter where every plan works.
     assert question_headroom(Case("r", [cand(0, True, 0, "cot"), cand(1, False, 0, "s")])) == 0.0
@@ -30,8 +39,10 @@ def test_headroom_is_any_right_minus_mean_right_in_the_best_shape():
 
 
 def test_same_shape_pairs_leave_example_copies_and_other_shapes_out():
-    case = Case("q", [cand(0, True, 0, "a"), cand(1, False, 0, "a"), cand(2, False, 0, "a", copies=True),
-                      cand(3, False, 0, "b")])  # fmt: skip
+    case = Case(
+        "q",
+        [cand(0, True, 0, "a"), cand(1, False, 0, "a"), cand(2, False, 0, "a", copies=True), cand(3, False, 0, "b")],
+    )
     assert len(same_shape_pairs(case, clean=False)) == 2 and [
         (r.index, w.index) for r, w in same_shape_pairs(case, clean=True)
     ] == [(0, 1)]

@@ -32,13 +32,17 @@ def training():
     rows = []
     for i in range(6):
         who = f"Which company does Person{i} work for?"
-        rows += [asked(trace(f"w{i}", 0, SEARCH, correct=True), who, "lookup"),
-                 asked(trace(f"w{i}", 1, PYTHON, correct=False), who, "lookup"),
-                 asked(trace(f"w{i}", 2, COT, correct=False), who, "lookup")]  # fmt: skip
+        rows += [
+            asked(trace(f"w{i}", 0, SEARCH, correct=True), who, "lookup"),
+            asked(trace(f"w{i}", 1, PYTHON, correct=False), who, "lookup"),
+            asked(trace(f"w{i}", 2, COT, correct=False), who, "lookup"),
+        ]
         total = f"What is {i} + 7 + {i * 3}?"
-        rows += [asked(trace(f"s{i}", 0, SEARCH, correct=False), total),
-                 asked(trace(f"s{i}", 1, PYTHON, correct=True), total),
-                 asked(trace(f"s{i}", 2, COT, correct=False), total)]  # fmt: skip
+        rows += [
+            asked(trace(f"s{i}", 0, SEARCH, correct=False), total),
+            asked(trace(f"s{i}", 1, PYTHON, correct=True), total),
+            asked(trace(f"s{i}", 2, COT, correct=False), total),
+        ]
     return rows
 
 
@@ -66,8 +70,10 @@ def test_a_shape_the_router_never_saw_falls_back_to_the_shape_prior_and_is_count
     debate = parse_plan(DEBATE)
     hit = blind.router.lookup("Which company does Somebody work for?", debate)
     assert hit.fallback and hit.value == blind.prior.score(debate)
-    held = [asked(trace("h", i, text, correct=ok), "Which company does Nobody work for?", "lookup")
-            for i, (text, ok) in enumerate([(SEARCH, True), (DEBATE, False), (DEBATE, False)])]  # fmt: skip
+    held = [
+        asked(trace("h", i, text, correct=ok), "Which company does Nobody work for?", "lookup")
+        for i, (text, ok) in enumerate([(SEARCH, True), (DEBATE, False), (DEBATE, False)])
+    ]
     held.append(asked(trace("h", 3, "{bad", invalid=True), "Which company does Nobody work for?"))
     cases = build_cases({"h": held}, {"h": [0.0, 1.0, 2.0, 3.0]}, {}, blind)
     assert [c.router_fallback for c in cases[0].candidates] == [False, True, True, False]  # the invalid plan: unscored
@@ -97,8 +103,15 @@ def cand(i, correct, reward, shape):
 
 
 def test_shape_mean_scores_each_plan_by_its_shapes_mean_reward_and_ties_in_expectation():
-    case = Case("q", [cand(0, False, 3.0, "cot"), cand(1, True, -2.0, "cot"), cand(2, True, 0.9, "python"),
-                      replace(cand(3, True, 9.0, None), valid=False)])  # fmt: skip
+    case = Case(
+        "q",
+        [
+            cand(0, False, 3.0, "cot"),
+            cand(1, True, -2.0, "cot"),
+            cand(2, True, 0.9, "python"),
+            replace(cand(3, True, 9.0, None), valid=False),
+        ],
+    )
     seen = shape_mean(case)
     assert [c.reward for c in seen.candidates] == [0.5, 0.5, 0.9, 9.0]  # the invalid plan is left alone
     out = METHODS["shape-mean"].run(case, Context())
@@ -111,8 +124,22 @@ def test_shape_mean_scores_each_plan_by_its_shapes_mean_reward_and_ties_in_expec
 
 def test_rm_is_held_to_the_best_content_blind_selector_and_to_shape_mean():
     def c(i, ok, reward, shape, prior, kind_prior, router, length=5):
-        return Candidate(i, True, reward, f"#{i}", ok, 10, 100, 1.0, 1.0, length=length, prior=prior,
-                         kind_prior=kind_prior, router=router, shape=shape)  # fmt: skip
+        return Candidate(
+            i,
+            True,
+            reward,
+            f"#{i}",
+            ok,
+            10,
+            100,
+            1.0,
+            1.0,
+            length=length,
+            prior=prior,
+            kind_prior=kind_prior,
+            router=router,
+            shape=shape,
+        )
 
     cases = [
         Case("a", [c(0, True, 2.0, "x", 0.1, 0.9, 0.9), c(1, False, 1.0, "y", 0.9, 0.1, 0.1)]),
@@ -121,8 +148,12 @@ def test_rm_is_held_to_the_best_content_blind_selector_and_to_shape_mean():
     ]
     res = compute_results(cases, BonConfig(judge=False, resamples=200), [], meta=RunInfo(task="t"))
     acc = {m: s.accuracy.value for m, s in res.methods.items()}
-    assert (acc["prior"], acc["kind-prior"], acc["router"], acc["shape-mean"]) == (0.0, pytest.approx(1 / 3),
-                                                                                   pytest.approx(2 / 3), 1.0)  # fmt: skip
+    assert (acc["prior"], acc["kind-prior"], acc["router"], acc["shape-mean"]) == (
+        0.0,
+        pytest.approx(1 / 3),
+        pytest.approx(2 / 3),
+        1.0,
+    )
     assert res.best_content_blind == "router" and res.best_trivial == "shortest"  # equal lengths: 0.5 each
     assert res.mark("rm_minus_best_content_blind").value == pytest.approx(1 / 3)
     assert res.mark("rm_minus_shape-mean").value == 0.0
@@ -133,8 +164,22 @@ def test_rm_is_held_to_the_best_content_blind_selector_and_to_shape_mean():
 
 def test_marks_are_repeated_on_templates_training_saw_and_on_those_it_never_did():
     def c(i, ok, reward, shape, router):
-        return Candidate(i, True, reward, f"#{i}", ok, 10, 100, 1.0, 1.0, length=5, prior=0.5, kind_prior=0.5,
-                         router=router, shape=shape)  # fmt: skip
+        return Candidate(
+            i,
+            True,
+            reward,
+            f"#{i}",
+            ok,
+            10,
+            100,
+            1.0,
+            1.0,
+            length=5,
+            prior=0.5,
+            kind_prior=0.5,
+            router=router,
+            shape=shape,
+        )
 
     # seen: rm and the router agree; unseen: the router routes wrong, rm reads right
     seen = [Case(f"s{k}", [c(0, True, 2.0, "x", 0.9), c(1, False, 1.0, "y", 0.1)], seen=True) for k in range(3)]

@@ -11,11 +11,30 @@ from orchrm.bon.results import RESULTS_FILE, BonResults, RMInfo, RunInfo, read_r
 from orchrm.folders import folder_kind
 
 KEYS = [
-    "task", "model", "agent_model", "rm", "rollout", "warnings", "prior", "n", "questions", "plans",
-    "valid_plans_per_question", "questions_without_valid_plan", "reward_std", "config", "methods", "marks",
-    "router_fallbacks", "auc", "content",
-    "per_kind", "notes", "adaptive_sweep", "curves",
-]  # fmt: skip
+    "task",
+    "model",
+    "agent_model",
+    "rm",
+    "rollout",
+    "warnings",
+    "prior",
+    "n",
+    "questions",
+    "plans",
+    "valid_plans_per_question",
+    "questions_without_valid_plan",
+    "reward_std",
+    "config",
+    "methods",
+    "marks",
+    "router_fallbacks",
+    "auc",
+    "content",
+    "per_kind",
+    "notes",
+    "adaptive_sweep",
+    "curves",
+]
 
 
 def cases():
@@ -31,9 +50,14 @@ def cases():
 
 def full_run() -> RunInfo:
     return RunInfo(
-        task="t", model="m", agent_model="m", rm=RMInfo(path="rm", backbone="b", tasks=["t"], weights_sha256="s"),
-        rollout={"degree": "dag", "temperature": 0.8}, warnings=[], prior={"trials": 4},
-    )  # fmt: skip
+        task="t",
+        model="m",
+        agent_model="m",
+        rm=RMInfo(path="rm", backbone="b", tasks=["t"], weights_sha256="s"),
+        rollout={"degree": "dag", "temperature": 0.8},
+        warnings=[],
+        prior={"trials": 4},
+    )
 
 
 def test_dump_keeps_the_results_json_keys_order_and_value_types():

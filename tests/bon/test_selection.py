@@ -21,13 +21,20 @@ def cand(i, reward, answer, correct, valid=True, plan=100, execute=1000, plan_s=
 
 def case():
     # plan 0: invalid; 1: best reward but wrong; 2 and 3 agree on the right answer; 4 wrong.
-    return Case("q", [
-        cand(0, 5.0, None, False, valid=False, plan=50),
-        cand(1, 2.0, "#7", False),
-        cand(2, 1.9, "#8", True, execute=2000),
-        cand(3, 0.5, "#8", True),
-        cand(4, -1.0, "#9", False),
-    ], judge_best=2, judge_tokens=5000, judge_s=30.0, rm_s=0.5)  # fmt: skip
+    return Case(
+        "q",
+        [
+            cand(0, 5.0, None, False, valid=False, plan=50),
+            cand(1, 2.0, "#7", False),
+            cand(2, 1.9, "#8", True, execute=2000),
+            cand(3, 0.5, "#8", True),
+            cand(4, -1.0, "#9", False),
+        ],
+        judge_best=2,
+        judge_tokens=5000,
+        judge_s=30.0,
+        rm_s=0.5,
+    )
 
 
 def test_rm_executes_only_the_best_valid_plan_and_pays_for_every_plan_sampled():

@@ -50,8 +50,9 @@ class Case:
     def prefix(self, n: int) -> Case:
         """The case as if only the first n plans had been sampled (judge fields belong to the full case)."""
         share = self.rm_tokens * n // max(len(self.candidates), 1)  # a decoder RM reads each plan once
-        return Case(self.question_id, self.candidates[:n], rm_s=self.rm_s, rm_tokens=share, kind=self.kind,
-                    seen=self.seen)  # fmt: skip
+        return Case(
+            self.question_id, self.candidates[:n], rm_s=self.rm_s, rm_tokens=share, kind=self.kind, seen=self.seen
+        )
 
     @property
     def valid(self) -> list[Candidate]:

@@ -1,6 +1,6 @@
 """From held-out traces to selection's `Case`s: each plan's length and costs, its RM reward, its shape (and
-whether it copies the prompt's examples), the content-blind baselines' scores (which traces belong to a question's first N plans is
-`mas.run_folder.first_plans`)."""
+whether it copies the prompt's examples), the content-blind baselines' scores (which traces belong to a
+question's first N plans is `mas.run_folder.first_plans`)."""
 
 from __future__ import annotations
 
@@ -57,9 +57,12 @@ def _with_blind(c: Candidate, t: Trace, blind: ContentBlind | None) -> Candidate
     kind = blind.kind_prior.score(t.plan, t.question_kind) if blind.kind_prior is not None else None
     routed = blind.router.lookup(t.question, t.plan) if blind.router is not None else None
     return replace(
-        c, prior=blind.prior.score(t.plan), kind_prior=kind,
-        router=routed.value if routed else None, router_fallback=bool(routed and routed.fallback),
-    )  # fmt: skip
+        c,
+        prior=blind.prior.score(t.plan),
+        kind_prior=kind,
+        router=routed.value if routed else None,
+        router_fallback=bool(routed and routed.fallback),
+    )
 
 
 def build_cases(
@@ -93,6 +96,14 @@ def build_cases(
             )
             for t, r, length, alone in zip(plans, rewards[q], plan_lengths(plans), _alone(plans), strict=True)
         ]
-        cases.append(Case(q, cands, rm_s=rm_s.get(q, 0.0), rm_tokens=(rm_tokens or {}).get(q, 0),
-                          kind=plans[0].question_kind if plans else None, seen=_seen(plans, blind)))  # fmt: skip
+        cases.append(
+            Case(
+                q,
+                cands,
+                rm_s=rm_s.get(q, 0.0),
+                rm_tokens=(rm_tokens or {}).get(q, 0),
+                kind=plans[0].question_kind if plans else None,
+                seen=_seen(plans, blind),
+            )
+        )
     return cases

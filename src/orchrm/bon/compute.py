@@ -126,12 +126,14 @@ def marks(boot: Bootstrap, full: dict[str, list[Outcome]]) -> dict[str, Interval
 
 def summarize(outcomes: list[Outcome], boot: Bootstrap) -> MethodSummary:
     tokens = {k: statistics.fmean(o.tokens[k] for o in outcomes) for k in CATEGORIES}
-    return MethodSummary.model_validate({
-        "accuracy": boot.mean([o.correct for o in outcomes]),
-        "tokens": {**{k: round(v, 1) for k, v in tokens.items()}, "total": round(sum(tokens.values()), 1)},
-        "executed_plans": round(statistics.fmean(o.executed for o in outcomes), 3),
-        "wall_s": round(statistics.fmean(o.wall_s for o in outcomes), 2),
-    })  # fmt: skip
+    return MethodSummary.model_validate(
+        {
+            "accuracy": boot.mean([o.correct for o in outcomes]),
+            "tokens": {**{k: round(v, 1) for k, v in tokens.items()}, "total": round(sum(tokens.values()), 1)},
+            "executed_plans": round(statistics.fmean(o.executed for o in outcomes), 3),
+            "wall_s": round(statistics.fmean(o.wall_s for o in outcomes), 2),
+        }
+    )
 
 
 def reward_scale(cases: list[Case]) -> float:
@@ -183,10 +185,14 @@ def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeR
     jmap, scale, full = full_outcomes(cases, config, judgments)
     boot = Bootstrap(len(cases), config.resamples, config.seed)
     auc = {
-        m: Auc.model_validate(within_question_auc(
-            [METHODS[m].seen(c) for c in cases], METHODS[m].score, resamples=config.resamples, seed=config.seed))
-        for m in full if METHODS[m].score is not None
-    }  # fmt: skip
+        m: Auc.model_validate(
+            within_question_auc(
+                [METHODS[m].seen(c) for c in cases], METHODS[m].score, resamples=config.resamples, seed=config.seed
+            )
+        )
+        for m in full
+        if METHODS[m].score is not None
+    }
     notes = (
         []
         if "prior" in full
@@ -194,11 +200,15 @@ def compute_results(cases: list[Case], config: BonConfig, judgments: list[JudgeR
     )
     fallbacks = sum(c.router_fallback for case in cases for c in case.valid) if "router" in full else None
     if fallbacks is not None:
-        notes.append(f"router: {fallbacks} of {sum(len(c.valid) for c in cases)} valid plans have a shape training "
-                     "never saw and were scored by the shape prior")  # fmt: skip
+        notes.append(
+            f"router: {fallbacks} of {sum(len(c.valid) for c in cases)} valid plans have a shape training "
+            "never saw and were scored by the shape prior"
+        )
     if "best_content_blind" in (mk := marks(boot, full)):
-        notes.append("best content-blind is chosen on the held-out questions it is reported on: optimistic for the "
-                     "baseline, so rm − best content-blind understates rm's edge (the conservative direction)")  # fmt: skip
+        notes.append(
+            "best content-blind is chosen on the held-out questions it is reported on: optimistic for the "
+            "baseline, so rm − best content-blind understates rm's edge (the conservative direction)"
+        )
     valid = [len(c.valid) for c in cases]
     return BonResults(
         **{k: getattr(meta, k) for k in meta.model_fields_set},  # only what the caller said about the run

@@ -85,9 +85,12 @@ def same_shape_pairs(case: Case, *, clean: bool) -> list[tuple[Candidate, Candid
     out = []
     for group in _by_shape(case).values():
         out += [
-            (r, w) for r in group if r.correct for w in group
+            (r, w)
+            for r in group
+            if r.correct
+            for w in group
             if not w.correct and not (clean and (r.copies_example or w.copies_example))
-        ]  # fmt: skip
+        ]
     return out
 
 

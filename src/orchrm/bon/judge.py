@@ -45,11 +45,20 @@ class JudgeRecord(BaseModel):
     def of(cls, question_id: str, n: int, key: str, plans: list[Trace], j: Judgment, wall_s: float) -> JudgeRecord:
         """The record of judgment `j` over `plans` (the judge's response indices mapped to plan indices)."""
         return cls(
-            question_id=question_id, n=n, key=key, best=plans[j.best].plan_index if j.best is not None else None,
+            question_id=question_id,
+            n=n,
+            key=key,
+            best=plans[j.best].plan_index if j.best is not None else None,
             scores={str(t.plan_index): s for t, s in zip(plans, j.scores, strict=False)},
-            prompt_tokens=j.prompt_tokens, completion_tokens=j.completion_tokens, wall_s=wall_s, status=j.status,
-            confidence=j.confidence, reason=j.reason, flags=j.flags, errors=j.errors,
-        )  # fmt: skip
+            prompt_tokens=j.prompt_tokens,
+            completion_tokens=j.completion_tokens,
+            wall_s=wall_s,
+            status=j.status,
+            confidence=j.confidence,
+            reason=j.reason,
+            flags=j.flags,
+            errors=j.errors,
+        )
 
 
 def read_judgments(path: Path) -> list[JudgeRecord]:
@@ -79,9 +88,11 @@ async def judge_missing(
     key = config.judge_key()
     have = {(r.question_id, r.n) for r in read_judgments(path) if r.key == key}
     todo = [
-        (q, n) for q, plans in grouped.items() for n in config.judged_ns(len(plans))
+        (q, n)
+        for q, plans in grouped.items()
+        for n in config.judged_ns(len(plans))
         if (q, n) not in have and len(judgeable(plans[:n])) >= 2
-    ]  # fmt: skip
+    ]
     done = 0
     if on_progress:
         on_progress(done, len(todo))

@@ -137,9 +137,12 @@ class ShapePrior(BaseModel):
     def summary(self) -> dict[str, object]:
         """What results.json records about the prior."""
         return {
-            "source": self.source, "strength": self.strength, "trials": self.total.trials,
-            "successes": self.total.successes, "signatures": {g: len(self.table.get(g, {})) for g in GRAINS},
-        }  # fmt: skip
+            "source": self.source,
+            "strength": self.strength,
+            "trials": self.total.trials,
+            "successes": self.total.successes,
+            "signatures": {g: len(self.table.get(g, {})) for g in GRAINS},
+        }
 
 
 class KindPrior(BaseModel):
@@ -157,8 +160,11 @@ class KindPrior(BaseModel):
         kinds = sorted({t.question_kind for t in rows if t.question_kind})
         return cls(
             pooled=ShapePrior.fit(rows, strength=strength, source=source),
-            kinds={k: ShapePrior.fit([t for t in rows if t.question_kind == k], strength=strength, source=source) for k in kinds},
-        )  # fmt: skip
+            kinds={
+                k: ShapePrior.fit([t for t in rows if t.question_kind == k], strength=strength, source=source)
+                for k in kinds
+            },
+        )
 
     def score(self, plan: Plan, kind: str | None) -> float:
         return self.kinds.get(kind or "", self.pooled).score(plan)

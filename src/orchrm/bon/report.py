@@ -102,10 +102,18 @@ def method_rows(results: BonResults) -> list[list[str]]:
     rows = []
     for method, m in results.methods.items():
         t = m.tokens
-        rows.append([
-            method, m.accuracy.fmt(), f"{t.total:,.0f}", f"{t.plan:,.0f}", f"{t.execute:,.0f}",
-            f"{t.verify:,.0f}", f"{m.executed_plans:.2f}", f"{m.wall_s:.1f}",
-        ])  # fmt: skip
+        rows.append(
+            [
+                method,
+                m.accuracy.fmt(),
+                f"{t.total:,.0f}",
+                f"{t.plan:,.0f}",
+                f"{t.execute:,.0f}",
+                f"{t.verify:,.0f}",
+                f"{m.executed_plans:.2f}",
+                f"{m.wall_s:.1f}",
+            ]
+        )
     return rows
 
 
@@ -126,8 +134,14 @@ def mark_rows(results: BonResults) -> list[list[str]]:
     best, blind = results.best_trivial, results.best_content_blind
     return [
         ["rm - random (accuracy points)", iv("rm_minus_random")],
-        [f"rm - best content-blind selector, {blind or 'none'} (accuracy points)", fitted("rm_minus_best_content_blind")],
-        ["rm - shape-mean (rm's rewards averaged within shape; accuracy points)", iv("rm_minus_shape-mean") if "rm_minus_shape-mean" in m else "n/a (no plan shapes)"],
+        [
+            f"rm - best content-blind selector, {blind or 'none'} (accuracy points)",
+            fitted("rm_minus_best_content_blind"),
+        ],
+        [
+            "rm - shape-mean (rm's rewards averaged within shape; accuracy points)",
+            iv("rm_minus_shape-mean") if "rm_minus_shape-mean" in m else "n/a (no plan shapes)",
+        ],
         [f"rm - best trivial selector, {best or 'none'} (accuracy points)", iv("rm_minus_best_trivial")],
         ["rm - shortest (accuracy points)", iv("rm_minus_shortest")],
         ["rm - prior (accuracy points)", fitted("rm_minus_prior")],
@@ -138,7 +152,7 @@ def mark_rows(results: BonResults) -> list[list[str]]:
         ["judge tokens / rm tokens", iv("judge_tokens_over_rm", 1.0)],
         ["share of the random→oracle gap rm closes (%)", iv("gap_closed_random_to_oracle")],
         ["rm-adaptive - random (accuracy points)", iv("rm_adaptive_minus_random")],
-    ]  # fmt: skip
+    ]
 
 
 def auc_rows(results: BonResults) -> list[list[str]]:
@@ -157,7 +171,8 @@ def template_lines(results: BonResults) -> list[str]:
         out.append(
             f"{label} templates ({g.questions} questions): rm {100 * g.accuracy.get('rm', 0.0):.1f}%; rm − best "
             f"content-blind ({g.marks.get('best_content_blind', 'none')}) "
-            f"{iv.get('rm_minus_best_content_blind', 'n/a')} points; rm − shape-mean {iv.get('rm_minus_shape-mean', 'n/a')} points"
+            f"{iv.get('rm_minus_best_content_blind', 'n/a')} points; "
+            f"rm − shape-mean {iv.get('rm_minus_shape-mean', 'n/a')} points"
         )
     return out
 
@@ -293,6 +308,7 @@ def write_reports(results: BonResults, folder: Path) -> dict[str, Path]:
     body += ["<h2>Accuracy per question kind (%)</h2>", _html_table(*kind_rows(results))]
     body += ["<h2>rm-adaptive sweep</h2>", _html_table(SWEEP_HEADER, sweep_rows(results)), "<h2>Curves</h2>", imgs]
     html_path = folder / "report.html"
-    page = f"<!doctype html><html><head><meta charset='utf-8'><title>orchrm best-of-N</title><style>{style}</style></head><body>{''.join(body)}</body></html>"
+    head = f"<meta charset='utf-8'><title>orchrm best-of-N</title><style>{style}</style>"
+    page = f"<!doctype html><html><head>{head}</head><body>{''.join(body)}</body></html>"
     write_text_atomic(html_path, page)
     return {"md": md_path, "html": html_path, **{p.stem: p for p in pngs}}

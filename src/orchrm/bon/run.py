@@ -82,11 +82,15 @@ def run_info(
 ) -> RunInfo:
     card = rm.card
     return RunInfo(
-        task=task.name, model=run_config.model_id, agent_model=run_config.agent_model_id or run_config.model_id,
+        task=task.name,
+        model=run_config.model_id,
+        agent_model=run_config.agent_model_id or run_config.model_id,
         rm=RMInfo(path=shown(rm.path), backbone=card.backbone, tasks=card.tasks, weights_sha256=card.weights_sha256),
-        rollout=run_config.model_dump(), warnings=warnings, prior=blind.prior.summary() if blind is not None else None,
+        rollout=run_config.model_dump(),
+        warnings=warnings,
+        prior=blind.prior.summary() if blind is not None else None,
         baselines=blind.info() if blind is not None else None,
-    )  # fmt: skip
+    )
 
 
 def _check(run_config: RunConfig) -> None:
@@ -94,6 +98,27 @@ def _check(run_config: RunConfig) -> None:
         raise ConfigError("best-of-N runs on held-out questions: the rollout split must be 'test'")
     if run_config.execute != "all":
         raise ConfigError("the held-out rollout must execute every plan it samples")
+
+
+async def _judged(
+    llm: LLM,
+    config: BonConfig,
+    grouped: dict[str, list[Trace]],
+    out: Path,
+    state: BonProgress,
+    report: Callable[[BonProgress], None],
+) -> list[JudgeRecord]:
+    """The judge's verdict on every plan (resuming from the run's judgments file), reported as it goes; none when
+    `config.judge` is off."""
+    if not config.judge:
+        return []
+    state.stage = "judge"
+
+    def judge_progress(done: int, total: int) -> None:
+        state.judged, state.to_judge = done, total
+        report(state)
+
+    return await judge_missing(judge_evaluator(llm, config), grouped, config, out / JUDGMENTS_FILE, judge_progress)
 
 
 async def abon(
@@ -129,8 +154,15 @@ async def abon(
         state.rollout = p
         report(state)
 
-    rollout = await arollout(task, llm, heldout, run_config, agent_llm=agent_llm, parallel_questions=parallel_questions,
-                             on_progress=rollout_progress)  # fmt: skip
+    rollout = await arollout(
+        task,
+        llm,
+        heldout,
+        run_config,
+        agent_llm=agent_llm,
+        parallel_questions=parallel_questions,
+        on_progress=rollout_progress,
+    )
     n = run_config.n_plans
     grouped = rollout.first_plans(n)
     short = {q: len(p) for q, p in grouped.items() if len(p) < n}
@@ -140,18 +172,7 @@ async def abon(
     report(state)
     rewards, rm_s, rm_tokens = score_plans(rm, grouped)
 
-    judgments: list[JudgeRecord] = []
-    if config.judge:
-        state.stage = "judge"
-
-        def judge_progress(done: int, total: int) -> None:
-            state.judged, state.to_judge = done, total
-            report(state)
-
-        judgments = await judge_missing(
-            judge_evaluator(llm, config), grouped, config, out / JUDGMENTS_FILE, judge_progress
-        )
-
+    judgments = await _judged(llm, config, grouped, out, state, report)
     cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
     results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, blind))
     write_results(out, results, per_question_rows(cases, config, judgments))

@@ -89,8 +89,13 @@ def select_adaptive(case: Case, tau: float) -> Outcome:
     weights = {c.index: math.exp(c.reward - top) for c in executed}
     pick = _vote(executed, weights) or executed[0]
     wall = _parallel_plan_s(case) + case.rm_s + executed[0].exec_s + max((c.exec_s for c in executed[1:]), default=0.0)
-    return Outcome(float(pick.correct), _cost(case.candidates, executed, case.rm_tokens), executed=len(executed), wall_s=wall,
-                   chosen=pick.index)  # fmt: skip
+    return Outcome(
+        float(pick.correct),
+        _cost(case.candidates, executed, case.rm_tokens),
+        executed=len(executed),
+        wall_s=wall,
+        chosen=pick.index,
+    )
 
 
 def _decided(executed: list[Candidate]) -> bool:
@@ -136,8 +141,13 @@ def select_majority(case: Case) -> Outcome:
         return _nothing(case)
     tokens, wall = _all_executed(case)
     pick = _vote(case.valid)
-    return Outcome(float(pick.correct) if pick else 0.0, tokens, executed=len(case.valid), wall_s=wall,
-                   chosen=pick.index if pick else None)  # fmt: skip
+    return Outcome(
+        float(pick.correct) if pick else 0.0,
+        tokens,
+        executed=len(case.valid),
+        wall_s=wall,
+        chosen=pick.index if pick else None,
+    )
 
 
 def select_judge(case: Case) -> Outcome:
@@ -149,8 +159,13 @@ def select_judge(case: Case) -> Outcome:
     pick = next((c for c in valid if c.index == case.judge_best), None)
     if pick is None and len(valid) == 1:
         pick = valid[0]
-    return Outcome(float(pick.correct) if pick else 0.0, tokens, executed=len(valid), wall_s=wall,
-                   chosen=pick.index if pick else None)  # fmt: skip
+    return Outcome(
+        float(pick.correct) if pick else 0.0,
+        tokens,
+        executed=len(valid),
+        wall_s=wall,
+        chosen=pick.index if pick else None,
+    )
 
 
 def select_oracle(case: Case) -> Outcome:
@@ -159,8 +174,9 @@ def select_oracle(case: Case) -> Outcome:
         return _nothing(case)
     tokens, wall = _all_executed(case)
     hit = next((c for c in case.valid if c.correct), None)
-    return Outcome(float(hit is not None), tokens, executed=len(case.valid), wall_s=wall,
-                   chosen=hit.index if hit else None)  # fmt: skip
+    return Outcome(
+        float(hit is not None), tokens, executed=len(case.valid), wall_s=wall, chosen=hit.index if hit else None
+    )
 
 
 def _uniform_among(case: Case, tied: list[Candidate]) -> Outcome:
@@ -169,9 +185,10 @@ def _uniform_among(case: Case, tied: list[Candidate]) -> Outcome:
     return Outcome(
         sum(float(c.correct) for c in tied) / k,
         {**_cost(case.candidates, []), "execute": sum(c.exec_tokens for c in tied) / k},
-        executed=1, wall_s=_parallel_plan_s(case) + sum(c.exec_s for c in tied) / k,
+        executed=1,
+        wall_s=_parallel_plan_s(case) + sum(c.exec_s for c in tied) / k,
         chosen=tied[0].index if k == 1 else None,
-    )  # fmt: skip
+    )
 
 
 def _best_tied(case: Case, score: Callable[[Candidate], float], verify: float = 0.0) -> Outcome:

@@ -172,14 +172,24 @@ def _chosen(
         return [a], a.mean(axis=0), "t over runs", {"seeds": seeds, "run_means": a.mean(axis=1).tolist()}
     common = _pairs(seeds, seeds_minus, min_pairs)
     if not common:
-        info = {"seeds": seeds, "seeds_minus": seeds_minus, "run_means": a.mean(axis=1).tolist(),
-                "run_means_minus": b.mean(axis=1).tolist()}  # fmt: skip
+        info = {
+            "seeds": seeds,
+            "seeds_minus": seeds_minus,
+            "run_means": a.mean(axis=1).tolist(),
+            "run_means_minus": b.mean(axis=1).tolist(),
+        }
         return [a, b], a.mean(axis=0) - b.mean(axis=0), "Welch t, unpaired", info
     assert seeds is not None and seeds_minus is not None
     a, b = a[[seeds.index(s) for s in common]], b[[seeds_minus.index(s) for s in common]]
     d = a - b
-    info = {"paired": True, "seeds": common, "seeds_minus": common, "run_means": a.mean(axis=1).tolist(),
-            "run_means_minus": b.mean(axis=1).tolist(), "differences": d.mean(axis=1).tolist()}  # fmt: skip
+    info = {
+        "paired": True,
+        "seeds": common,
+        "seeds_minus": common,
+        "run_means": a.mean(axis=1).tolist(),
+        "run_means_minus": b.mean(axis=1).tolist(),
+        "differences": d.mean(axis=1).tolist(),
+    }
     return [d], d.mean(axis=0), "paired t over seeds", info
 
 
@@ -246,8 +256,19 @@ def across_runs(
     if min(y.shape[0] for y in arms) < 2:
         return RunInterval(value=value, low=None, high=None, level=level, questions=a.shape[1], **info)
     low, high, se, df, run_se, question_se = _t_interval(arms, gaps, value, level)
-    return RunInterval(value=value, low=low, high=high, method=method, level=level, se=se, df=df, run_se=run_se,
-                       question_se=question_se, questions=a.shape[1], **info)  # fmt: skip
+    return RunInterval(
+        value=value,
+        low=low,
+        high=high,
+        method=method,
+        level=level,
+        se=se,
+        df=df,
+        run_se=run_se,
+        question_se=question_se,
+        questions=a.shape[1],
+        **info,
+    )
 
 
 def equivalence(
