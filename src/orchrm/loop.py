@@ -183,7 +183,8 @@ def _rm_is_current(folder: Path, train_hash: str, config: RMConfig) -> RewardMod
         rm = RewardModel.load(folder)
     except OutdatedModel:
         return None
-    same = rm.card.training_data_sha256 == train_hash and rm.card.config.model_dump() == config.model_dump()
+    learned = rm.card.config.model_dump(exclude={"device"})  # where it trained is not what it learned
+    same = rm.card.training_data_sha256 == train_hash and learned == config.model_dump(exclude={"device"})
     return rm if same else None
 
 
@@ -196,8 +197,10 @@ async def arun_loop(
     agent_llm: LLM | None = None,
     on_event: Callable[[LoopEvent], None] | None = None,
     rm_callbacks: Callable[[], list[Any]] | None = None,
+    rm_device: str | None = None,
 ) -> LoopResult:
     """The whole loop; `llm` writes plans (and judges), `agent_llm` (default `llm`) runs the sub-agents.
+    `rm_device` (auto | cpu | cuda, as `--device`) is where the RM trains and scores; None: `config.rm.device`.
     `rm_callbacks()` makes callbacks for the RM's trainer (transformers `TrainerCallback`s: a progress reporter,
     say), called when the training starts, so transformers is imported only by a loop that trains."""
     emit = on_event or (lambda e: None)
@@ -226,7 +229,7 @@ async def arun_loop(
         result = train_reward_model(
             pairs.train,
             pairs.val,
-            config.rm,
+            config.rm if rm_device is None else config.rm.model_copy(update={"device": rm_device}),
             pair_stats=json.loads(pairs.stats.model_dump_json()),
             progress=False,
             callbacks=rm_callbacks() if rm_callbacks else None,
@@ -234,6 +237,8 @@ async def arun_loop(
         emit(LoopEvent("save", message=str(rm_dir)))
         result.model.save(rm_dir)
         rm = RewardModel.load(rm_dir)
+    if rm_device is not None and rm_device != "cpu":
+        rm = RewardModel.load(rm_dir, device=rm_device)  # a saved RM loads on the CPU
 
     bon_dir = out / BON_DIR
     bon = await abon(

@@ -32,10 +32,12 @@ def test_cuda_without_a_gpu_is_one_line_before_any_work(tmp_path):
         ("train-rm", missing, "--out", str(tmp_path / "rm")),
         ("bon", "--task", "chain_sum", "--rm", missing, "--out", str(tmp_path / "bon")),
         ("train-orchestrator", "--task", "chain_sum", "--rm", missing, "--out", str(tmp_path / "grpo")),  # --reward rm
+        ("demo", "--task", "chain_sum", "--out", str(tmp_path / "demo")),
     ):
         line = error_line(orchrm(*args, "--device", "cuda"))
         assert "--device cuda" in line and "no CUDA GPU" in line, args
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "rm").exists() and not (tmp_path / "grpo").exists()
+    assert not (tmp_path / "demo").exists()
 
 
 def test_an_unknown_device_is_a_usage_error(tmp_path):
@@ -55,7 +57,7 @@ def test_a_tracker_not_installed_is_one_line_before_training(tmp_path):
 
 
 def test_the_flags_are_in_the_help():
-    for verb in ("score", "serve", "train-rm", "bon", "train-orchestrator"):
+    for verb in ("score", "serve", "train-rm", "bon", "train-orchestrator", "demo"):
         assert "--device" in orchrm(verb, "--help").stdout, verb
     for verb in ("train-rm", "train-orchestrator"):
         assert "--report-to" in orchrm(verb, "--help").stdout, verb

@@ -18,6 +18,7 @@ from ..llm import DEFAULT_MODEL, TokenLedger
 from ..loop import LoopConfig, LoopEvent, LoopResult, arun_loop
 from ..mas.run_config import RolloutSettings
 from ..rm.config import RMConfig
+from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..tasks import load_task
 from .bon import report_bon, results_tables
 from .llms import open_models
@@ -75,6 +76,7 @@ def demo(
     judge_max_steps: int = field_option(BonConfig, "judge_max_steps", "--judge-steps"),
     judge_max_tokens: int = field_option(BonConfig, "judge_max_tokens"),
     parallel_questions: int = field_option(LoopConfig, "parallel_questions", panel=MODELS),
+    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=MODELS)] = "auto",
     models: ModelOptions,
     quiet: Quiet = False,
     as_json: Json = False,
@@ -87,6 +89,8 @@ def demo(
         parallel_questions=parallel_questions, rm={"epochs": epochs}, profile=profile,
         bon={"judge": judge, "judge_max_steps": judge_max_steps, "judge_max_tokens": judge_max_tokens},
     ), {"judge_max_steps": "--judge-steps"})  # fmt: skip
+    if device == "cuda":
+        resolve_device(device)  # no GPU: one line before any model loads ("auto" resolves where the RM loads)
     the_task = load_task(task)
     console = result_console(as_json)
     if models.backend == "local" and models.model is None:
@@ -105,7 +109,7 @@ def demo(
         progress.note(f"opening the {where} models")  # an embedded model starts its server: seconds
         with open_models(models) as (llm, agent_llm):
             # The RM's steps line counts the trainer's own non-padding tokens; the judge's reads the `verify` calls.
-            result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm,
+            result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, rm_device=device,
                                            rm_callbacks=lambda: [trainer_progress(progress, "training RM", rm_info)],
                                            on_event=_reporting(progress, category_meter(llm.ledger, "verify"))))  # fmt: skip
             ledger = llm.ledger
