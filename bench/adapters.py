@@ -135,7 +135,8 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({**report, "stamp": stamp()}, indent=2) + "\n")
     print(
-        f"{len(items)} items ({parsed} valid plans), RM scores in [{min(expected):.3f}, {max(expected):.3f}]; wrote {args.out}"
+        f"{len(items)} items ({parsed} valid plans), RM scores in "
+        f"[{min(expected):.3f}, {max(expected):.3f}]; wrote {args.out}"
     )
 
 

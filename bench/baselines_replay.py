@@ -10,8 +10,8 @@ plans: rm, random, shortest, prior, kind-prior, router, shape-mean, majority, ju
 accuracies, rm's paired difference to each and to the best content-blind selector (bootstrap 95% intervals
 over questions; the best is chosen on the same questions, which flatters it), how many held-out plans the
 router scored by the shape prior because it never saw their shape, the within-question AUCs and the content
-measures among plans of one shape (`orchrm.bon.content`: headroom, same-shape pairs, each score's AUC on them); it checks
-that rm, random, majority and oracle reproduce the committed results exactly, and writes
+measures among plans of one shape (`orchrm.bon.content`: headroom, same-shape pairs, each score's AUC on them);
+it checks that rm, random, majority and oracle reproduce the committed results exactly, and writes
 bench/results/baselines_replay.json.
 
 Every number is computed under the committed grades. Under `regraded` the same is recomputed with the traces
@@ -68,8 +68,9 @@ def headline(results: dict[str, Any]) -> dict[str, Any]:
     return {
         "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
         "rm_minus": {m: v for k, v in results["marks"].items() if k.startswith("rm_minus_") for m in [k[9:]]},
-        "best_content_blind": results["marks"].get("best_content_blind"), "router_fallbacks": results["router_fallbacks"],
-    }  # fmt: skip
+        "best_content_blind": results["marks"].get("best_content_blind"),
+        "router_fallbacks": results["router_fallbacks"],
+    }
 
 
 def regraded(
@@ -83,9 +84,11 @@ def regraded(
     new_train = regrade(train, task, questions) if train is not None else None
     results, _ = evaluate(config, new_held.traces, new_train.traces if new_train else None, rows, judgments)
     return {
-        "heldout_plans_flipped": dict(new_held.flips), "train_plans_flipped": dict(new_train.flips) if new_train else {},
-        "examples": new_held.examples, **headline(results),
-    }  # fmt: skip
+        "heldout_plans_flipped": dict(new_held.flips),
+        "train_plans_flipped": dict(new_train.flips) if new_train else {},
+        "examples": new_held.examples,
+        **headline(results),
+    }
 
 
 def replay(folder: Path) -> dict[str, Any]:
@@ -102,21 +105,28 @@ def replay(folder: Path) -> dict[str, Any]:
     check = {
         m: abs(results["methods"][m]["accuracy"]["value"] - committed["methods"][m]["accuracy"]["value"]) < 1e-9
         for m in REPRODUCED
-    }  # fmt: skip
+    }
     return {
-        "task": config.task, "questions": results["questions"], "n": results["n"], "prior": results["prior"],
+        "task": config.task,
+        "questions": results["questions"],
+        "n": results["n"],
+        "prior": results["prior"],
         "reproduces_committed": check,
         "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
         "tokens_per_question": {m: v["tokens"]["total"] for m, v in results["methods"].items()},
         "rm_minus": {m: v for k, v in results["marks"].items() if k.startswith("rm_minus_") for m in [k[9:]]},
         "best_trivial": results["marks"].get("best_trivial"),
         "best_content_blind": results["marks"].get("best_content_blind"),
-        "router_fallbacks": results["router_fallbacks"], "baselines": results.get("baselines"),
+        "router_fallbacks": results["router_fallbacks"],
+        "baselines": results.get("baselines"),
         "valid_plans": valid,
         "gap_closed_random_to_oracle": results["marks"]["gap_closed_random_to_oracle"],
-        "auc": results["auc"], "content": results["content"], "per_kind": results["per_kind"], "notes": results["notes"],
+        "auc": results["auc"],
+        "content": results["content"],
+        "per_kind": results["per_kind"],
+        "notes": results["notes"],
         "regraded": regraded(config, held, train, rows, judgments),
-    }  # fmt: skip
+    }
 
 
 def show(r: dict[str, Any]) -> str:
@@ -131,7 +141,8 @@ def show(r: dict[str, Any]) -> str:
         lines.append(f"{m:<12} {iv(acc):<23} {r['tokens_per_question'][m]:>8,.0f}   {diff}")
     gap = iv(r["gap_closed_random_to_oracle"], 100, 0)
     lines.append(
-        f"rm − best trivial ({r['best_trivial']}): {iv(r['rm_minus']['best_trivial'])}; rm closes {gap}% of random→oracle"
+        f"rm − best trivial ({r['best_trivial']}): {iv(r['rm_minus']['best_trivial'])}; "
+        f"rm closes {gap}% of random→oracle"
     )
     blind = r["best_content_blind"]
     lines.append(
@@ -172,7 +183,8 @@ def show(r: dict[str, Any]) -> str:
 
 def main() -> None:
     out = {
-        "source": "bench/results/tts and bench/results/orchestration (committed traces, rewards and judgments; no LLM or RM call)",
+        "source": "bench/results/tts and bench/results/orchestration "
+        "(committed traces, rewards and judgments; no LLM or RM call)",
         "tasks": {},
     }
     for folder in sorted(p.parent for root in ROOTS for p in root.glob(f"*/{LOOP_FILE}")):

@@ -35,14 +35,20 @@ def summarize(folder: Path, n: int) -> dict[str, Any]:
     cases = build_cases(full, {q: [0.0] * len(g) for q, g in full.items()}, {})
     run = json.loads((folder / RUN_FILE).read_text())
     return {
-        "folder": str(folder), "task": run.get("task"), "agent_context": run.get("agent_context"),
-        "model": run.get("model_id"), "agent_model": run.get("agent_model_id") or run.get("model_id"),
-        "plans": len(traces), "questions": len(cases), "kinds": dict(Counter(c.kind for c in cases)),
-        "valid": sum(len(c.valid) for c in cases), "right": sum(x.correct for c in cases for x in c.valid),
+        "folder": str(folder),
+        "task": run.get("task"),
+        "agent_context": run.get("agent_context"),
+        "model": run.get("model_id"),
+        "agent_model": run.get("agent_model_id") or run.get("model_id"),
+        "plans": len(traces),
+        "questions": len(cases),
+        "kinds": dict(Counter(c.kind for c in cases)),
+        "valid": sum(len(c.valid) for c in cases),
+        "right": sum(x.correct for c in cases for x in c.valid),
         "questions_with_any_right": sum(any(x.correct for x in c.valid) for c in cases),
         "headroom": sum(map(question_headroom, cases)) / max(len(cases), 1),
         "same_shape_pairs": sum(len(same_shape_pairs(c, clean=False)) for c in cases),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:
@@ -55,10 +61,12 @@ def main() -> None:
     data[args.label] = {"runs": [summarize(r, args.n) for r in args.runs], "stamp": stamp()}
     write_text_atomic(OUT, json.dumps(data, indent=1) + "\n")
     for r in data[args.label]["runs"]:
-        print(f"{args.label}: {r['task']} (agents {r['agent_model']}, context {r['agent_context']}): {r['plans']} plans, "
-              f"{r['questions']} complete questions {r['kinds']}; valid {r['valid']}, right {r['right']}, questions with "
-              f"any right {r['questions_with_any_right']}; headroom {100 * r['headroom']:.1f} points; same-shape pairs "
-              f"{r['same_shape_pairs']}")  # fmt: skip
+        print(
+            f"{args.label}: {r['task']} (agents {r['agent_model']}, context {r['agent_context']}): {r['plans']} plans, "
+            f"{r['questions']} complete questions {r['kinds']}; valid {r['valid']}, right {r['right']}, questions with "
+            f"any right {r['questions_with_any_right']}; headroom {100 * r['headroom']:.1f} points; same-shape pairs "
+            f"{r['same_shape_pairs']}"
+        )
 
 
 if __name__ == "__main__":

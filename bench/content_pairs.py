@@ -150,8 +150,9 @@ def pairs(held: list[Trace], qids: list[str], n: int) -> list[tuple[Trace, Trace
     cases = build_cases(grouped, {q: [0.0] * len(g) for q, g in grouped.items()}, {})
     return [
         (by_key[(c.question_id, r.index)], by_key[(c.question_id, w.index)])
-        for c in cases for r, w in same_shape_pairs(c, clean=False)
-    ]  # fmt: skip
+        for c in cases
+        for r, w in same_shape_pairs(c, clean=False)
+    ]
 
 
 def pair_id(r: Trace, w: Trace) -> str:
@@ -161,10 +162,12 @@ def pair_id(r: Trace, w: Trace) -> str:
 def example(r: Trace, w: Trace) -> dict[str, Any]:
     inputs = lambda t: [f"{a.type}{a.options or ''}: {a.input}" for a in t.plan.agents]  # noqa: E731
     return {
-        "pair": pair_id(r, w), "question": r.question, "gold": r.gold,
+        "pair": pair_id(r, w),
+        "question": r.question,
+        "gold": r.gold,
         "right": {"inputs": inputs(r), "answer": r.final_answer},
         "wrong": {"inputs": inputs(w), "answer": w.final_answer},
-    }  # fmt: skip
+    }
 
 
 def spread(found: list[tuple[Trace, Trace]], k: int) -> list[tuple[Trace, Trace]]:
@@ -184,18 +187,22 @@ def tally(found: list[tuple[Trace, Trace]], examples: int) -> dict[str, Any]:
         by_class[classify(r.question, r.gold, r.plan, w.plan)].append((r, w))
     classes = {
         k: {
-            "pairs": len(ps := by_class.get(k, [])), "questions": len({r.question_id for r, _ in ps}),
-            "wrong_plans": len({w.key for _, w in ps}), "pair_ids": [pair_id(r, w) for r, w in ps],
+            "pairs": len(ps := by_class.get(k, [])),
+            "questions": len({r.question_id for r, _ in ps}),
+            "wrong_plans": len({w.key for _, w in ps}),
+            "pair_ids": [pair_id(r, w) for r, w in ps],
             "examples": [example(r, w) for r, w in spread(ps, examples)],
         }
         for k in RULES
-    }  # fmt: skip
+    }
     content = [p for k in CONTENT for p in by_class.get(k, [])]
     return {
-        "pairs": len(found), "questions": len({r.question_id for r, _ in found}), "classes": classes,
+        "pairs": len(found),
+        "questions": len({r.question_id for r, _ in found}),
+        "classes": classes,
         "content": {"pairs": len(content), "questions": len({r.question_id for r, _ in content})},
         "wrong_answer_holds_gold": sum(holds_gold(w) for _, w in found),
-    }  # fmt: skip
+    }
 
 
 def holds_gold(t: Trace) -> bool:
@@ -206,10 +213,17 @@ def holds_gold(t: Trace) -> bool:
 def flipped(old: list[Trace], new: list[Trace]) -> list[dict[str, Any]]:
     """The plans whose grade today's scorers change (`regrade` keeps the traces' order)."""
     return [
-        {"plan": f"{a.question_id}:p{a.plan_index}", "split": a.split, "answer": a.final_answer, "gold": a.gold,
-         "committed": a.score.correct, "today": b.score.correct}
-        for a, b in zip(old, new, strict=True) if a.score and b.score and a.score.correct != b.score.correct
-    ]  # fmt: skip
+        {
+            "plan": f"{a.question_id}:p{a.plan_index}",
+            "split": a.split,
+            "answer": a.final_answer,
+            "gold": a.gold,
+            "committed": a.score.correct,
+            "today": b.score.correct,
+        }
+        for a, b in zip(old, new, strict=True)
+        if a.score and b.score and a.score.correct != b.score.correct
+    ]
 
 
 def measure(folder: Path, examples: int) -> dict[str, Any]:
@@ -222,17 +236,22 @@ def measure(folder: Path, examples: int) -> dict[str, Any]:
     today = regrade(held, task, run_questions(task, config.test_questions, "test", config.seed)).traces
     train_today = regrade(train, task, run_questions(task, config.train_questions, "train", config.seed)).traces
     return {
-        "run": str(folder.relative_to(Path(__file__).parent.parent)), "task": config.task, "n": config.n_plans,
+        "run": str(folder.relative_to(Path(__file__).parent.parent)),
+        "task": config.task,
+        "n": config.n_plans,
         "committed": tally(pairs(held, qids, config.n_plans), examples),
         "today": tally(pairs(today, qids, config.n_plans), examples),
-        "heldout_flips": flipped(held, today), "train_flips": flipped(train, train_today),
-    }  # fmt: skip
+        "heldout_flips": flipped(held, today),
+        "train_flips": flipped(train, train_today),
+    }
 
 
 def show(label: str, t: dict[str, Any]) -> str:
-    lines = [f"{label}: {t['pairs']} same-shape pairs on {t['questions']} questions "
-             f"({t['wrong_answer_holds_gold']} with the gold inside the wrong answer)",
-             f"{'class':<46} {'pairs':>5} {'share':>6} {'questions':>9} {'wrong plans':>11}"]  # fmt: skip
+    lines = [
+        f"{label}: {t['pairs']} same-shape pairs on {t['questions']} questions "
+        f"({t['wrong_answer_holds_gold']} with the gold inside the wrong answer)",
+        f"{'class':<46} {'pairs':>5} {'share':>6} {'questions':>9} {'wrong plans':>11}",
+    ]
     for k, c in t["classes"].items():
         share = 100 * c["pairs"] / max(t["pairs"], 1)
         lines.append(f"{k:<46} {c['pairs']:>5} {share:>5.1f}% {c['questions']:>9} {c['wrong_plans']:>11}")
@@ -262,8 +281,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# {r['run']} ({r['task']}, N = {r['n']})\n")
     print(show("committed grades", r["committed"]) + "\n\n" + show("today's scorers", r["today"]))
     flips = Counter(f"{'wrong→right' if f['today'] else 'right→wrong'}" for f in r["heldout_flips"])
-    print(f"\nplans whose grade today's scorers change: {len(r['heldout_flips'])} held-out {dict(flips)}, "
-          f"{len(r['train_flips'])} training")  # fmt: skip
+    print(
+        f"\nplans whose grade today's scorers change: {len(r['heldout_flips'])} held-out {dict(flips)}, "
+        f"{len(r['train_flips'])} training"
+    )
     for f in r["heldout_flips"] + r["train_flips"]:
         print(f"  {f['split']} {f['plan']}: {f['answer']!r} vs gold {f['gold']!r}, {f['committed']} -> {f['today']}")
     print(show_examples(r["committed"], args.examples))

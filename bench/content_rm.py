@@ -96,11 +96,15 @@ def one(arm: str, seed: int, cf_dir: Path) -> dict[str, Any]:
         result.model.save(folder)
         train_s = round(time.perf_counter() - start, 1)
     row = {
-        "arm": arm, "seed": seed, "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
-        "train_pairs": len(pairs.train), "train_s": train_s, "edits": stats.get("edits"),
+        "arm": arm,
+        "seed": seed,
+        "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
+        "train_pairs": len(pairs.train),
+        "train_s": train_s,
+        "edits": stats.get("edits"),
         "counterfactual_dir": str(cf_dir.resolve().relative_to(HERE.parent.resolve())) if arm != "base" else None,
         "counterfactual_cap": PairConfig().max_counterfactual_per_question if arm != "base" else None,
-    }  # fmt: skip
+    }
     return row | measure(RewardModel.load(folder))
 
 
@@ -123,12 +127,15 @@ def measure(rm: RewardModel) -> dict[str, Any]:
         "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
         "rm_minus": {k[9:]: v for k, v in results["marks"].items() if k.startswith("rm_minus_")},
         "best_content_blind": results["marks"].get("best_content_blind"),
-        "content": results["content"], "auc": results["auc"],
+        "content": results["content"],
+        "auc": results["auc"],
         "rm_correct": [_pick(case, "rm") for case in cases],
         "shape_mean_correct": [_pick(case, "shape-mean") for case in cases],
         "blind_correct": {m: [_pick(case, m) for case in cases] for m in BLIND},
-        "questions": len(cases), "truncation": truncation(rm, grouped), "stamp": stamp(),
-    }  # fmt: skip
+        "questions": len(cases),
+        "truncation": truncation(rm, grouped),
+        "stamp": stamp(),
+    }
 
 
 def truncation(rm: RewardModel, grouped: dict) -> dict[str, Any]:
@@ -264,23 +271,29 @@ def show(data: dict[str, Any]) -> str:
     for r in data["rows"][:1]:
         if "truncation" in r:
             t = r["truncation"]
-            lines.append(f"truncation at {t['max_length']} tokens: {t['cut']} of {t['plans']} held-out valid plans "
-                         f"cut; {t['cut_reference']} lose a reference, {t['cut_final_agent']} their final agent's "
-                         "input")  # fmt: skip
+            lines.append(
+                f"truncation at {t['max_length']} tokens: {t['cut']} of {t['plans']} held-out valid plans "
+                f"cut; {t['cut_reference']} lose a reference, {t['cut_final_agent']} their final agent's "
+                "input"
+            )
     if data.get("method"):
         lines.append(data["method"])
     for arm, p in data.get("pooled", {}).items():
         if p:
             sm = _diff(p["rm_minus_shape_mean"]) if p.get("rm_minus_shape_mean") else "n/a"
-            lines.append(f"{arm} across RM seeds {p['seeds']}: rm {_iv(p['rm'])} ({_how(p['rm'])}); "
-                         f"rm − {p['best_content_blind']} {_diff(p['rm_minus_best_content_blind'])}; "
-                         f"rm − shape-mean {sm}")  # fmt: skip
+            lines.append(
+                f"{arm} across RM seeds {p['seeds']}: rm {_iv(p['rm'])} ({_how(p['rm'])}); "
+                f"rm − {p['best_content_blind']} {_diff(p['rm_minus_best_content_blind'])}; "
+                f"rm − shape-mean {sm}"
+            )
     for arm, d in data.get("minus_base", {}).items():
         if d:
             a = d["same_shape_auc"]
-            lines.append(f"{arm} − base, RM seeds {d['seeds'][0]} and {d['seeds'][1]}: rm accuracy "
-                         f"{_diff(d['accuracy'])}; same-shape AUC {a['base']:.3f} → {a[arm]:.3f}, ×100 {_diff(a)}, "
-                         "no question term")  # fmt: skip
+            lines.append(
+                f"{arm} − base, RM seeds {d['seeds'][0]} and {d['seeds'][1]}: rm accuracy "
+                f"{_diff(d['accuracy'])}; same-shape AUC {a['base']:.3f} → {a[arm]:.3f}, ×100 {_diff(a)}, "
+                "no question term"
+            )
     return "\n".join(lines)
 
 

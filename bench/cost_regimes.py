@@ -1,6 +1,6 @@
 """What RM-guided orchestrator training costs against execution-rewarded training, each number on a named footing.
 
-    python bench/cost_regimes.py --tables-only   # footings and curve from what is on disk (no LLM; under a minute)
+    python bench/cost_regimes.py --tables-only   # footings and curve from what is on disk (no LLM)
     python bench/cost_regimes.py --plans 32      # first run 32 of the fresh grid's execute plans at both budgets (LLM)
 
 Issue #24 item 3, put on one footing by issue #41 item 4. The arms are the fresh-question grid (stop 36: rm, execute,
@@ -186,12 +186,20 @@ def arm_samples(arm: str) -> list[dict]:
 def arm_tokens(arm: str) -> ArmTokens:
     run, tokens, rows = arm_run(arm), arm_totals(arm), arm_samples(arm)
     cats = tokens["categories"]
-    return ArmTokens(arm=arm, reward=run["reward"], seed=run["seed"], group_size=run["group_size"],
-                     tokens=tokens["total"]["total_tokens"], plan_prompt=cats["plan"]["prompt_tokens"],
-                     plan_completion=cats["plan"]["completion_tokens"], plan_calls=cats["plan"]["calls"],
-                     execute=cats.get("execute", {}).get("total_tokens", 0), samples=len(rows),
-                     valid=sum(r["valid"] for r in rows),
-                     step_s=statistics.fmean(t.step_s for t in read_steps(RUN / "arms" / arm)))  # fmt: skip
+    return ArmTokens(
+        arm=arm,
+        reward=run["reward"],
+        seed=run["seed"],
+        group_size=run["group_size"],
+        tokens=tokens["total"]["total_tokens"],
+        plan_prompt=cats["plan"]["prompt_tokens"],
+        plan_completion=cats["plan"]["completion_tokens"],
+        plan_calls=cats["plan"]["calls"],
+        execute=cats.get("execute", {}).get("total_tokens", 0),
+        samples=len(rows),
+        valid=sum(r["valid"] for r in rows),
+        step_s=statistics.fmean(t.step_s for t in read_steps(RUN / "arms" / arm)),
+    )
 
 
 def pairs_run(arm: str) -> Path:
@@ -215,13 +223,20 @@ def pair_collection(run: Path) -> PairCollection:
         return sum(t.tokens[name].total_tokens for t in traces if name in t.tokens)
 
     prompts = [prompt_of[t.question_id] for t in recorded]
-    return PairCollection(run=str(run.relative_to(HERE.parent)), plans=len(traces), questions=len(prompt_of),
-                          executed=sum(t.executed for t in traces), plan_prompt=sum(prompts),
-                          plan_prompt_once=sum(prompt_of.values()),
-                          plan_completion=sum(t.tokens["plan"].completion_tokens for t in recorded),
-                          execute=total("execute"), verify=total("verify"), unrecorded_plans=len(missing),
-                          unrecorded_prompt=sum(prompt_of[t.question_id] for t in missing),
-                          unrecorded_completion=sum(t.orchestrator.max_tokens for t in missing))  # fmt: skip
+    return PairCollection(
+        run=str(run.relative_to(HERE.parent)),
+        plans=len(traces),
+        questions=len(prompt_of),
+        executed=sum(t.executed for t in traces),
+        plan_prompt=sum(prompts),
+        plan_prompt_once=sum(prompt_of.values()),
+        plan_completion=sum(t.tokens["plan"].completion_tokens for t in recorded),
+        execute=total("execute"),
+        verify=total("verify"),
+        unrecorded_plans=len(missing),
+        unrecorded_prompt=sum(prompt_of[t.question_id] for t in missing),
+        unrecorded_completion=sum(t.orchestrator.max_tokens for t in missing),
+    )
 
 
 def footing_total(arm: ArmTokens, footing: Footing, collection: PairCollection, *, unrecorded: bool = True) -> float:
@@ -279,12 +294,18 @@ def step_parts(arms: dict[str, ArmTokens], r_decoder: float) -> StepParts:
     g = pair[0].group_size
     prompt = sum(a.plan_prompt for a in pair) / sum(a.plan_calls / g for a in pair)
     plan = sum(a.plan_completion for a in pair) / sum(a.plan_calls for a in pair)
-    return StepParts(G=g, P=prompt, p=plan, a0=2 * (prompt + g * plan),
-                     valid_share=sum(a.valid for a in ex) / sum(a.samples for a in ex),
-                     e_sampled=sum(a.execute for a in ex) / sum(a.samples for a in ex),
-                     e_valid=sum(a.execute for a in ex) / sum(a.valid for a in ex),
-                     e_by_arm={a.arm: a.execute / a.samples for a in ex}, r={"minilm": 0.0, "decoder": r_decoder},
-                     step_s={k: statistics.fmean(arms[a].step_s for a in GRID[k]) for k in GRID})  # fmt: skip
+    return StepParts(
+        G=g,
+        P=prompt,
+        p=plan,
+        a0=2 * (prompt + g * plan),
+        valid_share=sum(a.valid for a in ex) / sum(a.samples for a in ex),
+        e_sampled=sum(a.execute for a in ex) / sum(a.samples for a in ex),
+        e_valid=sum(a.execute for a in ex) / sum(a.valid for a in ex),
+        e_by_arm={a.arm: a.execute / a.samples for a in ex},
+        r={"minilm": 0.0, "decoder": r_decoder},
+        step_s={k: statistics.fmean(arms[a].step_s for a in GRID[k]) for k in GRID},
+    )
 
 
 def steps_for(ratio: float, e: float, r: float, collect: float, parts: StepParts) -> float | None:
@@ -380,39 +401,74 @@ def markdown(f: dict, parts: StepParts, col: PairCollection, c: dict) -> str:
     per_step = [(f"{pt['e_sampled']:,.0f} ({name})", pt) for name, pt in c["points"].items()]
     per_step += [(f"{row['e']:,}", row) for row in c["grid"]]
     by_seed = ", ".join(f"{v:.0f}" for v in parts.e_by_arm.values())
-    return "\n".join([
-        f"Pair collection ({col.run}): {col.plans} plans on {col.questions} questions, {col.executed} executed; "
-        f"plans {col.plan_prompt:,} prompt (each its own; {col.plan_prompt_once:,} a question's once) + "
-        f"{col.plan_completion:,} completion, execution {col.execute:,}, verify {col.verify:,}; not in the traces: "
-        f"{col.unrecorded_plans} plans cut off at max_tokens ({col.unrecorded_prompt:,} prompt + "
-        f"{col.unrecorded_completion:,} completion).", "",
-        *table(["footing (mean of 3 seeds)", *GRID, *(f"execute / {k}" for k in kinds)],
-               [[name, *(f"{row['mean'][k]:,.0f}" for k in GRID), *(f"{row['execute_over'][k]:.2f}x" for k in kinds)]
-                for name, row in f.items()]), "",
-        "; ".join(f"**{k}**: {v}" for k, v in FOOTINGS.items())
-        + f"; *{LEDGER_ONLY[2:]}*: without the {col.unrecorded_plans} plans the traces did not record.", "",
-        *table(["arm", *f], [[a, *(f"{row['arms'][a]:,.0f}" for row in f.values())] for a in f["training"]["arms"]]),
-        "",
-        f"Per GRPO step (1 question x {parts.G} plans, a group's prompt once): prompt {parts.P:.0f}, plan "
-        f"{parts.p:.1f} tokens each, sampling + update {parts.a0:,.0f}; execution {parts.e_sampled:.0f} tokens a "
-        f"sampled plan at today's budgets ({parts.e_valid:.0f} a valid one, valid {parts.valid_share:.1%}; by seed "
-        f"{by_seed}); a decoder RM would read {parts.r['decoder']:.0f} a plan. Step wall-clock: "
-        + ", ".join(f"{k} {v:.1f} s" for k, v in parts.step_s.items())
-        + f" (execute / rm {parts.step_s['execute'] / parts.step_s['rm']:.2f}x).", "",
-        *table(["execution tokens / sampled plan", "execute / rm per step (MiniLM)", "(decoder)",
-                "steps until 1x / 5x / 10x, pairs as collected", "pairs as trained"],
-               [[label, f"{row['per_step']['minilm']:.2f}x", f"{row['per_step']['decoder']:.2f}x",
-                 *(" / ".join(n(s[f"{x}x"]) for x in RATIOS) for s in row["steps_with_pairs"].values())]
-                for label, row in per_step]), "",
-        "Execution tokens per sampled plan for the rm arm's step to cost R times less: "
-        + "; ".join(f"{x} " + ", ".join(f"{k} {v:,.0f}" for k, v in d.items()) for x, d in c["break_even_e"].items()),
-        "Steps until 1x / 5x / 10x as execution cost grows (pairs counted, either footing): "
-        + " / ".join(f"{v:,.1f}" for v in c["steps_limit"].values())
-        + f" (R x {col.executed} executed pair plans / ({parts.G} x {parts.valid_share:.3f} executed a step)).",
-        *(f"Dropped, {k}: {v}." for k, v in c["dropped"].items()),
-        "Execution tokens on the fresh grid come from the execute arms alone (no other reward runs a plan); off the "
-        "grid, not used: " + ", ".join(f"`{a}` {e:,.0f} a sampled plan" for a, e in c["off_grid"].items()) + ".", "",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"Pair collection ({col.run}): {col.plans} plans on {col.questions} questions, {col.executed} executed; "
+            f"plans {col.plan_prompt:,} prompt (each its own; {col.plan_prompt_once:,} a question's once) + "
+            f"{col.plan_completion:,} completion, execution {col.execute:,}, verify {col.verify:,}; not in the traces: "
+            f"{col.unrecorded_plans} plans cut off at max_tokens ({col.unrecorded_prompt:,} prompt + "
+            f"{col.unrecorded_completion:,} completion).",
+            "",
+            *table(
+                ["footing (mean of 3 seeds)", *GRID, *(f"execute / {k}" for k in kinds)],
+                [
+                    [
+                        name,
+                        *(f"{row['mean'][k]:,.0f}" for k in GRID),
+                        *(f"{row['execute_over'][k]:.2f}x" for k in kinds),
+                    ]
+                    for name, row in f.items()
+                ],
+            ),
+            "",
+            "; ".join(f"**{k}**: {v}" for k, v in FOOTINGS.items())
+            + f"; *{LEDGER_ONLY[2:]}*: without the {col.unrecorded_plans} plans the traces did not record.",
+            "",
+            *table(
+                ["arm", *f], [[a, *(f"{row['arms'][a]:,.0f}" for row in f.values())] for a in f["training"]["arms"]]
+            ),
+            "",
+            f"Per GRPO step (1 question x {parts.G} plans, a group's prompt once): prompt {parts.P:.0f}, plan "
+            f"{parts.p:.1f} tokens each, sampling + update {parts.a0:,.0f}; execution {parts.e_sampled:.0f} tokens a "
+            f"sampled plan at today's budgets ({parts.e_valid:.0f} a valid one, valid {parts.valid_share:.1%}; by seed "
+            f"{by_seed}); a decoder RM would read {parts.r['decoder']:.0f} a plan. Step wall-clock: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in parts.step_s.items())
+            + f" (execute / rm {parts.step_s['execute'] / parts.step_s['rm']:.2f}x).",
+            "",
+            *table(
+                [
+                    "execution tokens / sampled plan",
+                    "execute / rm per step (MiniLM)",
+                    "(decoder)",
+                    "steps until 1x / 5x / 10x, pairs as collected",
+                    "pairs as trained",
+                ],
+                [
+                    [
+                        label,
+                        f"{row['per_step']['minilm']:.2f}x",
+                        f"{row['per_step']['decoder']:.2f}x",
+                        *(" / ".join(n(s[f"{x}x"]) for x in RATIOS) for s in row["steps_with_pairs"].values()),
+                    ]
+                    for label, row in per_step
+                ],
+            ),
+            "",
+            "Execution tokens per sampled plan for the rm arm's step to cost R times less: "
+            + "; ".join(
+                f"{x} " + ", ".join(f"{k} {v:,.0f}" for k, v in d.items()) for x, d in c["break_even_e"].items()
+            ),
+            "Steps until 1x / 5x / 10x as execution cost grows (pairs counted, either footing): "
+            + " / ".join(f"{v:,.1f}" for v in c["steps_limit"].values())
+            + f" (R x {col.executed} executed pair plans / ({parts.G} x {parts.valid_share:.3f} executed a step)).",
+            *(f"Dropped, {k}: {v}." for k, v in c["dropped"].items()),
+            "Execution tokens on the fresh grid come from the execute arms alone (no other reward runs a plan); "
+            "off the grid, not used: "
+            + ", ".join(f"`{a}` {e:,.0f} a sampled plan" for a, e in c["off_grid"].items())
+            + ".",
+            "",
+        ]
+    )
 
 
 def sampled_plans(n: int) -> list[tuple[str, int, str, str]]:
@@ -450,9 +506,17 @@ async def measure(n: int, agent_max_tokens: int) -> None:
                 )
                 calls = [c for a in ex.agents for c in a.calls]
                 _, ok = task.correct(ex.final_answer, questions[arm][qid])
-                m = Measured(regime=regime, arm=arm, step=step, question_id=qid, shape=key[4], calls=len(calls),
-                             correct=ok, tokens=sum(c.usage.prompt_tokens + c.usage.completion_tokens for c in calls),
-                             wall_s=time.perf_counter() - t0)  # fmt: skip
+                m = Measured(
+                    regime=regime,
+                    arm=arm,
+                    step=step,
+                    question_id=qid,
+                    shape=key[4],
+                    calls=len(calls),
+                    correct=ok,
+                    tokens=sum(c.usage.prompt_tokens + c.usage.completion_tokens for c in calls),
+                    wall_s=time.perf_counter() - t0,
+                )
                 append_jsonl(path, m)
                 done.add(key)
                 print(

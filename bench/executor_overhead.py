@@ -214,9 +214,12 @@ def measure(concurrency: int, calls: int, delay_s: float, repeats: int, clients:
                 best = min(runs, key=lambda r: r["client_cpu_ms_per_call"])
                 best["cpu_ms_per_call_all_repeats"] = [r["client_cpu_ms_per_call"] for r in runs]
                 out[name] = best
-                print(f"  c={concurrency} {name:11s} {best['client_cpu_ms_per_call']:.3f} ms CPU/call  "
-                      f"{best['throughput_calls_s']:8.1f} calls/s  latency-server {best['mean_latency_minus_server_ms']:.1f} ms",
-                      flush=True)  # fmt: skip
+                print(
+                    f"  c={concurrency} {name:11s} {best['client_cpu_ms_per_call']:.3f} ms CPU/call  "
+                    f"{best['throughput_calls_s']:8.1f} calls/s  "
+                    f"latency-server {best['mean_latency_minus_server_ms']:.1f} ms",
+                    flush=True,
+                )
         sdk = out.get("openai_sdk", {}).get("client_cpu_ms_per_call")
         if sdk is not None:
             out["orchrm_overhead_over_sdk_ms_per_call"] = {
@@ -246,14 +249,18 @@ def main() -> None:
         for c in args.concurrency
     }
     run = {
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "shared": "2 CPU cores shared with other jobs; timings are the best of the repeats",
-                    "load_average_at_start": [round(x, 2) for x in load]},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "shared": "2 CPU cores shared with other jobs; timings are the best of the repeats",
+            "load_average_at_start": [round(x, 2) for x in load],
+        },
         "calls": args.calls,
         "server_delay_ms": args.server_delay_ms,
         "repeats": args.repeats,
         "by_concurrency": rows,
-    }  # fmt: skip
+    }
     existing = json.loads(args.out.read_text()) if args.out.exists() else {}
     existing[args.label or "latest"] = run
     args.out.parent.mkdir(parents=True, exist_ok=True)

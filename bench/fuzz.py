@@ -361,11 +361,13 @@ def main_(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     parser = fuzz_parser(inputs)
     print(
-        f"parser: {parser['tried']} tried, {parser['crashes']} crashes, slowest {parser['slowest_parse_and_render_s']} s ({parser['slowest_input']})"
+        f"parser: {parser['tried']} tried, {parser['crashes']} crashes, "
+        f"slowest {parser['slowest_parse_and_render_s']} s ({parser['slowest_input']})"
     )
     server = fuzz_server(inputs)
     print(
-        f"server: {server['tried']} requests, {server['http_500']} HTTP 500s, {server['crashes']} crashes, statuses {server['statuses']}"
+        f"server: {server['tried']} requests, {server['http_500']} HTTP 500s, {server['crashes']} crashes, "
+        f"statuses {server['statuses']}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         cli = fuzz_cli([(k, d) for k, d in inputs if len(d) <= 200_000], Path(tmp))
@@ -374,10 +376,12 @@ def main_(argv: list[str] | None = None) -> None:
         files = fuzz_files(Path(tmp))
         view = fuzz_view(Path(tmp))
     print(
-        f"files: {files['tried']} hostile cards, run files, manifests, seals: {files['crashes']} crashes, {files['outcomes']}"
+        f"files: {files['tried']} hostile cards, run files, manifests, seals: "
+        f"{files['crashes']} crashes, {files['outcomes']}"
     )
     print(
-        f"view: {view['tried']} requests, {view['unanswered']} unanswered, {view['http_500']} HTTP 500s, statuses {view['statuses']}"
+        f"view: {view['tried']} requests, {view['unanswered']} unanswered, {view['http_500']} HTTP 500s, "
+        f"statuses {view['statuses']}"
     )
     lin = linearity()
     for row in lin:
@@ -393,8 +397,13 @@ def main_(argv: list[str] | None = None) -> None:
         "linear_under_0.5s": all(r["under_mark"] for r in lin),
         "slowest_1mb_s": max(max(r["parse_s"], r["render_s"]) for r in lin),
     }
-    marks["pass"] = (marks["crashes"] == 0 and marks["tracebacks"] == 0 and marks["http_500"] == 0 and marks["unanswered"] == 0
-                     and marks["linear_under_0.5s"])  # fmt: skip
+    marks["pass"] = (
+        marks["crashes"] == 0
+        and marks["tracebacks"] == 0
+        and marks["http_500"] == 0
+        and marks["unanswered"] == 0
+        and marks["linear_under_0.5s"]
+    )
     result = {
         "inputs": len(inputs),
         "seed": args.seed,

@@ -54,10 +54,18 @@ PAIRS = HERE / "results" / "orchestration" / "mix_world_qa+chain_sum" / "pairs" 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json")
 PACKAGES = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "safetensors", "pydantic")
 #: The checks in the order they run (the first two are what matters), each with its time limit in seconds.
-LIMITS = {"policy": 90, "grpo-fp32": 120, "rm-fp32": 100, "rm-scoring": 120, "grpo-bf16": 200, "rm-bf16": 90,
-          "grpo-remedies": 150}  # fmt: skip
-#: bf16 keeps 8 bits of mantissa (relative rounding 2^-8 a value); through a network's layers the score may move by a
-#: few of those: the largest |GPU bf16 - CPU fp32| difference accepted, per unit of the largest |CPU score| (at least 1).
+LIMITS = {
+    "policy": 90,
+    "grpo-fp32": 120,
+    "rm-fp32": 100,
+    "rm-scoring": 120,
+    "grpo-bf16": 200,
+    "rm-bf16": 90,
+    "grpo-remedies": 150,
+}
+#: bf16 keeps 8 bits of mantissa (relative rounding 2^-8 a value); through a network's layers the score may move
+#: by a few of those: the largest |GPU bf16 - CPU fp32| difference accepted, per unit of the largest |CPU score|
+#: (at least 1).
 BF16_TOLERANCE = 0.05
 #: fp32 on the GPU against fp32 on the CPU: only the order of additions differs.
 FP32_TOLERANCE = 1e-3
@@ -73,8 +81,16 @@ def build_policy(args: argparse.Namespace) -> dict[str, Any]:
 
     config = AutoConfig.from_pretrained(args.config_from, local_files_only=True)
     if args.tiny:  # same vocabulary (the tokenizer must fit), a model small enough for 2 CPU cores
-        config.update({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
-                       "num_key_value_heads": 2, "layer_types": config.layer_types[:2]})  # fmt: skip
+        config.update(
+            {
+                "num_hidden_layers": 2,
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "layer_types": config.layer_types[:2],
+            }
+        )
     target = policy_dir(args)
     shutil.rmtree(target, ignore_errors=True)
     torch.manual_seed(0)
@@ -87,8 +103,13 @@ def build_policy(args: argparse.Namespace) -> dict[str, Any]:
         if (Path(args.config_from) / name).is_file():
             shutil.copy(Path(args.config_from) / name, target / name)
     weights = policy_weights(target)  # what a run will resolve: the folder's checks, its sha256
-    return {"parameters": sum(p.numel() for p in model.parameters()), "sha256": weights.sha256,
-            "layers": config.num_hidden_layers, "hidden_size": config.hidden_size, "build_s": elapsed(start)}  # fmt: skip
+    return {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "sha256": weights.sha256,
+        "layers": config.num_hidden_layers,
+        "hidden_size": config.hidden_size,
+        "build_s": elapsed(start),
+    }
 
 
 def check_grpo(args: argparse.Namespace, bf16: bool, beta: float = 0.0, entropy_coef: float = 0.0) -> dict[str, Any]:
@@ -103,10 +124,19 @@ def check_grpo(args: argparse.Namespace, bf16: bool, beta: float = 0.0, entropy_
     out = args.work / args.child  # the check's name: where `child` reads the steps of a run killed at its limit
     shutil.rmtree(out, ignore_errors=True)
     settings = GRPORunConfig(
-        task=args.task, policy=str(policy_dir(args)), reward="valid", group_size=args.group, questions_per_step=1,
-        n_questions=args.steps, max_steps=args.steps, save_steps=args.steps, plan_max_tokens=args.plan_max_tokens,
-        bf16=bf16, beta=beta, entropy_coef=entropy_coef,
-    )  # fmt: skip
+        task=args.task,
+        policy=str(policy_dir(args)),
+        reward="valid",
+        group_size=args.group,
+        questions_per_step=1,
+        n_questions=args.steps,
+        max_steps=args.steps,
+        save_steps=args.steps,
+        plan_max_tokens=args.plan_max_tokens,
+        bf16=bf16,
+        beta=beta,
+        entropy_coef=entropy_coef,
+    )
     start = time.perf_counter()
     with setup_run(settings, out) as run:  # sampler "auto"
         sampler = run.config.sampler
@@ -184,22 +214,37 @@ def check_rm_scoring(args: argparse.Namespace) -> dict[str, Any]:
         scores = rm.score_rendered(items, batch_size=args.score_batch)  # .tolist() waits for the GPU
         seconds = time.perf_counter() - start
         dtype = str(next(rm.model.parameters()).dtype).removeprefix("torch.")
-        return {"device": rm.device, "dtype": dtype, "items_per_s": round(len(items) / seconds, 2),
-                "seconds": round(seconds, 3), "scores": scores}  # fmt: skip
+        return {
+            "device": rm.device,
+            "dtype": dtype,
+            "items_per_s": round(len(items) / seconds, 2),
+            "seconds": round(seconds, 3),
+            "scores": scores,
+        }
 
     def compare(cpu: list[float], other: list[float], tolerance: float) -> dict[str, Any]:
         diff = max(abs(a - b) for a, b in zip(cpu, other, strict=True))
         scale = max(1.0, max(abs(a) for a in cpu))
         same_order = [(a > b) == (c > d) for a, b, c, d in zip(cpu[::2], cpu[1::2], other[::2], other[1::2])]
-        return {"max_abs_diff": diff, "max_rel_diff": diff / scale, "tolerance": tolerance * scale,
-                "within_tolerance": diff <= tolerance * scale,
-                "pair_order_agreement": sum(same_order) / len(same_order)}  # fmt: skip
+        return {
+            "max_abs_diff": diff,
+            "max_rel_diff": diff / scale,
+            "tolerance": tolerance * scale,
+            "within_tolerance": diff <= tolerance * scale,
+            "pair_order_agreement": sum(same_order) / len(same_order),
+        }
 
     cpu = timed(RewardModel.load(folder, device="cpu"))
     auto = timed(RewardModel.load(folder, device="auto"))
-    result: dict[str, Any] = {"model": folder.name, "trained_here": trained_here, "items": len(items),
-                              "batch_size": args.score_batch, "cpu": cpu, "auto": auto,
-                              "auto_vs_cpu": compare(cpu["scores"], auto["scores"], BF16_TOLERANCE)}  # fmt: skip
+    result: dict[str, Any] = {
+        "model": folder.name,
+        "trained_here": trained_here,
+        "items": len(items),
+        "batch_size": args.score_batch,
+        "cpu": cpu,
+        "auto": auto,
+        "auto_vs_cpu": compare(cpu["scores"], auto["scores"], BF16_TOLERANCE),
+    }
     if torch.cuda.is_available():
         gpu_fp32 = RewardModel.load(folder, device="cpu")
         gpu_fp32.model = gpu_fp32.model.to(
@@ -257,8 +302,11 @@ def run_child(args: argparse.Namespace) -> None:
         result = {"status": "pass", **CHECKS[args.child](args)}
     except Exception as exc:  # recorded as a failure of this check, with what raised it
         traceback.print_exc()
-        result = {"status": "fail", "error": f"{type(exc).__name__}: {exc}"[:2000],
-                  "traceback": traceback.format_exc()[-3000:]}  # fmt: skip
+        result = {
+            "status": "fail",
+            "error": f"{type(exc).__name__}: {exc}"[:2000],
+            "traceback": traceback.format_exc()[-3000:],
+        }
     result["child_s"] = elapsed(start)
     (args.work / f"{args.child}.json").write_text(json.dumps(result, indent=2) + "\n")
 
@@ -269,10 +317,24 @@ def device() -> dict[str, Any]:
     if not torch.cuda.is_available():
         return {"cuda": False, "processor": platform.processor() or platform.machine()}
     p = torch.cuda.get_device_properties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
-                         text=True, check=False).stdout.strip() if shutil.which("nvidia-smi") else None  # fmt: skip
-    return {"cuda": True, "name": p.name, "capability": f"{p.major}.{p.minor}", "memory_gib": round(p.total_memory / 2**30, 1),
-            "cuda_runtime": torch.version.cuda, "driver": smi}  # fmt: skip
+    smi = (
+        subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        if shutil.which("nvidia-smi")
+        else None
+    )
+    return {
+        "cuda": True,
+        "name": p.name,
+        "capability": f"{p.major}.{p.minor}",
+        "memory_gib": round(p.total_memory / 2**30, 1),
+        "cuda_runtime": torch.version.cuda,
+        "driver": smi,
+    }
 
 
 def versions() -> dict[str, str | None]:
@@ -309,9 +371,14 @@ def main() -> None:
     if args.child:
         run_child(args)
         return
-    report: dict[str, Any] = {"device": device(), "versions": versions(), "random_weights": True,
-                              "settings": {k: str(v) for k, v in vars(args).items() if k not in ("child", "out")},
-                              "checks": {}, "stamp": stamp()}  # fmt: skip
+    report: dict[str, Any] = {
+        "device": device(),
+        "versions": versions(),
+        "random_weights": True,
+        "settings": {k: str(v) for k, v in vars(args).items() if k not in ("child", "out")},
+        "checks": {},
+        "stamp": stamp(),
+    }
     deadline = time.monotonic() + args.budget_s
     for name in args.checks.split(","):
         left = deadline - time.monotonic()
@@ -333,8 +400,12 @@ def child(name: str, args: argparse.Namespace, limit: float) -> dict[str, Any]:
     try:
         done = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--child", name], timeout=limit, check=False)
     except subprocess.TimeoutExpired:
-        return {"status": "timeout", "error": f"killed after {limit:.0f} s", "child_s": elapsed(start),
-                "steps": steps_so_far(args.work / name)}  # fmt: skip
+        return {
+            "status": "timeout",
+            "error": f"killed after {limit:.0f} s",
+            "child_s": elapsed(start),
+            "steps": steps_so_far(args.work / name),
+        }
     result = args.work / f"{name}.json"
     if not result.is_file():
         return {"status": "crashed", "error": f"exit {done.returncode}, no result written", "child_s": elapsed(start)}

@@ -94,10 +94,20 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
     name = sampler + ("-bf16" if args.bf16 else "") + ("-trlupdate" if args.update == "trl" else "")
     out = scratch / name
     config = GRPORunConfig(
-        task=args.task, policy=POLICY, policy_sha256=weights.sha256, reward="rm" if args.rm else "custom",
-        group_size=args.group_size, questions_per_step=1, n_questions=args.steps, max_steps=args.steps,
-        save_steps=args.steps, plan_max_tokens=args.plan_max_tokens, seed=args.seed, sampler=sampler, bf16=args.bf16,
-    )  # fmt: skip
+        task=args.task,
+        policy=POLICY,
+        policy_sha256=weights.sha256,
+        reward="rm" if args.rm else "custom",
+        group_size=args.group_size,
+        questions_per_step=1,
+        n_questions=args.steps,
+        max_steps=args.steps,
+        save_steps=args.steps,
+        plan_max_tokens=args.plan_max_tokens,
+        seed=args.seed,
+        sampler=sampler,
+        bf16=args.bf16,
+    )
     if args.rm:
         from orchrm.rm import RewardModel
 
@@ -114,9 +124,12 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
             entry.update(summary(out, args.plan_max_tokens))
             save(report)
             last = entry["steps"][-1]
-            print(f"{name} step {last['step']}: {last['step_s']:.1f}s = generation {last['generation_s']:.1f}s "
-                  f"(sync {last['sync_s']:.1f}s, {last['tokens_per_s']:.1f} tok/s) + reward {last['reward_s']:.2f}s "
-                  f"+ update {last['update_s']:.1f}s", flush=True)  # fmt: skip
+            print(
+                f"{name} step {last['step']}: {last['step_s']:.1f}s = generation {last['generation_s']:.1f}s "
+                f"(sync {last['sync_s']:.1f}s, {last['tokens_per_s']:.1f} tok/s) + reward {last['reward_s']:.2f}s "
+                f"+ update {last['update_s']:.1f}s",
+                flush=True,
+            )
 
     if args.update == "trl":  # TRL's own pass over every (prompt + plan), with its gradient checkpointing
         from trl import GRPOTrainer
@@ -157,7 +170,8 @@ def main() -> None:
         "--update",
         choices=["shared", "trl"],
         default="shared",
-        help="shared: the group's prompt read once (orchrm's default); trl: TRL's own pass (results keyed <sampler>-trlupdate)",
+        help="shared: the group's prompt read once (orchrm's default); "
+        "trl: TRL's own pass (results keyed <sampler>-trlupdate)",
     )
     ap.add_argument("--keep", action="store_true", help="keep the rows of bench/results/grpo_step.json already there")
     ap.add_argument(

@@ -45,9 +45,13 @@ async def sample_pairs(llm, datasets: list[str], questions: int, samples: int, s
 
     async def answers(entry: dict) -> list[str]:
         cs = await llm.agenerate(
-            ANSWER_PROMPT.format(question=entry["question"]), category="execute", n=samples,
-            temperature=0.9, max_tokens=160, seed=seed,
-        )  # fmt: skip
+            ANSWER_PROMPT.format(question=entry["question"]),
+            category="execute",
+            n=samples,
+            temperature=0.9,
+            max_tokens=160,
+            seed=seed,
+        )
         return [c.text for c in cs]
 
     sampled = await asyncio.gather(*(answers(e) for e in entries))
@@ -157,7 +161,7 @@ async def main_async(args: argparse.Namespace) -> dict:
                 "flat_reason": jc[i].reason[:300],
             }
             for i, p in enumerate(pairs[:3])
-        ],  # fmt: skip
+        ],
         "notes": "A tie or error counts as a miss. (a) uses the same reference the pairs were labelled with, so it "
         "measures the verifiers' agreement with reasoning-gym's scorer, not independent accuracy.",
     }

@@ -148,7 +148,8 @@ def main() -> None:
             )
         print(f"  decode 8 vs 1: {res['decode_speedup_8_vs_1']}x; 4 vs 1: {res['decode_speedup_4_vs_1']}x")
         print(
-            f"  cached re-run: {cr['cached_rerun_s']}s vs {cr['first_run_s']}s first ({cr['speedup']}x), "  # type: ignore[index]
+            f"  cached re-run: {cr['cached_rerun_s']}s vs {cr['first_run_s']}s first "  # type: ignore[index]
+            f"({cr['speedup']}x), "  # type: ignore[index]
             f"spent {cr['cached_rerun_spent_tokens']} vs {cr['first_run_spent_tokens']} tokens"
         )  # type: ignore[index]
     report["load_average_at_end"] = os.getloadavg()

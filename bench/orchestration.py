@@ -1,8 +1,8 @@
 """Orchestration that decides the outcome: best-of-N on a mixed task pool with DAG plans, held to trivial priors.
 
-    python bench/orchestration.py                          # mix:world_qa,chain_sum, 30 training and 150 held-out questions
-    python bench/orchestration.py --until 17:10            # stop starting new steps after 17:10 (resume later)
-    python bench/orchestration.py --tables-only            # rewrite the summary from what is committed
+    python bench/orchestration.py                  # mix:world_qa,chain_sum, 30 training and 150 held-out questions
+    python bench/orchestration.py --until 17:10    # stop starting new steps after 17:10 (resume later)
+    python bench/orchestration.py --tables-only    # rewrite the summary from what is committed
 
 One run of orchrm's whole loop (`orchrm.loop`) into bench/results/orchestration/<task>/: training rollouts
 (N plans per question, all executed), pairs, an RM, then best-of-N on held-out questions, growing `--step`
@@ -51,12 +51,22 @@ def slug(task: str) -> str:
 
 def config_for(args: argparse.Namespace, test_questions: int) -> LoopConfig:
     return LoopConfig(
-        task=args.task, train_questions=args.train_questions, test_questions=test_questions, n_plans=args.n,
-        seed=args.seed, degree="dag", constrained=True, temperature=0.9, plan_max_tokens=args.plan_max_tokens,
-        agent_max_tokens=args.agent_max_tokens, agent_max_samples=3, agent_max_rounds=1, parallel_questions=args.parallel_questions,
+        task=args.task,
+        train_questions=args.train_questions,
+        test_questions=test_questions,
+        n_plans=args.n,
+        seed=args.seed,
+        degree="dag",
+        constrained=True,
+        temperature=0.9,
+        plan_max_tokens=args.plan_max_tokens,
+        agent_max_tokens=args.agent_max_tokens,
+        agent_max_samples=3,
+        agent_max_rounds=1,
+        parallel_questions=args.parallel_questions,
         rm=RMConfig(epochs=args.epochs),
         bon=BonConfig(judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
-    )  # fmt: skip
+    )
 
 
 def kinds_of(task_spec: str, n: int, seed: int) -> dict[str, str]:
@@ -76,10 +86,15 @@ def shape_table(out: Path, kinds: dict[str, str]) -> dict:
         for k in (kind, "all"):
             cells[(plan_shape(t.plan if t.valid else None), k)].append((ok, exe.total_tokens if exe else 0))
     rows = [
-        {"shape": s, "kind": k, "plans": len(v), "accuracy": sum(o for o, _ in v) / len(v),
-         "execute_tokens": statistics.fmean(x for _, x in v)}
+        {
+            "shape": s,
+            "kind": k,
+            "plans": len(v),
+            "accuracy": sum(o for o, _ in v) / len(v),
+            "execute_tokens": statistics.fmean(x for _, x in v),
+        }
         for (s, k), v in cells.items()
-    ]  # fmt: skip
+    ]
     rows.sort(key=lambda r: (r["kind"], -r["plans"]))
     return {"rows": rows}
 
@@ -173,8 +188,10 @@ def picks_table(per_q: list[dict], plans: dict[str, list[Trace]], kinds: dict[st
                     cell = cells[(method, k, plan_shape(valid[i].plan))]
                     cell[0] += 1 / len(tied)
                     cell[1] += right / len(tied)
-    rows = [{"method": m, "kind": k, "shape": sh, "picked": round(v[0], 2), "correct": round(v[1], 2)}
-            for (m, k, sh), v in cells.items()]  # fmt: skip
+    rows = [
+        {"method": m, "kind": k, "shape": sh, "picked": round(v[0], 2), "correct": round(v[1], 2)}
+        for (m, k, sh), v in cells.items()
+    ]
     rows.sort(key=lambda r: (r["kind"], r["method"], -r["picked"]))
     return {"rows": rows}
 
@@ -214,17 +231,22 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
     ]
     for name, v in methods.items():
         t = v["tokens"]
-        lines.append(f"| {name} | {_iv(v['accuracy'])} | {t['total']:,.0f} ({t['plan']:,.0f} / {t['execute']:,.0f} / "
-                     f"{t['verify']:,.0f}) | {v['executed_plans']:.2f} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {_iv(v['accuracy'])} | {t['total']:,.0f} ({t['plan']:,.0f} / {t['execute']:,.0f} / "
+            f"{t['verify']:,.0f}) | {v['executed_plans']:.2f} |"
+        )
     acc = {k: v["accuracy"]["value"] for k, v in methods.items()}
     lines += ["", "| mark (issue #13) | target | measured [95% CI] |", "|---|---|---|"]
-    lines.append(f"| oracle@N − random, points | ≥ 30 | {100 * (acc.get('oracle', 0) - acc.get('random', 0)):.1f} |")
+    oracle_gap = 100 * (acc.get("oracle", 0) - acc.get("random", 0))
+    lines.append(f"| oracle@N − random, points | ≥ 30 | {oracle_gap:.1f} |")
     big = [row for row in shapes["rows"] if row["kind"] == "all" and row["plans"] >= 20 and row["shape"] != "invalid"]
     if len(big) >= 2:
         best, worst = max(big, key=lambda x: x["accuracy"]), min(big, key=lambda x: x["accuracy"])
         ratio = "inf" if worst["accuracy"] == 0 else f"{best['accuracy'] / worst['accuracy']:.1f}×"
-        lines.append(f"| best shape / worst shape accuracy (shapes with ≥ 20 plans) | ≥ 3× | {ratio} "
-                     f"(`{best['shape']}` {100 * best['accuracy']:.1f}% vs `{worst['shape']}` {100 * worst['accuracy']:.1f}%) |")  # fmt: skip
+        lines.append(
+            f"| best shape / worst shape accuracy (shapes with ≥ 20 plans) | ≥ 3× | {ratio} "
+            f"(`{best['shape']}` {100 * best['accuracy']:.1f}% vs `{worst['shape']}` {100 * worst['accuracy']:.1f}%) |"
+        )
     lines.append(f"| rm − random, points | ≥ +15 | {_iv(m.get('rm_minus_random'))} |")
     trivial = m.get("rm_minus_best_trivial")
     which = f" (vs `{m.get('best_trivial')}`)" if m.get("best_trivial") else ""
@@ -232,7 +254,8 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
     if m.get("best_content_blind"):  # issue #27: the best selector that never reads a plan, and rm's own shape choice
         lines.append(
             f"| rm − best content-blind (of shortest, prior, kind-prior, router; chosen on these questions), "
-            f"points | ≥ +5, excluding 0 | {_iv(m.get('rm_minus_best_content_blind'))} (vs `{m['best_content_blind']}`) |"
+            f"points | ≥ +5, excluding 0 | {_iv(m.get('rm_minus_best_content_blind'))} "
+            f"(vs `{m['best_content_blind']}`) |"
         )
         lines.append(f"| rm − shape-mean, points | ≥ +3, excluding 0 | {_iv(m.get('rm_minus_shape-mean'))} |")
     lines.append(
@@ -240,8 +263,10 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
     )
     lines.append(f"| rm's tokens / majority's | ≤ 0.3 | {_iv(m.get('rm_tokens_over_majority'), 1, 2)} |")
     if r.get("shared_prompt_ratio"):
-        lines.append(f"| (computed, not run: the same with each question's N plans from one request, prompt billed once) "
-                     f"| ≤ 0.3 | {r['shared_prompt_ratio']['value']:.2f} |")  # fmt: skip
+        lines.append(
+            f"| (computed, not run: the same with each question's N plans from one request, prompt billed once) "
+            f"| ≤ 0.3 | {r['shared_prompt_ratio']['value']:.2f} |"
+        )
     auc = (r.get("auc") or {}).get("rm")
     lines.append(f"| RM within-question AUC | ≥ 0.75 | {_iv(auc, 1, 3)} |")
     if steps:
@@ -249,10 +274,14 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
         ratios = [s["decode_tok_s"] / s["reference_tok_s"] for s in timed]
         if ratios:
             # steps run before --parallel-questions existed ran 2 questions at a time
-            per_step = ", ".join(f"{x:.2f}" + (f" (p{s['parallel_questions']})" if s.get("parallel_questions", 2) != 2 else "")
-                                 for x, s in zip(ratios, timed))  # fmt: skip
-            lines.append(f"| decode tok/s during the run / reference | ≥ 0.8 | {statistics.fmean(ratios):.2f} "
-                         f"(per step: {per_step}) |")  # fmt: skip
+            per_step = ", ".join(
+                f"{x:.2f}" + (f" (p{s['parallel_questions']})" if s.get("parallel_questions", 2) != 2 else "")
+                for x, s in zip(ratios, timed)
+            )
+            lines.append(
+                f"| decode tok/s during the run / reference | ≥ 0.8 | {statistics.fmean(ratios):.2f} "
+                f"(per step: {per_step}) |"
+            )
     if r.get("auc"):
         lines += [
             "",
@@ -265,9 +294,13 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
     per_kind = r.get("per_kind") or {}  # {kind: {method: accuracy, ..., "n": questions}}
     if per_kind:
         kinds = sorted(per_kind)
-        lines += ["", "Accuracy per question kind (%, n = held-out questions of the kind):", "",
-                  "| method | " + " | ".join(f"{k} (n={per_kind[k]['n']})" for k in kinds) + " |",
-                  "|---|" + "---|" * len(kinds)]  # fmt: skip
+        lines += [
+            "",
+            "Accuracy per question kind (%, n = held-out questions of the kind):",
+            "",
+            "| method | " + " | ".join(f"{k} (n={per_kind[k]['n']})" for k in kinds) + " |",
+            "|---|" + "---|" * len(kinds),
+        ]
         for meth in methods:
             cells = [f"{100 * per_kind[k][meth]:.1f}" if meth in per_kind[k] else "" for k in kinds]
             lines.append(f"| {meth} | " + " | ".join(cells) + " |")
@@ -276,15 +309,28 @@ def markdown(r: dict, shapes: dict, steps: list[dict]) -> str:
         for row in r["picks"]["rows"]:
             if row["picked"] >= 0.5:
                 by[(row["kind"], row["method"])].append(f"`{row['shape']}` {row['correct']:g}/{row['picked']:g}")
-        lines += ["", "What each selector picked, per kind (shape of the chosen plan: right/picked; ties share a pick; shapes under half a pick left out):", "",
-                  "| kind | method | picks |", "|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            "What each selector picked, per kind (shape of the chosen plan: right/picked; ties share a pick; "
+            "shapes under half a pick left out):",
+            "",
+            "| kind | method | picks |",
+            "|---|---|---|",
+        ]
         lines += [f"| {k} | {m} | {', '.join(v)} |" for (k, m), v in sorted(by.items())]
-    lines += ["", "Plan shapes over all held-out plans (accuracy %, execution tokens per plan, plans):", "",
-              "| kind | shape | plans | accuracy % | execute tok |", "|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "Plan shapes over all held-out plans (accuracy %, execution tokens per plan, plans):",
+        "",
+        "| kind | shape | plans | accuracy % | execute tok |",
+        "|---|---|---|---|---|",
+    ]
     for row in shapes["rows"]:
         if row["plans"] >= 5:
-            lines.append(f"| {row['kind']} | `{row['shape']}` | {row['plans']} | {100 * row['accuracy']:.1f} | "
-                         f"{row['execute_tokens']:,.0f} |")  # fmt: skip
+            lines.append(
+                f"| {row['kind']} | `{row['shape']}` | {row['plans']} | {100 * row['accuracy']:.1f} | "
+                f"{row['execute_tokens']:,.0f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -347,13 +393,24 @@ def main() -> None:
             wall = time.perf_counter() - start
             write_reports(result.bon.results, out / "bon")
             rate = windows.tokens / windows.seconds if windows.seconds > 1 else None
-            steps.append({"questions": target, "wall_s": round(wall, 1), "rollout_s": round(windows.seconds, 1),
-                          "decoded_tokens": windows.tokens, "decode_tok_s": rate and round(rate, 2),
-                          "reference_tok_s": round(ref, 2), "parallel_questions": args.parallel_questions})  # fmt: skip
+            steps.append(
+                {
+                    "questions": target,
+                    "wall_s": round(wall, 1),
+                    "rollout_s": round(windows.seconds, 1),
+                    "decoded_tokens": windows.tokens,
+                    "decode_tok_s": rate and round(rate, 2),
+                    "reference_tok_s": round(ref, 2),
+                    "parallel_questions": args.parallel_questions,
+                }
+            )
             log_path.write_text(json.dumps(steps, indent=1) + "\n")
             acc = {m: round(100 * (v.accuracy.value or 0), 1) for m, v in result.bon.results.methods.items()}
-            print(f"[{time.strftime('%H:%M:%S')}] {target} held-out questions in {wall:.0f}s "
-                  f"(rollouts {windows.seconds:.0f}s at {rate or 0:.1f} decode tok/s): {acc}", flush=True)  # fmt: skip
+            print(
+                f"[{time.strftime('%H:%M:%S')}] {target} held-out questions in {wall:.0f}s "
+                f"(rollouts {windows.seconds:.0f}s at {rate or 0:.1f} decode tok/s): {acc}",
+                flush=True,
+            )
             reached = target
             summarize(args)
     finally:

@@ -29,16 +29,20 @@ TASK = "world_qa:kinds=bridge+fanout+arithmetic+compare"
 EXTRA = """\
 Example question: In which city is the headquarters of the company Ilsa Marrow works for?
 Example plan:
-{"agents": [{"id": "a1", "type": "search", "input": "Which company does Ilsa Marrow work for?"}, {"id": "a2", "type": "search", "input": "In which city is ${a1} headquartered?"}]}
+{"agents": [{"id": "a1", "type": "search", "input": "Which company does Ilsa Marrow work for?"}, \
+{"id": "a2", "type": "search", "input": "In which city is ${a1} headquartered?"}]}
 
 Example question: How many years after Arlen Mills was Dovet Labs founded?
 Example plan:
-{"agents": [{"id": "a1", "type": "search", "input": "In which year was Arlen Mills founded?"}, {"id": "a2", "type": "search", "input": "In which year was Dovet Labs founded?"}, {"id": "a3", "type": "python", "input": "Subtract ${a1} from ${a2}."}]}
+{"agents": [{"id": "a1", "type": "search", "input": "In which year was Arlen Mills founded?"}, \
+{"id": "a2", "type": "search", "input": "In which year was Dovet Labs founded?"}, \
+{"id": "a3", "type": "python", "input": "Subtract ${a1} from ${a2}."}]}
 
 Example question: In which country was Ilsa Marrow born?
 Example plan:
-{"agents": [{"id": "a1", "type": "search", "input": "In which city was Ilsa Marrow born?"}, {"id": "a2", "type": "search", "input": "In which country is ${a1}?"}]}
-"""  # noqa: E501
+{"agents": [{"id": "a1", "type": "search", "input": "In which city was Ilsa Marrow born?"}, \
+{"id": "a2", "type": "search", "input": "In which country is ${a1}?"}]}
+"""
 
 
 def example_bank() -> list[str]:
@@ -65,10 +69,20 @@ def nearest_example_messages(blocks: list[str]):  # noqa: ANN201
 async def main(out: Path, questions: int) -> None:
     orchestrator.plan_messages = nearest_example_messages(example_bank())
     config = RunConfig(
-        task=TASK, split="test", n_questions=questions, n_plans=8, seed=0, degree="dag", constrained=True,
-        temperature=0.9, plan_max_tokens=320, agent_max_tokens=192, agent_max_samples=3, agent_max_rounds=1,
+        task=TASK,
+        split="test",
+        n_questions=questions,
+        n_plans=8,
+        seed=0,
+        degree="dag",
+        constrained=True,
+        temperature=0.9,
+        plan_max_tokens=320,
+        agent_max_tokens=192,
+        agent_max_samples=3,
+        agent_max_rounds=1,
         agent_context="final",
-    )  # fmt: skip
+    )
     async with open_llm("local") as llm:
         await arollout(load_task(TASK), llm, out, config, parallel_questions=4)
 

@@ -37,8 +37,14 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 async def sample_degree(llm, task, degree: str, args: argparse.Namespace) -> dict:  # noqa: ANN001
-    config = RunConfig(task=args.task, degree=degree, constrained=True, temperature=args.temperature,
-                       plan_max_tokens=args.plan_max_tokens, seed=args.seed)  # fmt: skip
+    config = RunConfig(
+        task=args.task,
+        degree=degree,
+        constrained=True,
+        temperature=args.temperature,
+        plan_max_tokens=args.plan_max_tokens,
+        seed=args.seed,
+    )
     orch = Orchestrator(llm, orchestrator_config(config), agent_types_for(task))
     questions = task.questions(args.questions, split="train", seed=args.seed)
     start = time.perf_counter()
@@ -56,10 +62,15 @@ async def sample_degree(llm, task, degree: str, args: argparse.Namespace) -> dic
     total = len(questions) * args.plans
     lo, hi = wilson(valid, total)
     return {
-        "degree": degree, "plans": total, "valid": valid, "valid_share": valid / total, "interval": [lo, hi],
-        "rules": dict(rules.most_common()), "shapes_by_kind": {k: dict(c.most_common()) for k, c in shapes.items()},
+        "degree": degree,
+        "plans": total,
+        "valid": valid,
+        "valid_share": valid / total,
+        "interval": [lo, hi],
+        "rules": dict(rules.most_common()),
+        "shapes_by_kind": {k: dict(c.most_common()) for k, c in shapes.items()},
         "wall_s": round(time.perf_counter() - start, 1),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:
@@ -83,13 +94,21 @@ def main() -> None:
         for r in asyncio.run(all_degrees()):
             results.append(r)
             lo, hi = r["interval"]
-            print(f"{r['degree']:6s} valid {r['valid']}/{r['plans']} = {100 * r['valid_share']:.1f}% "
-                  f"[{100 * lo:.1f}, {100 * hi:.1f}]  rules {r['rules']}  ({r['wall_s']} s)")  # fmt: skip
+            print(
+                f"{r['degree']:6s} valid {r['valid']}/{r['plans']} = {100 * r['valid_share']:.1f}% "
+                f"[{100 * lo:.1f}, {100 * hi:.1f}]  rules {r['rules']}  ({r['wall_s']} s)"
+            )
             for kind, shapes in r["shapes_by_kind"].items():
                 print(f"    {kind:10s} " + "; ".join(f"{s} x{n}" for s, n in shapes.items()))
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"task": args.task, "model": args.model, "questions": args.questions, "plans_per_question": args.plans,
-               "temperature": args.temperature, "results": results}  # fmt: skip
+    payload = {
+        "task": args.task,
+        "model": args.model,
+        "questions": args.questions,
+        "plans_per_question": args.plans,
+        "temperature": args.temperature,
+        "results": results,
+    }
     OUT.write_text(json.dumps({**payload, "stamp": stamp()}, indent=2) + "\n")
     print(f"wrote {OUT}")
 

@@ -1,6 +1,6 @@
 """Reward under a training job's load (issue 39): 200 concurrent clients against one `orchrm serve`.
 
-    PYTHONPATH=src python bench/reward_load.py                 # trains a small MiniLM RM first (~1 min)
+    PYTHONPATH=src python bench/reward_load.py                 # trains a small MiniLM RM first
     PYTHONPATH=src python bench/reward_load.py --clients 200 --rm path/to/rm
 
 Starts `orchrm serve` (a real MiniLM RM) in its own process, twice: with the default scoring queue (512 requests,
@@ -108,8 +108,13 @@ def burst(call: Callable[[str, str], float | None], items: list[tuple[str, str]]
     wall = time.perf_counter() - start
     lat = sorted(s for _, s in results)
     counts = {k: sum(r[0] == k for r in results) for k in ("scored", "penalised", "unscored", "errors")}
-    return {**counts, "wall_s": round(wall, 2), "p50_s": round(statistics.median(lat), 3),
-            "p99_s": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))], 3), "max_s": round(lat[-1], 3)}  # fmt: skip
+    return {
+        **counts,
+        "wall_s": round(wall, 2),
+        "p50_s": round(statistics.median(lat), 3),
+        "p99_s": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))], 3),
+        "max_s": round(lat[-1], 3),
+    }
 
 
 def run_server(
@@ -119,8 +124,12 @@ def run_server(
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
     extra = ["--queue-requests", str(queue[0]), "--queue-items", str(queue[1])] if queue else []
-    server = subprocess.Popen([python, "-m", "orchrm", "serve", "--rm", str(rm), "--port", str(port), *extra],
-                              env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)  # fmt: skip
+    server = subprocess.Popen(
+        [python, "-m", "orchrm", "serve", "--rm", str(rm), "--port", str(port), *extra],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -156,8 +165,12 @@ def main() -> None:
     # The mark: every orchrm client (RemoteScorer and each adapter in url= mode) under either queue, and the
     # OpenRLHF route under the default queue. The route under the old queue shows what a client that does not
     # wait out a 503 meets (OpenRLHF's own client retries a few times; this bench sends once).
-    paths = [r for name, q in out["queues"].items() for k, r in q.items()
-             if k != "server_log" and (k != "OpenRLHF POST /openrlhf" or name.startswith("default"))]  # fmt: skip
+    paths = [
+        r
+        for name, q in out["queues"].items()
+        for k, r in q.items()
+        if k != "server_log" and (k != "OpenRLHF POST /openrlhf" or name.startswith("default"))
+    ]
     out["mark_all_scored"] = all(r["scored"] == args.clients and not r["errors"] and not r["penalised"] for r in paths)
     out["load_1min_after"] = os.getloadavg()[0]
     OUT.parent.mkdir(parents=True, exist_ok=True)

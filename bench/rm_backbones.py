@@ -83,9 +83,14 @@ def load_data(run: Path, limit: int | None) -> Data:
     grouped = first_plans(read_traces(locate_traces(run / "bon" / "heldout")), qids, loop.n_plans)
     prior = ShapePrior.from_file(run / "train", strength=loop.bon.prior_strength, exclude=qids)
     return Data(
-        loop=loop, train=train[:limit], val=val[:limit], stats=json.loads((run / "pairs" / STATS_FILE).read_text()),
-        grouped=grouped, prior=prior, committed=read_results(run / "bon").dump(),
-    )  # fmt: skip
+        loop=loop,
+        train=train[:limit],
+        val=val[:limit],
+        stats=json.loads((run / "pairs" / STATS_FILE).read_text()),
+        grouped=grouped,
+        prior=prior,
+        committed=read_results(run / "bon").dump(),
+    )
 
 
 def config_for(backbone: str, data: Data, args: argparse.Namespace) -> RMConfig:
@@ -108,12 +113,19 @@ def trained(
             sys.exit(f"{folder} was trained on other pairs or settings; delete it or pass another --models")
         print(f"{backbone}: reusing {folder}", flush=True)
         return rm, before.get("training", {"seconds": None, "note": "trained in an earlier sitting"})
-    print(f"{backbone}: training on {len(data.train)} pairs ({config.epochs} epochs, batch {config.batch_size}, "
-          f"max_length {config.max_length}, lr {config.learning_rate})", flush=True)  # fmt: skip
+    print(
+        f"{backbone}: training on {len(data.train)} pairs ({config.epochs} epochs, batch {config.batch_size}, "
+        f"max_length {config.max_length}, lr {config.learning_rate})",
+        flush=True,
+    )
     result = train_reward_model(data.train, data.val, config, pair_stats=data.stats)
     result.model.save(folder)
-    info = {"seconds": round(result.train_seconds, 1), "pairs_per_second": round(result.pairs_per_second, 3),
-            "best_epoch": result.best_epoch, "history": [h.__dict__ for h in result.history]}  # fmt: skip
+    info = {
+        "seconds": round(result.train_seconds, 1),
+        "pairs_per_second": round(result.pairs_per_second, 3),
+        "best_epoch": result.best_epoch,
+        "history": [h.__dict__ for h in result.history],
+    }
     return RewardModel.load(folder), info  # scored as the saved folder loads, after its round trip
 
 
@@ -121,8 +133,11 @@ def scores(rm: RewardModel, data: Data, before: dict[str, Any]) -> dict[str, Any
     """The RM's rewards on the validation pairs and on every held-out best-of-N plan (reused when the results
     file holds them for these very weights and items)."""
     old = before.get("scores") or {}
-    if old.get("weights_sha256") == rm.card.weights_sha256 and len(old.get("val_chosen", [])) == len(data.val) \
-            and set(old.get("bon_rewards", {})) == set(data.grouped):  # fmt: skip
+    if (
+        old.get("weights_sha256") == rm.card.weights_sha256
+        and len(old.get("val_chosen", [])) == len(data.val)
+        and set(old.get("bon_rewards", {})) == set(data.grouped)
+    ):
         return old
     start = time.perf_counter()
     chosen = rm.score_rendered([(r.prompt, r.chosen) for r in data.val])
@@ -130,11 +145,17 @@ def scores(rm: RewardModel, data: Data, before: dict[str, Any]) -> dict[str, Any
     val_s = time.perf_counter() - start
     rewards, rm_s, _ = score_plans(rm, data.grouped)
     return {
-        "weights_sha256": rm.card.weights_sha256, "val_chosen": chosen, "val_rejected": rejected,
-        "bon_rewards": rewards, "bon_rm_s": rm_s,
-        "seconds": {"val_pairs": round(val_s, 1), "bon_plans": round(sum(rm_s.values()), 1),
-                    "plans_per_second": round(sum(map(len, rewards.values())) / max(sum(rm_s.values()), 1e-9), 2)},
-    }  # fmt: skip
+        "weights_sha256": rm.card.weights_sha256,
+        "val_chosen": chosen,
+        "val_rejected": rejected,
+        "bon_rewards": rewards,
+        "bon_rm_s": rm_s,
+        "seconds": {
+            "val_pairs": round(val_s, 1),
+            "bon_plans": round(sum(rm_s.values()), 1),
+            "plans_per_second": round(sum(map(len, rewards.values())) / max(sum(rm_s.values()), 1e-9), 2),
+        },
+    }
 
 
 def pair_accuracy(val: list[PairRow], credit: list[float], resamples: int, seed: int) -> dict[str, Any]:
@@ -160,11 +181,13 @@ def bon_results(data: Data, s: dict[str, Any]) -> tuple[dict[str, Any], list[Cas
     config = data.loop.bon.model_copy(update={"judge": False})
     r = compute_results(cases, config, [], meta=RunInfo(task=data.loop.task, prior=data.prior.summary())).dump()
     summary = {
-        "questions": r["questions"], "n": r["n"],
+        "questions": r["questions"],
+        "n": r["n"],
         "accuracy": {m: v["accuracy"] for m, v in r["methods"].items()},
-        "auc": r["auc"], "rm_minus": {k.removeprefix("rm_minus_"): v for k, v in r["marks"].items() if k.startswith("rm_minus_")},
+        "auc": r["auc"],
+        "rm_minus": {k.removeprefix("rm_minus_"): v for k, v in r["marks"].items() if k.startswith("rm_minus_")},
         "gap_closed_random_to_oracle": r["marks"]["gap_closed_random_to_oracle"],
-    }  # fmt: skip
+    }
     return summary, cases
 
 
@@ -185,12 +208,19 @@ def measure(backbone: str, data: Data, args: argparse.Namespace, before: dict[st
     credit = [float(c > r) for c, r in zip(s["val_chosen"], s["val_rejected"], strict=True)]
     summary, cases = bon_results(data, s)
     entry = {
-        "kind": rm.card.backbone_kind, "folder": str(folder), "backbone": rm.card.backbone,
-        "backbone_sha256": rm.card.backbone_sha256, "weights_sha256": rm.card.weights_sha256,
-        "config": config.model_dump(), "training": training, "val_accuracy_in_training": rm.card.metrics.get("val_accuracy"),
+        "kind": rm.card.backbone_kind,
+        "folder": str(folder),
+        "backbone": rm.card.backbone,
+        "backbone_sha256": rm.card.backbone_sha256,
+        "weights_sha256": rm.card.weights_sha256,
+        "config": config.model_dump(),
+        "training": training,
+        "val_accuracy_in_training": rm.card.metrics.get("val_accuracy"),
         "pairwise_accuracy": pair_accuracy(data.val, credit, data.loop.bon.resamples, data.loop.bon.seed),
-        "bon": summary, "scoring_seconds": s["seconds"], "scores": s,
-    }  # fmt: skip
+        "bon": summary,
+        "scoring_seconds": s["seconds"],
+        "scores": s,
+    }
     if args.limit is None and config.model_dump() == data.loop.rm.model_dump():  # the run's own RM, retrained
         entry["reproduces_committed"] = reproduces(summary, data.committed)
     return entry, cases
@@ -229,9 +259,11 @@ def compare(
     return {
         "pairwise_accuracy": Bootstrap(len(qids), res, seed).interval(pooled, wins_a, wins_b, n).model_dump(),
         "bon_rm_accuracy": Bootstrap(len(cases_a), res, seed).diff(correct[1], correct[0]).model_dump(),
-        "auc": {**Bootstrap(len(aucs), res, seed).diff([y for _, y in aucs], [x for x, _ in aucs]).model_dump(),
-                "n_questions": len(aucs)},
-    }  # fmt: skip
+        "auc": {
+            **Bootstrap(len(aucs), res, seed).diff([y for _, y in aucs], [x for x, _ in aucs]).model_dump(),
+            "n_questions": len(aucs),
+        },
+    }
 
 
 def iv(d: dict[str, Any] | None, scale: float = 100.0, digits: int = 1) -> str:
@@ -243,8 +275,10 @@ def iv(d: dict[str, Any] | None, scale: float = 100.0, digits: int = 1) -> str:
 
 
 def show(report: dict[str, Any]) -> str:
-    lines = [f"{report['pairs']['val']} validation pairs ({report['pairs']['val_questions']} questions); "
-             f"best-of-{report['bon_n']} on {report['bon_questions']} held-out questions"]  # fmt: skip
+    lines = [
+        f"{report['pairs']['val']} validation pairs ({report['pairs']['val_questions']} questions); "
+        f"best-of-{report['bon_n']} on {report['bon_questions']} held-out questions"
+    ]
     rows = {
         **report["backbones"],
         **{f"baseline: {k}": {"pairwise_accuracy": v} for k, v in report["baselines"].items()},
@@ -255,10 +289,12 @@ def show(report: dict[str, Any]) -> str:
         lines.append(f"{name}: pairwise accuracy % {iv(acc['overall'])}; {per}")
         if "bon" in e:
             b = e["bon"]
-            lines.append(f"    best-of-N rm accuracy % {iv(b['accuracy']['rm'])} (random {iv(b['accuracy']['random'])}, "
-                         f"shortest {iv(b['accuracy']['shortest'])}, prior {iv(b['accuracy'].get('prior'))}, "
-                         f"oracle {iv(b['accuracy']['oracle'])}); AUC rm {iv(b['auc']['rm'], 1, 3)}, "
-                         f"shortest {iv(b['auc']['shortest'], 1, 3)}, prior {iv(b['auc'].get('prior'), 1, 3)}")  # fmt: skip
+            lines.append(
+                f"    best-of-N rm accuracy % {iv(b['accuracy']['rm'])} (random {iv(b['accuracy']['random'])}, "
+                f"shortest {iv(b['accuracy']['shortest'])}, prior {iv(b['accuracy'].get('prior'))}, "
+                f"oracle {iv(b['accuracy']['oracle'])}); AUC rm {iv(b['auc']['rm'], 1, 3)}, "
+                f"shortest {iv(b['auc']['shortest'], 1, 3)}, prior {iv(b['auc'].get('prior'), 1, 3)}"
+            )
             lines.append(
                 f"    training {e['training'].get('seconds')} s; scoring {e['scoring_seconds']}"
                 + (f"; reproduces committed: {e['reproduces_committed']}" if "reproduces_committed" in e else "")
@@ -287,11 +323,19 @@ def main() -> None:
     before = json.loads(args.out.read_text()) if args.out.is_file() else {}
     report = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_average_at_start": os.getloadavg()},
-        "run": str(args.run), "limit": args.limit,
-        "pairs": {"train": len(data.train), "val": len(data.val), "val_questions": len({r.question_id for r in data.val})},
-        "bon_questions": len(data.grouped), "bon_n": data.loop.n_plans,
-        "baselines": baselines(data), "backbones": {}, "comparison": {},
-    }  # fmt: skip
+        "run": str(args.run),
+        "limit": args.limit,
+        "pairs": {
+            "train": len(data.train),
+            "val": len(data.val),
+            "val_questions": len({r.question_id for r in data.val}),
+        },
+        "bon_questions": len(data.grouped),
+        "bon_n": data.loop.n_plans,
+        "baselines": baselines(data),
+        "backbones": {},
+        "comparison": {},
+    }
     cases = {}
     for backbone in args.backbones:
         entry, cases[backbone] = measure(backbone, data, args, before.get("backbones", {}).get(backbone, {}))

@@ -30,14 +30,38 @@ PAIRS = Path(__file__).parent / "results" / "orchestration" / "mix_world_qa+chai
 
 
 def _run(pairs: Path, out: Path, processes: int, batch_size: int, epochs: int) -> dict:
-    verb = ["-m", "orchrm", "train-rm", str(pairs), "--out", str(out), "--epochs", str(epochs),
-            "--batch-size", str(batch_size // processes)]  # fmt: skip
+    verb = [
+        "-m",
+        "orchrm",
+        "train-rm",
+        str(pairs),
+        "--out",
+        str(out),
+        "--epochs",
+        str(epochs),
+        "--batch-size",
+        str(batch_size // processes),
+    ]
     if processes == 1:
         cmd = [sys.executable, *verb]
     else:
         accelerate = shutil.which("accelerate", path=str(Path(sys.executable).parent)) or "accelerate"
-        cmd = [accelerate, "launch", "--multi_gpu", "--num_processes", str(processes), "--num_machines", "1",
-               "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0", *verb]  # fmt: skip
+        cmd = [
+            accelerate,
+            "launch",
+            "--multi_gpu",
+            "--num_processes",
+            str(processes),
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+            "--main_process_port",
+            "0",
+            *verb,
+        ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -84,19 +108,26 @@ def main() -> None:
         pairs = _with_manifest(args.pairs, Path(tmp) / "pairs")
         rows = [_run(pairs, Path(tmp) / f"rm{n}", n, args.batch_size, args.epochs) for n in (1, 2)]
     for r in rows:
-        print(f"{r['processes']} process(es): held-out accuracy {r['val_accuracy']:.4f} (epoch {r['best_epoch']}), "
-              f"losses {r['train_loss_per_epoch']}, {r['wall_s']} s")  # fmt: skip
+        print(
+            f"{r['processes']} process(es): held-out accuracy {r['val_accuracy']:.4f} (epoch {r['best_epoch']}), "
+            f"losses {r['train_loss_per_epoch']}, {r['wall_s']} s"
+        )
     result = {
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "shared": "2 CPU cores shared with other jobs: wall times are indicative only",
-                    "load_average_at_start": [round(x, 2) for x in load]},
-        "pairs": str(args.pairs.relative_to(Path(__file__).parent.parent)) if args.pairs.is_relative_to(Path(__file__).parent.parent) else str(args.pairs),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "shared": "2 CPU cores shared with other jobs: wall times are indicative only",
+            "load_average_at_start": [round(x, 2) for x in load],
+        },
+        "pairs": str(args.pairs.relative_to(Path(__file__).parent.parent))
+        if args.pairs.is_relative_to(Path(__file__).parent.parent)
+        else str(args.pairs),
         "global_batch": args.batch_size,
         "epochs": args.epochs,
         "runs": rows,
         "accuracy_difference": round(rows[1]["val_accuracy"] - rows[0]["val_accuracy"], 4),
         "one_pair_of_val": round(1 / rows[0]["val_pairs"], 4),
-    }  # fmt: skip
+    }
     existing = json.loads(args.out.read_text()) if args.out.exists() else {}
     existing[result["pairs"]] = result  # one entry per pairs folder
     args.out.write_text(json.dumps({**existing, "stamp": stamp()}, indent=2) + "\n")

@@ -134,7 +134,9 @@ async def main_async(args: argparse.Namespace) -> dict:
     report: dict = {
         "settings": vars(args),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "note": "Response cache off. Agent-type costs and degree validity were measured concurrently on one llama-server (4 slots), on a shared 2-core machine where other jobs competed for CPU: wall times and questions/hour are pessimistic; tokens, validity and overhead shares are not affected.",
+        "note": "Response cache off. Agent-type costs and degree validity were measured concurrently on one "
+        "llama-server (4 slots), on a shared 2-core machine where other jobs competed for CPU: wall times and "
+        "questions/hour are pessimistic; tokens, validity and overhead shares are not affected.",
     }
     llm = open_llm("local", model=args.model, cache=False, timeout_s=3600.0)
     try:

@@ -107,8 +107,12 @@ def bills(traces: list[Trace]) -> dict[str, float]:
         rm += sampled + (statistics.fmean(runs) if runs else 0.0)
         majority += sampled + sum(runs)
     n = max(len(by_q), 1)
-    return {"plan_per_question": plan / n, "rm_per_question": rm / n, "majority_per_question": majority / n,
-            "rm_over_majority": rm / majority if majority else None}  # fmt: skip
+    return {
+        "plan_per_question": plan / n,
+        "rm_per_question": rm / n,
+        "majority_per_question": majority / n,
+        "rm_over_majority": rm / majority if majority else None,
+    }
 
 
 async def run_arm(arm: str, questions: int, seed: int, work: Path) -> dict:
@@ -118,10 +122,20 @@ async def run_arm(arm: str, questions: int, seed: int, work: Path) -> dict:
         await llm.aping()
         reference = await reference_decode(llm)
         config = RunConfig(
-            version=VERSIONS[arm], task=TASK, split="test", n_questions=questions, n_plans=8, seed=seed,
-            degree="dag", constrained=True, temperature=0.9, plan_max_tokens=320, agent_max_tokens=192,
-            agent_max_samples=3, agent_max_rounds=1,
-        )  # fmt: skip
+            version=VERSIONS[arm],
+            task=TASK,
+            split="test",
+            n_questions=questions,
+            n_plans=8,
+            seed=seed,
+            degree="dag",
+            constrained=True,
+            temperature=0.9,
+            plan_max_tokens=320,
+            agent_max_tokens=192,
+            agent_max_samples=3,
+            agent_max_rounds=1,
+        )
         out = work / f"{arm}.{seed}"
         before = counters(llm)
         start = time.perf_counter()
@@ -136,21 +150,32 @@ async def run_arm(arm: str, questions: int, seed: int, work: Path) -> dict:
     decode = served["tokens_predicted_total"] / wall
     ledger = llm.ledger.totals()
     return {
-        "arm": arm, "questions": questions, "seed": seed, "plans": len(traces), "executed_plans": executed,
-        "valid_plans": sum(t.valid for t in traces), "correct": sum(bool(t.score and t.score.correct) for t in traces),
-        "wall_s": round(wall, 1), "plans_per_minute": round(executed / wall * 60, 2),
+        "arm": arm,
+        "questions": questions,
+        "seed": seed,
+        "plans": len(traces),
+        "executed_plans": executed,
+        "valid_plans": sum(t.valid for t in traces),
+        "correct": sum(bool(t.score and t.score.correct) for t in traces),
+        "wall_s": round(wall, 1),
+        "plans_per_minute": round(executed / wall * 60, 2),
         "traces_per_minute": round(len(traces) / wall * 60, 2),
-        "server_prompt_tokens": served["prompt_tokens_total"], "server_cached_prompt_tokens": served["prompt_tokens_cached_total"],
+        "server_prompt_tokens": served["prompt_tokens_total"],
+        "server_cached_prompt_tokens": served["prompt_tokens_cached_total"],
         "server_decoded_tokens": served["tokens_predicted_total"],
         # seconds the server spent processing prompts and generating (slots overlap: may exceed the wall)
         "server_prompt_s": round(served.get("prompt_seconds_total", 0.0), 1),
         "server_decode_s": round(served.get("tokens_predicted_seconds_total", 0.0), 1),
         "prompt_tokens_per_plan": round(served["prompt_tokens_total"] / max(executed, 1), 1),
-        "decode_tok_s": round(decode, 2), "reference_tok_s": round(reference, 2),
+        "decode_tok_s": round(decode, 2),
+        "reference_tok_s": round(reference, 2),
         "decode_vs_reference": round(decode / reference, 3),
-        "ledger": {k: v.model_dump() | {"processed_prompt_tokens": v.processed_prompt_tokens} for k, v in ledger.items()},
-        "billing": bills(traces), "prompt_by_agent": prompt_by_agent(traces),
-    }  # fmt: skip
+        "ledger": {
+            k: v.model_dump() | {"processed_prompt_tokens": v.processed_prompt_tokens} for k, v in ledger.items()
+        },
+        "billing": bills(traces),
+        "prompt_by_agent": prompt_by_agent(traces),
+    }
 
 
 def pooled(rs: list[dict]) -> dict[str, float]:
@@ -161,11 +186,14 @@ def pooled(rs: list[dict]) -> dict[str, float]:
     decode_only_s = sum(r["server_decoded_tokens"] / r["reference_tok_s"] for r in rs)
     rm = sum(r["billing"]["rm_per_question"] for r in rs)
     majority = sum(r["billing"]["majority_per_question"] for r in rs)
-    return {"runs": len(rs), "plans_per_minute": round(executed / wall * 60, 2),
-            "prompt_tokens_per_plan": round(sum(r["server_prompt_tokens"] for r in rs) / executed, 1),
-            "decode_vs_reference": round(statistics.fmean(r["decode_vs_reference"] for r in rs), 3),
-            "rm_over_majority": round(rm / majority, 3),
-            "decode_ceiling_ppm": round(executed / decode_only_s * 60, 2)}  # fmt: skip
+    return {
+        "runs": len(rs),
+        "plans_per_minute": round(executed / wall * 60, 2),
+        "prompt_tokens_per_plan": round(sum(r["server_prompt_tokens"] for r in rs) / executed, 1),
+        "decode_vs_reference": round(statistics.fmean(r["decode_vs_reference"] for r in rs), 3),
+        "rm_over_majority": round(rm / majority, 3),
+        "decode_ceiling_ppm": round(executed / decode_only_s * 60, 2),
+    }
 
 
 def summary(runs: list[dict]) -> dict:

@@ -92,7 +92,8 @@ async def main_async(args: argparse.Namespace) -> dict:
     boot = Bootstrap(len(base), args.resamples, seed=0)
     diffs = {k: boot.diff([r[k] for r in after], [r[k] for r in before]).model_dump() for k in before[0]}
     return {
-        "benchmark": "search agent (skip found documents, search before a guessed answer) vs its recorded baseline, same plans",
+        "benchmark": "search agent (skip found documents, search before a guessed answer) "
+        "vs its recorded baseline, same plans",
         "model": config.model_id,
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
         "questions": len(rank),

@@ -62,11 +62,13 @@ def occupancy(samples: list[tuple[float, int, int]], skip_s: float) -> dict | No
     slots = span[0][2]
     counts = [b for _, b, _ in span]
     return {
-        "seconds": round(span[-1][0] - span[0][0], 1), "samples": len(span), "slots": slots,
+        "seconds": round(span[-1][0] - span[0][0], 1),
+        "samples": len(span),
+        "slots": slots,
         "mean_busy_slots": round(statistics.fmean(counts), 2),
         "share_all_busy": round(sum(c == slots for c in counts) / len(counts), 3),
         "share_idle": round(sum(c == 0 for c in counts) / len(counts), 3),
-    }  # fmt: skip
+    }
 
 
 def log_split(path: Path) -> dict:
@@ -82,11 +84,15 @@ def log_split(path: Path) -> dict:
         elif port is None and (m := PORT_IN_LOG.search(line)):
             port = m[1]
     return {
-        "log": path.name, "port": port, "requests": int(requests),
-        "prompt_tokens_processed": int(p_n), "prompt_slot_s": round(p_ms / 1000, 1),
-        "decoded_tokens": int(d_n), "decode_slot_s": round(d_ms / 1000, 1),
+        "log": path.name,
+        "port": port,
+        "requests": int(requests),
+        "prompt_tokens_processed": int(p_n),
+        "prompt_slot_s": round(p_ms / 1000, 1),
+        "decoded_tokens": int(d_n),
+        "decode_slot_s": round(d_ms / 1000, 1),
         "decode_tok_per_slot_s": round(d_n / (d_ms / 1000), 2) if d_ms else None,
-    }  # fmt: skip
+    }
 
 
 def summarize(poll_file: Path, logs: Path, since: float, skip_s: float) -> dict:
@@ -104,8 +110,14 @@ def summarize(poll_file: Path, logs: Path, since: float, skip_s: float) -> dict:
     for port, samples in sorted(by_port.items(), key=lambda kv: kv[1][0][0]):
         occ = occupancy(samples, skip_s)
         if occ is not None:
-            servers.append({"port": port, "started": time.strftime("%H:%M:%S", time.localtime(samples[0][0])),
-                            "occupancy": occ, "tokens": splits.get(port)})  # fmt: skip
+            servers.append(
+                {
+                    "port": port,
+                    "started": time.strftime("%H:%M:%S", time.localtime(samples[0][0])),
+                    "occupancy": occ,
+                    "tokens": splits.get(port),
+                }
+            )
     return {"poll_file": str(poll_file), "skip_s": skip_s, "servers": servers}
 
 
@@ -137,10 +149,13 @@ def main() -> None:
         args.out.write_text(text)
     for srv in report["servers"]:
         o, t = srv["occupancy"], srv["tokens"] or {}
-        print(f"{srv['started']} port {srv['port']}: {o['mean_busy_slots']}/{o['slots']} slots busy over {o['seconds']:.0f} s "
-              f"(all busy {100 * o['share_all_busy']:.0f}%, idle {100 * o['share_idle']:.0f}%); prompt tokens processed "
-              f"{t.get('prompt_tokens_processed')}, decoded {t.get('decoded_tokens')} "
-              f"({t.get('decode_tok_per_slot_s')} tok/s a busy slot)")  # fmt: skip
+        print(
+            f"{srv['started']} port {srv['port']}: {o['mean_busy_slots']}/{o['slots']} slots busy "
+            f"over {o['seconds']:.0f} s "
+            f"(all busy {100 * o['share_all_busy']:.0f}%, idle {100 * o['share_idle']:.0f}%); prompt tokens processed "
+            f"{t.get('prompt_tokens_processed')}, decoded {t.get('decoded_tokens')} "
+            f"({t.get('decode_tok_per_slot_s')} tok/s a busy slot)"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A 1-item request beside heavy clients, and connections held open, against `orchrm serve` (issue 25).
 
-    PYTHONPATH=src python bench/server_fair.py                # trains a small MiniLM RM first (~1 min)
+    PYTHONPATH=src python bench/server_fair.py                # trains a small MiniLM RM first
     PYTHONPATH=src python bench/server_fair.py --rm path/to/rm --probes 200
 
 Starts `orchrm serve` in its own process (a real MiniLM RM, max_length 256) and measures:
@@ -149,8 +149,23 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
         log_path = Path(tmp) / "server.log"
         with open(log_path, "w") as log_file:
-            server = subprocess.Popen([sys.executable, "-m", "orchrm", "serve", "--rm", str(rm), "--port", str(port),
-                                       "--read-timeout", str(args.read_timeout)], env=env, stdout=log_file, stderr=subprocess.STDOUT)  # fmt: skip
+            server = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "orchrm",
+                    "serve",
+                    "--rm",
+                    str(rm),
+                    "--port",
+                    str(port),
+                    "--read-timeout",
+                    str(args.read_timeout),
+                ],
+                env=env,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
             try:
                 result = measure(url, args)
             finally:
@@ -162,9 +177,13 @@ def main() -> None:
         "tracebacks": log.count("Traceback"),
         "asgi_exceptions": log.count("Exception in ASGI application"),
     }
-    result["marks"] = {"probe_p99_under_0.5s": result["with_heavy"]["p99_s"] < 0.5,
-                       "held_open_closed_in_time": all(h["closed_after_s"] < args.read_timeout + 1 and h["status"].endswith("408")
-                                                       for h in result["held_open"].values())}  # fmt: skip
+    result["marks"] = {
+        "probe_p99_under_0.5s": result["with_heavy"]["p99_s"] < 0.5,
+        "held_open_closed_in_time": all(
+            h["closed_after_s"] < args.read_timeout + 1 and h["status"].endswith("408")
+            for h in result["held_open"].values()
+        ),
+    }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({**result, "stamp": stamp()}, indent=2) + "\n")
     print(json.dumps(result, indent=2))

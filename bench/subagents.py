@@ -82,8 +82,15 @@ async def run_probe(name: str, items: list, llm, task, context: str, max_tokens:
     rows = await asyncio.gather(*(one(q, p, b) for q, p, b in items))
     n = len(rows)
     k = sum(r["correct"] for r in rows)
-    out = {"probe": name, "context": context, "n": n, "accuracy": k / n if n else 0.0, "interval": wilson(k, n),
-           "tokens_per_question": sum(r["tokens"] for r in rows) / max(n, 1), "rows": rows}  # fmt: skip
+    out = {
+        "probe": name,
+        "context": context,
+        "n": n,
+        "accuracy": k / n if n else 0.0,
+        "interval": wilson(k, n),
+        "tokens_per_question": sum(r["tokens"] for r in rows) / max(n, 1),
+        "rows": rows,
+    }
     hops = [r["hop1"] for r in rows if r["hop1"] is not None]
     if hops:
         out["hop1_accuracy"], out["hop1_interval"] = sum(hops) / len(hops), wilson(sum(hops), len(hops))
@@ -101,20 +108,29 @@ def main() -> None:
     args = ap.parse_args()
     world, chain = load_task("world_qa"), load_task("chain_sum")
     n = args.questions
-    lookups = [(q, plan_of([{"id": "find", "type": "search", "input": q.question}]), None)
-               for q in of_kind(world, "lookup", n)]  # fmt: skip
+    lookups = [
+        (q, plan_of([{"id": "find", "type": "search", "input": q.question}]), None) for q in of_kind(world, "lookup", n)
+    ]
     bridges = []
     for q in of_kind(world, "bridge", n):
         first, second = HOPS[q.metadata["template"]]
-        plan = plan_of([{"id": "hop1", "type": "search", "input": first.format(e=q.metadata["entities"][0])},
-                        {"id": "hop2", "type": "search", "input": second}])  # fmt: skip
+        plan = plan_of(
+            [
+                {"id": "hop1", "type": "search", "input": first.format(e=q.metadata["entities"][0])},
+                {"id": "hop2", "type": "search", "input": second},
+            ]
+        )
         bridges.append((q, plan, q.metadata["docs"][1].split(":", 1)[1]))
     sums = chain.questions(n, split="test")
     python = [(q, plan_of([{"id": "calc", "type": "python", "input": q.question}]), None) for q in sums]
     cot = [(q, plan_of([{"id": "solve", "type": "cot", "input": q.question}]), None) for q in sums]
-    probes = [("lookup: search", lookups, world, "final"), ("bridge: search | search", bridges, world, "final"),
-              ("bridge: search | search", bridges, world, "all"), ("chain_sum: python", python, chain, "final"),
-              ("chain_sum: cot", cot, chain, "final")]  # fmt: skip
+    probes = [
+        ("lookup: search", lookups, world, "final"),
+        ("bridge: search | search", bridges, world, "final"),
+        ("bridge: search | search", bridges, world, "all"),
+        ("chain_sum: python", python, chain, "final"),
+        ("chain_sum: cot", cot, chain, "final"),
+    ]
     wanted = {p.strip() for p in args.probes.split(",")}
     probes = [p for p in probes if p[0].split(":")[0] in wanted]
     # Results of probes not run this time are kept, so probes can be run one sitting at a time.
@@ -124,8 +140,11 @@ def main() -> None:
         for name, items, task, ctx in probes:
             r = asyncio.run(run_probe(name, items, llm, task, ctx, args.agent_max_tokens))
             hop = f"  hop 1 {100 * r['hop1_accuracy']:.0f}% {r['hop1_interval']}" if "hop1_accuracy" in r else ""
-            print(f"{r['probe']:26s} context={r['context']:5s} {100 * r['accuracy']:5.1f}% {r['interval']} "
-                  f"n={r['n']}  {r['tokens_per_question']:.0f} tok/q{hop}", flush=True)  # fmt: skip
+            print(
+                f"{r['probe']:26s} context={r['context']:5s} {100 * r['accuracy']:5.1f}% {r['interval']} "
+                f"n={r['n']}  {r['tokens_per_question']:.0f} tok/q{hop}",
+                flush=True,
+            )
             results.append(r)
             OUT.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(

@@ -123,13 +123,26 @@ BASE_OF = {
     "scratch-entropy": "base-bare",
     "scratch-diverse": "base-bare",
 }  # the evaluation each arm starts from
-REWARD_OF = {"rm": "rm", "execute": "execute", "scratch": "rm", "prior": "prior", "rm-decoder": "rm", "router": "router",
-             "valid": "valid", "scratch-kl": "rm", "scratch-entropy": "rm", "scratch-diverse": "rm"}  # fmt: skip
+REWARD_OF = {
+    "rm": "rm",
+    "execute": "execute",
+    "scratch": "rm",
+    "prior": "prior",
+    "rm-decoder": "rm",
+    "router": "router",
+    "valid": "valid",
+    "scratch-kl": "rm",
+    "scratch-entropy": "rm",
+    "scratch-diverse": "rm",
+}
 # The from-scratch remedies (issue #24 item 4): `scratch` again with a KL term to the base policy (TRL's old
 # default coefficient), with an entropy bonus in the loss, or with a group kept diverse out of twice as many
 # draws (grpo/diverse.py). Everything else as `scratch`.
-REMEDY_OF: dict[str, dict[str, float | int]] = {"scratch-kl": {"beta": 0.04}, "scratch-entropy": {"entropy_coef": 0.05},
-                                          "scratch-diverse": {"diverse_draws": 2}}  # fmt: skip
+REMEDY_OF: dict[str, dict[str, float | int]] = {
+    "scratch-kl": {"beta": 0.04},
+    "scratch-entropy": {"entropy_coef": 0.05},
+    "scratch-diverse": {"diverse_draws": 2},
+}
 
 
 def kind(arm: str) -> str:
@@ -155,23 +168,49 @@ def arms_on_disk(root: Path) -> list[str]:
 
 # Paired on the same held-out questions at every step both arms evaluated (results.json "paired"; the last
 # such step also as "<a>_minus_<b>"). `prior.2` against `prior`: two runs of one arm, what noise alone gives.
-PAIRED = (("rm", "execute"), ("rm", "prior"), ("rm-decoder", "prior"), ("rm-decoder", "prior.2"), ("rm-decoder", "rm"),
-          ("rm-decoder", "execute"), ("prior.2", "prior"), ("rm", "router"), ("rm", "valid"), ("rm-decoder", "router"),
-          ("rm-decoder", "valid"))  # fmt: skip
+PAIRED = (
+    ("rm", "execute"),
+    ("rm", "prior"),
+    ("rm-decoder", "prior"),
+    ("rm-decoder", "prior.2"),
+    ("rm-decoder", "rm"),
+    ("rm-decoder", "execute"),
+    ("prior.2", "prior"),
+    ("rm", "router"),
+    ("rm", "valid"),
+    ("rm-decoder", "router"),
+    ("rm-decoder", "valid"),
+)
 
 
 def slug(task: str) -> str:
     return task.replace(":", "_").replace(",", "+")
 
 
-def eval_config(args: argparse.Namespace, label: str, llm, agent_llm, examples: bool = True) -> RunConfig:  # noqa: ANN001
+def eval_config(  # noqa: ANN001
+    args: argparse.Namespace, label: str, llm, agent_llm, examples: bool = True
+) -> RunConfig:
     return RunConfig(
         prompt_examples=examples,
-        task=args.task, split="test", n_questions=args.eval_questions, skip_questions=args.eval_skip, n_plans=args.eval_plans, seed=args.seed,
-        execute="all", degree="dag", temperature=args.temperature, top_p=0.95, plan_max_tokens=args.plan_max_tokens,
-        constrained=False, checkpoint=label, agent_max_tokens=args.agent_max_tokens, agent_max_samples=3,
-        agent_max_rounds=1, model_id=llm.backend.model_id, **agent_fields(llm, agent_llm),
-    )  # fmt: skip
+        task=args.task,
+        split="test",
+        n_questions=args.eval_questions,
+        skip_questions=args.eval_skip,
+        n_plans=args.eval_plans,
+        seed=args.seed,
+        execute="all",
+        degree="dag",
+        temperature=args.temperature,
+        top_p=0.95,
+        plan_max_tokens=args.plan_max_tokens,
+        constrained=False,
+        checkpoint=label,
+        agent_max_tokens=args.agent_max_tokens,
+        agent_max_samples=3,
+        agent_max_rounds=1,
+        model_id=llm.backend.model_id,
+        **agent_fields(llm, agent_llm),
+    )
 
 
 def ensure_rm(root: Path, arm: str) -> RewardModel:
@@ -211,8 +250,11 @@ def gone(root: Path, arm: str) -> bool:
     training it again would start a second run over its records."""
     if not (root / "arms" / arm / TOKENS_FILE).is_file() or eval_points(root / "arms" / arm):
         return False
-    print(f"{arm}: finished, and its checkpoints are not on this machine: not trained again; train a repeat "
-          f"({arm}.2) or a seed ({kind(arm)}@N)", flush=True)  # fmt: skip
+    print(
+        f"{arm}: finished, and its checkpoints are not on this machine: not trained again; train a repeat "
+        f"({arm}.2) or a seed ({kind(arm)}@N)",
+        flush=True,
+    )
     return True
 
 
@@ -224,13 +266,24 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
     rm = ensure_rm(root, kind(arm)) if reward == "rm" else None
     agent_llm = open_llm("local", cache=root / "responses.sqlite") if reward == "execute" else None
     config = GRPORunConfig(
-        task=args.task, policy=DEFAULT_MODEL, policy_sha256=weights.sha256, reward=reward,  # type: ignore[arg-type]
-        rm_sha256=rm.card.weights_sha256 if rm else "", agent_model_id=agent_llm.backend.model_id if agent_llm else "",
-        group_size=args.group, n_questions=args.train_questions, max_steps=args.steps, save_steps=args.eval_every,
-        learning_rate=args.lr, plan_max_tokens=args.plan_max_tokens, temperature=args.temperature,
-        seed=training_seed(arm, args.seed), sampler=resolve_sampler("auto", weights), prompt_examples=not bare(arm),
+        task=args.task,
+        policy=DEFAULT_MODEL,
+        policy_sha256=weights.sha256,
+        reward=reward,  # type: ignore[arg-type]
+        rm_sha256=rm.card.weights_sha256 if rm else "",
+        agent_model_id=agent_llm.backend.model_id if agent_llm else "",
+        group_size=args.group,
+        n_questions=args.train_questions,
+        max_steps=args.steps,
+        save_steps=args.eval_every,
+        learning_rate=args.lr,
+        plan_max_tokens=args.plan_max_tokens,
+        temperature=args.temperature,
+        seed=training_seed(arm, args.seed),
+        sampler=resolve_sampler("auto", weights),
+        prompt_examples=not bare(arm),
         **REMEDY_OF.get(kind(arm), {}),
-    )  # fmt: skip
+    )
     ledger = open_run(out, config)
     try:
         if rm is not None:
@@ -246,8 +299,15 @@ def train_arm(arm: str, args: argparse.Namespace, root: Path, deadline: float | 
             assert agent_llm is not None
             agent_llm.ledger = ledger
             scorer = ExecuteScorer(task, agent_llm, executor_config(eval_config(args, "x", agent_llm, agent_llm)))
-        result = train(config, task, weights, out, ledger=ledger, scorer=scorer,
-                       callbacks=[deadline_callback(deadline, args.eval_every)])  # fmt: skip
+        result = train(
+            config,
+            task,
+            weights,
+            out,
+            ledger=ledger,
+            scorer=scorer,
+            callbacks=[deadline_callback(deadline, args.eval_every)],
+        )
         print(f"{arm}: {result.steps} steps, tokens {result.tokens['total']['total_tokens']:,}", flush=True)
     finally:
         ledger.close()
@@ -321,8 +381,10 @@ def by_index(traces: list[Trace]) -> dict[str, list[int]]:
     """Correct and invalid plans per plan index. In a version-1 run plan i of every question is drawn with
     seed + i, so the i-th plans share one random stream: a seed that derails many plans shows here."""
     n = max((t.plan_index for t in traces), default=-1) + 1
-    return {"correct": [sum(bool(t.plan_index == i and t.score and t.score.correct) for t in traces) for i in range(n)],
-            "invalid": [sum(t.plan_index == i and not t.valid for t in traces) for i in range(n)]}  # fmt: skip
+    return {
+        "correct": [sum(bool(t.plan_index == i and t.score and t.score.correct) for t in traces) for i in range(n)],
+        "invalid": [sum(t.plan_index == i and not t.valid for t in traces) for i in range(n)],
+    }
 
 
 def shapes(traces: list[Trace], most: int = 6) -> dict[str, int]:
@@ -335,8 +397,10 @@ def by_kind(traces: list[Trace]) -> dict[str, dict]:
     cells: dict[str, list[Trace]] = defaultdict(list)
     for t in traces:
         cells[t.question_kind or t.question_id.split("/")[0]].append(t)
-    return {k: {"correct": sum(bool(t.score and t.score.correct) for t in ts), "plans": len(ts), "shapes": shapes(ts, 4)}
-            for k, ts in sorted(cells.items())}  # fmt: skip
+    return {
+        k: {"correct": sum(bool(t.score and t.score.correct) for t in ts), "plans": len(ts), "shapes": shapes(ts, 4)}
+        for k, ts in sorted(cells.items())
+    }
 
 
 def read_evaluation(folder: Path) -> dict | None:
@@ -345,15 +409,23 @@ def read_evaluation(folder: Path) -> dict | None:
     if traces_file is None:
         return None
     traces = list(read_traces(traces_file))
-    return {"per_question": per_question(traces), "first": per_question(traces, first_only=True), "plans": len(traces),
-            "by_index": by_index(traces), "shapes": shapes(traces), "by_kind": by_kind(traces)}  # fmt: skip
+    return {
+        "per_question": per_question(traces),
+        "first": per_question(traces, first_only=True),
+        "plans": len(traces),
+        "by_index": by_index(traces),
+        "shapes": shapes(traces),
+        "by_kind": by_kind(traces),
+    }
 
 
 def described(e: dict, qs: list[str], boot: Bootstrap) -> dict:
     """What the tables show of an evaluation over the questions `qs` (in that order: the bootstrap's draw)."""
-    return {"accuracy": boot.mean([e["per_question"][q] for q in qs]).model_dump(),
-            "first_plan": boot.mean([e["first"][q] for q in qs]).model_dump(),
-            **{k: e[k] for k in ("plans", "by_index", "shapes", "by_kind")}}  # fmt: skip
+    return {
+        "accuracy": boot.mean([e["per_question"][q] for q in qs]).model_dump(),
+        "first_plan": boot.mean([e["first"][q] for q in qs]).model_dump(),
+        **{k: e[k] for k in ("plans", "by_index", "shapes", "by_kind")},
+    }
 
 
 def arm_summary(
@@ -372,8 +444,14 @@ def arm_summary(
     by_step: dict[int, list[dict]] = defaultdict(list)
     for s in samples:
         by_step[s["step"]].append(s)
-    curve = [{"step": k, "valid": sum(s["valid"] for s in v) / len(v),
-              "reward": statistics.fmean(s["reward"] for s in v if s["reward"] is not None)} for k, v in sorted(by_step.items())]  # fmt: skip
+    curve = [
+        {
+            "step": k,
+            "valid": sum(s["valid"] for s in v) / len(v),
+            "reward": statistics.fmean(s["reward"] for s in v if s["reward"] is not None),
+        }
+        for k, v in sorted(by_step.items())
+    ]
     points = []
     for step, folder, info in evaluated(evals, arm_dir.name):
         e = load(folder)
@@ -387,15 +465,32 @@ def arm_summary(
         acc = e["per_question"]
         d = described(e, qs, boot)
         minus = boot.diff([acc[q] for q in qs], [base[q] for q in qs]).model_dump() if base is not None else None
-        points.append({"step": step, "accuracy": d.pop("accuracy"), "first_plan": d.pop("first_plan"), "minus_base": minus,
-                       "tokens": info["tokens"]["total"]["total_tokens"], **d})  # fmt: skip
+        points.append(
+            {
+                "step": step,
+                "accuracy": d.pop("accuracy"),
+                "first_plan": d.pop("first_plan"),
+                "minus_base": minus,
+                "tokens": info["tokens"]["total"]["total_tokens"],
+                **d,
+            }
+        )
     mean = lambda key: statistics.fmean(s[key] for s in steps) if steps else None  # noqa: E731
-    return {"reward": run["reward"], "seed": run["seed"], "learning_rate": run["learning_rate"], "group_size": run["group_size"],
-            "diverged": diverged(curve, samples, run["max_steps"]), "sampled_shapes": sampled_shapes(samples),
-            "drawn_shapes": drawn_shapes(arm_dir, run["max_steps"]),
-            "steps_done": max((s["step"] for s in steps), default=0), "tokens": tokens.get("categories", {}),
-            "total_tokens": tokens.get("total", {}).get("total_tokens", 0), "curve": curve, "evals": points,
-            "step_time": {k: mean(k) for k in ("generation_s", "sync_s", "reward_s", "update_s", "step_s")}}  # fmt: skip
+    return {
+        "reward": run["reward"],
+        "seed": run["seed"],
+        "learning_rate": run["learning_rate"],
+        "group_size": run["group_size"],
+        "diverged": diverged(curve, samples, run["max_steps"]),
+        "sampled_shapes": sampled_shapes(samples),
+        "drawn_shapes": drawn_shapes(arm_dir, run["max_steps"]),
+        "steps_done": max((s["step"] for s in steps), default=0),
+        "tokens": tokens.get("categories", {}),
+        "total_tokens": tokens.get("total", {}).get("total_tokens", 0),
+        "curve": curve,
+        "evals": points,
+        "step_time": {k: mean(k) for k in ("generation_s", "sync_s", "reward_s", "update_s", "step_s")},
+    }
 
 
 def sample_shape(sample: dict) -> str:
@@ -416,8 +511,13 @@ def shape_shares(shaped: list[tuple[int, str]]) -> dict:
     # One question a step: a last step of 8 `python` plans on an arithmetic question is no collapse, so the
     # last 4 steps (4 questions) are shown beside it.
     shapes_4 = Counter(shape for step, shape in shaped if step > last - 4)
-    return {"last_step": last, "last": dict(shapes_last.most_common()), "top_share": max(shapes_last.values()) / sum(shapes_last.values()),
-            "last_4": dict(shapes_4.most_common()), "top_share_4": max(shapes_4.values()) / sum(shapes_4.values())}  # fmt: skip
+    return {
+        "last_step": last,
+        "last": dict(shapes_last.most_common()),
+        "top_share": max(shapes_last.values()) / sum(shapes_last.values()),
+        "last_4": dict(shapes_4.most_common()),
+        "top_share_4": max(shapes_4.values()) / sum(shapes_4.values()),
+    }
 
 
 def sampled_shapes(samples: list[dict]) -> dict:
@@ -430,8 +530,13 @@ def sampled_shapes(samples: list[dict]) -> dict:
     for s, shape in shaped:
         if s["reward"] is not None:
             cells[f"{s['question_id'].split('/')[0]} · {shape}"].append(s["reward"])
-    return {**shape_shares([(s["step"], shape) for s, shape in shaped]),
-            "reward": {k: {"plans": len(v), "mean": statistics.fmean(v)} for k, v in sorted(cells.items(), key=lambda kv: -len(kv[1]))}}  # fmt: skip
+    return {
+        **shape_shares([(s["step"], shape) for s, shape in shaped]),
+        "reward": {
+            k: {"plans": len(v), "mean": statistics.fmean(v)}
+            for k, v in sorted(cells.items(), key=lambda kv: -len(kv[1]))
+        },
+    }
 
 
 def drawn_shapes(arm_dir: Path, max_steps: int) -> dict:
@@ -453,12 +558,27 @@ def diverged(curve: list[dict], samples: list[dict], max_steps: int) -> str | No
 
 # Kinds compared across training runs (issue #24's marks): the RM arms against each content-blind reward and
 # against execution, and each from-scratch remedy against plain `scratch`.
-KIND_PAIRS = (("rm", "router"), ("rm", "prior"), ("rm", "valid"), ("rm", "execute"), ("rm-decoder", "router"),
-              ("rm-decoder", "prior"), ("rm-decoder", "valid"), ("rm-decoder", "execute"), ("router", "prior"),
-              ("router", "execute"), ("scratch-kl", "scratch"), ("scratch-entropy", "scratch"), ("execute", "scratch"),
-              ("scratch-kl", "execute"), ("scratch-entropy", "execute"), ("scratch-entropy", "scratch-kl"),
-              ("scratch-diverse", "scratch"), ("scratch-diverse", "execute"),
-              ("scratch-diverse", "scratch-entropy"))  # fmt: skip
+KIND_PAIRS = (
+    ("rm", "router"),
+    ("rm", "prior"),
+    ("rm", "valid"),
+    ("rm", "execute"),
+    ("rm-decoder", "router"),
+    ("rm-decoder", "prior"),
+    ("rm-decoder", "valid"),
+    ("rm-decoder", "execute"),
+    ("router", "prior"),
+    ("router", "execute"),
+    ("scratch-kl", "scratch"),
+    ("scratch-entropy", "scratch"),
+    ("execute", "scratch"),
+    ("scratch-kl", "execute"),
+    ("scratch-entropy", "execute"),
+    ("scratch-entropy", "scratch-kl"),
+    ("scratch-diverse", "scratch"),
+    ("scratch-diverse", "execute"),
+    ("scratch-diverse", "scratch-entropy"),
+)
 CONTENT_BLIND = ("router", "prior", "valid")
 
 
@@ -490,17 +610,26 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
         qs = sorted(set.intersection(*(set(e["per_question"]) for e in evs)))
         first = footing(evs)
         runs = [a for a in out["arms"] if kind(a) == k]
-        kinds[k] = {"runs": runs, "seeds": [out["arms"][a]["seed"] for a in runs], "step": step,
-                    "evaluated": list(steps[step]), "evaluated_seeds": [out["arms"][a]["seed"] for a in steps[step]],
-                    "questions": len(qs), "footing": "first plan" if first else "all plans",
-                    "accuracy": across_runs(columns(evs, first, qs), seeds=seeds(steps[step])).model_dump(),
-                    "diverged": {a: out["arms"][a]["diverged"] for a in runs if out["arms"][a]["diverged"]}}  # fmt: skip
+        kinds[k] = {
+            "runs": runs,
+            "seeds": [out["arms"][a]["seed"] for a in runs],
+            "step": step,
+            "evaluated": list(steps[step]),
+            "evaluated_seeds": [out["arms"][a]["seed"] for a in steps[step]],
+            "questions": len(qs),
+            "footing": "first plan" if first else "all plans",
+            "accuracy": across_runs(columns(evs, first, qs), seeds=seeds(steps[step])).model_dump(),
+            "diverged": {a: out["arms"][a]["diverged"] for a in runs if out["arms"][a]["diverged"]},
+        }
     diffs: dict[tuple[str, str], str] = {}  # (kind, minus) -> note; a pair is compared once, its first note kept
     blind = [k for k in CONTENT_BLIND if k in kinds]
     for one in ("rm", "rm-decoder"):  # the mark's reading: rm against the best content-blind kind at its step
         if one in kinds and blind:
-            best = max((k for k in blind if kinds[k]["step"] == kinds[one]["step"]), default=None,
-                       key=lambda k: kinds[k]["accuracy"]["value"])  # fmt: skip
+            best = max(
+                (k for k in blind if kinds[k]["step"] == kinds[one]["step"]),
+                default=None,
+                key=lambda k: kinds[k]["accuracy"]["value"],
+            )
             if best is not None:
                 diffs[(one, best)] = "best content-blind"
     for a, b in KIND_PAIRS:
@@ -517,20 +646,47 @@ def across_seeds(out: dict, evals: Path, load: Callable[[Path], dict | None]) ->
         c = compare(
             columns(ea, first, qs), columns(eb, first, qs), seeds=seeds(at[a][step]), seeds_minus=seeds(at[b][step])
         )
-        table.append({"kind": a, "minus": b, "note": note, "step": step, "runs": [len(ea), len(eb)],
-                      "seeds": [seeds(at[a][step]), seeds(at[b][step])], "questions": len(qs),
-                      "footing": "first plan" if first else "all plans", "points": c.interval.model_dump(),
-                      "equivalence": c.equivalence.model_dump(), "reading": c.reading})  # fmt: skip
+        table.append(
+            {
+                "kind": a,
+                "minus": b,
+                "note": note,
+                "step": step,
+                "runs": [len(ea), len(eb)],
+                "seeds": [seeds(at[a][step]), seeds(at[b][step])],
+                "questions": len(qs),
+                "footing": "first plan" if first else "all plans",
+                "points": c.interval.model_dump(),
+                "equivalence": c.equivalence.model_dump(),
+                "reading": c.reading,
+            }
+        )
         shared = sorted(set(seeds(at[a][step])) & set(seeds(at[b][step])))
         if not c.interval.paired and len(shared) >= 2:  # like with like: the seeds both kinds ran, paired
             sa = {out["arms"][r]["seed"]: e for r, e in at[a][step].items() if out["arms"][r]["seed"] in shared}
             sb = {out["arms"][r]["seed"]: e for r, e in at[b][step].items() if out["arms"][r]["seed"] in shared}
-            c2 = compare(columns([sa[x] for x in shared], first, qs), columns([sb[x] for x in shared], first, qs),
-                         seeds=shared, seeds_minus=shared, min_pairs=2)  # fmt: skip
-            table.append({"kind": a, "minus": b, "note": "shared seeds only", "step": step,
-                          "runs": [len(shared)] * 2, "seeds": [shared, shared], "questions": len(qs),
-                          "footing": "first plan" if first else "all plans", "points": c2.interval.model_dump(),
-                          "equivalence": c2.equivalence.model_dump(), "reading": c2.reading})  # fmt: skip
+            c2 = compare(
+                columns([sa[x] for x in shared], first, qs),
+                columns([sb[x] for x in shared], first, qs),
+                seeds=shared,
+                seeds_minus=shared,
+                min_pairs=2,
+            )
+            table.append(
+                {
+                    "kind": a,
+                    "minus": b,
+                    "note": "shared seeds only",
+                    "step": step,
+                    "runs": [len(shared)] * 2,
+                    "seeds": [shared, shared],
+                    "questions": len(qs),
+                    "footing": "first plan" if first else "all plans",
+                    "points": c2.interval.model_dump(),
+                    "equivalence": c2.equivalence.model_dump(),
+                    "reading": c2.reading,
+                }
+            )
     return kinds, table
 
 
@@ -538,9 +694,16 @@ def summarize(args: argparse.Namespace, root: Path) -> dict:
     load = functools.cache(read_evaluation)  # each folder read once per summary
     evals = evals_dir(root, args.eval_skip)
     starts = {label: e for label in sorted(set(BASE_OF.values())) if (e := load(evals / label))}
-    out = {"task": args.task, "eval_questions": len(starts["base"]["per_question"]) if "base" in starts else args.eval_questions,
-           "starts": {k: described(e, list(e["per_question"]), Bootstrap(len(e["per_question"]), seed=0)) for k, e in starts.items()},
-           "pair_collection_tokens": pair_collection_tokens(), "arms": {}}  # fmt: skip
+    out = {
+        "task": args.task,
+        "eval_questions": len(starts["base"]["per_question"]) if "base" in starts else args.eval_questions,
+        "starts": {
+            k: described(e, list(e["per_question"]), Bootstrap(len(e["per_question"]), seed=0))
+            for k, e in starts.items()
+        },
+        "pair_collection_tokens": pair_collection_tokens(),
+        "arms": {},
+    }
     for arm in arms_on_disk(root):
         start = starts.get(BASE_OF[kind(arm)])
         base = start["per_question"] if start else None
@@ -600,33 +763,48 @@ def marks(r: dict) -> list[str]:
         rm = r["arms"].get(name, {})
         if last(rm):
             out.append(
-                f"| RM-guided − base, points (sampled plans, executed) | {name} | ≥ +10 | {_iv(last(rm)['minus_base'])} |"
+                f"| RM-guided − base, points (sampled plans, executed) | {name} | ≥ +10 | "
+                f"{_iv(last(rm)['minus_base'])} |"
             )
         if last(rm) and last(ex):
             a, b = last(rm), last(ex)
             with_pairs = a["tokens"] + r["pair_collection_tokens"]
-            out.append(f"| RM-guided reaches execute's accuracy | {name} | within the interval | {name} {_iv(a['accuracy'])} vs execute "
-                       f"{_iv(b['accuracy'])}; paired {name} − execute {_iv(r.get(f'{name}_minus_execute'))} points |")  # fmt: skip
-            out.append(f"| execute's tokens / RM-guided's | {name} | ≥ 5× | {b['tokens'] / a['tokens']:.2f}× ({b['tokens']:,} / {a['tokens']:,}); "
-                       f"with the RM's pair collection {b['tokens'] / with_pairs:.2f}× (/ {with_pairs:,}) |")  # fmt: skip
+            out.append(
+                f"| RM-guided reaches execute's accuracy | {name} | within the interval | "
+                f"{name} {_iv(a['accuracy'])} vs execute "
+                f"{_iv(b['accuracy'])}; paired {name} − execute {_iv(r.get(f'{name}_minus_execute'))} points |"
+            )
+            out.append(
+                f"| execute's tokens / RM-guided's | {name} | ≥ 5× | "
+                f"{b['tokens'] / a['tokens']:.2f}× ({b['tokens']:,} / {a['tokens']:,}); "
+                f"with the RM's pair collection {b['tokens'] / with_pairs:.2f}× (/ {with_pairs:,}) |"
+            )
             # The curve's reading of the mark: the first evaluated step at or above execute's final accuracy.
             first = next((p for p in rm["evals"] if p["accuracy"]["value"] >= b["accuracy"]["value"]), None)
             if first is not None and first is not a:
-                out.append(f"| execute's tokens / RM-guided's, at the first step reaching execute's final accuracy | {name} | ≥ 5× | "
-                           f"step {first['step']} ({_iv(first['accuracy'])}): {b['tokens'] / first['tokens']:.2f}× (/ {first['tokens']:,}); "
-                           f"with pair collection {b['tokens'] / (first['tokens'] + r['pair_collection_tokens']):.2f}× |")  # fmt: skip
+                out.append(
+                    "| execute's tokens / RM-guided's, at the first step reaching execute's final accuracy "
+                    f"| {name} | ≥ 5× | step {first['step']} ({_iv(first['accuracy'])}): "
+                    f"{b['tokens'] / first['tokens']:.2f}× (/ {first['tokens']:,}); "
+                    f"with pair collection {b['tokens'] / (first['tokens'] + r['pair_collection_tokens']):.2f}× |"
+                )
         for prior in ("prior", "prior.2"):
             if r.get(f"{name}_minus_{prior}"):
-                out.append(f"| RM-guided − shape-prior-guided ({prior}; the cheapest reward that could fake it) | {name} | above 0 | "
-                           f"{_iv(r[f'{name}_minus_{prior}'])} points |")  # fmt: skip
+                out.append(
+                    f"| RM-guided − shape-prior-guided ({prior}; the cheapest reward that could fake it) "
+                    f"| {name} | above 0 | "
+                    f"{_iv(r[f'{name}_minus_{prior}'])} points |"
+                )
         steps = rm.get("step_time", {})
         if steps.get("step_s") is not None:
             out.append(
-                f"| RM-guided step, 1 question × {rm['group_size']} plans | {name} | ≤ 60 s | mean {steps['step_s']:.1f} s over its steps |"
+                f"| RM-guided step, 1 question × {rm['group_size']} plans | {name} | ≤ 60 s | "
+                f"mean {steps['step_s']:.1f} s over its steps |"
             )
     if r.get("rm-decoder_minus_rm"):
         out.append(
-            f"| decoder RM's reward − MiniLM RM's (paired, last steps) | rm-decoder | — | {_iv(r['rm-decoder_minus_rm'])} points |"
+            "| decoder RM's reward − MiniLM RM's (paired, last steps) | rm-decoder | — | "
+            f"{_iv(r['rm-decoder_minus_rm'])} points |"
         )
     return out
 
@@ -643,16 +821,28 @@ ACROSS_RUNS_NOTE = (
 
 def across_runs_lines(r: dict) -> list[str]:
     """The two across-runs tables: each kind's accuracy, and each difference with its TOST and reading."""
-    lines = ["", ACROSS_RUNS_NOTE, "", "| kind | runs (training seeds) | step | questions | footing "
-             "| accuracy % [95% CI] | run means % | method | diverged |", "|---" * 9 + "|"]  # fmt: skip
+    lines = [
+        "",
+        ACROSS_RUNS_NOTE,
+        "",
+        "| kind | runs (training seeds) | step | questions | footing "
+        "| accuracy % [95% CI] | run means % | method | diverged |",
+        "|---" * 9 + "|",
+    ]
     for k, v in r.get("kinds", {}).items():
         seeds = ", ".join(map(str, v["evaluated_seeds"]))  # of the runs evaluated here
         acc, gone = v["accuracy"], "; ".join(f"{a}: {w}" for a, w in v["diverged"].items()) or "—"
         means = " / ".join(f"{x * 100:.1f}" for x in acc.get("run_means", []))
-        lines.append(f"| {k} | {len(v['evaluated'])} of {len(v['runs'])} ({seeds}) | {v['step']} | {v['questions']} "
-                     f"| {v['footing']} | {_iv(acc)} | {means} | {_method(acc)} | {gone} |")  # fmt: skip
-    lines += ["", "| kind − kind | step | seeds used | questions | footing | points [95% CI] | method "
-              "| per-seed differences | TOST ±5 | reading |", "|---" * 10 + "|"]  # fmt: skip
+        lines.append(
+            f"| {k} | {len(v['evaluated'])} of {len(v['runs'])} ({seeds}) | {v['step']} | {v['questions']} "
+            f"| {v['footing']} | {_iv(acc)} | {means} | {_method(acc)} | {gone} |"
+        )
+    lines += [
+        "",
+        "| kind − kind | step | seeds used | questions | footing | points [95% CI] | method "
+        "| per-seed differences | TOST ±5 | reading |",
+        "|---" * 10 + "|",
+    ]
     for d in r.get("across_runs", []):
         name = f"{d['kind']} − {d['minus']}" + (f" ({d['note']})" if d["note"] else "")
         pts = d["points"]
@@ -661,24 +851,35 @@ def across_runs_lines(r: dict) -> list[str]:
             if pts["paired"]
             else " vs ".join(", ".join(map(str, s)) for s in d["seeds"])
         )
-        lines.append(f"| {name} | {d['step']} | {'paired ' if pts['paired'] else ''}{used} | {d['questions']} "
-                     f"| {d['footing']} | {_iv(pts)} | {_method(pts)} | {_points(pts.get('differences'))} "
-                     f"| {_tost(d['equivalence'])} | {d['reading']} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {d['step']} | {'paired ' if pts['paired'] else ''}{used} | {d['questions']} "
+            f"| {d['footing']} | {_iv(pts)} | {_method(pts)} | {_points(pts.get('differences'))} "
+            f"| {_tost(d['equivalence'])} | {d['reading']} |"
+        )
     return lines
 
 
 def markdown(r: dict) -> str:
-    lines = [f"## {r['task']}: {r['eval_questions']} held-out questions, sampled plans executed (accuracy: the mean over questions of each one's share of correct plans)", "",
-             "| run | step | plans | accuracy % [95% CI] | first plan only % | − its start, points | tokens (cumulative) | plan shapes |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        f"## {r['task']}: {r['eval_questions']} held-out questions, sampled plans executed "
+        "(accuracy: the mean over questions of each one's share of correct plans)",
+        "",
+        "| run | step | plans | accuracy % [95% CI] | first plan only % | − its start, points "
+        "| tokens (cumulative) | plan shapes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for label, st in r["starts"].items():
         lines.append(
-            f"| {label} (untrained) | 0 | {st['plans']} | {_iv(st['accuracy'])} | {_iv(st['first_plan'])} | — | 0 | {st['shapes']} |"
+            f"| {label} (untrained) | 0 | {st['plans']} | {_iv(st['accuracy'])} | {_iv(st['first_plan'])} "
+            f"| — | 0 | {st['shapes']} |"
         )
     for arm, a in r["arms"].items():
         for p in a["evals"]:
-            lines.append(f"| {arm} (from {a['start']}) | {p['step']} | {p['plans']} | {_iv(p['accuracy'])} | {_iv(p['first_plan'])} | "
-                         f"{_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |")  # fmt: skip
+            lines.append(
+                f"| {arm} (from {a['start']}) | {p['step']} | {p['plans']} | {_iv(p['accuracy'])} "
+                f"| {_iv(p['first_plan'])} | "
+                f"{_iv(p['minus_base'])} | {p['tokens']:,} | {p['shapes']} |"
+            )
     lines += ["", "Per question kind (correct / plans · plan shapes):", ""]
     rows = [(f"{k} (untrained)", st["by_kind"]) for k, st in r["starts"].items()]
     rows += [(f"{arm} step {p['step']}", p["by_kind"]) for arm, a in r["arms"].items() for p in a["evals"]]
@@ -719,19 +920,28 @@ def markdown(r: dict) -> str:
     lines += ["", *marks(r)]
     lines += [
         "",
-        "Sampled plan shapes at the last training step (top shape's share; the collapse mark: ≤ 80%) · over the last 4 steps:",
+        "Sampled plan shapes at the last training step (top shape's share; the collapse mark: ≤ 80%) "
+        "· over the last 4 steps:",
         "",
     ]
-    lines += [f"- {arm}: {h['last']} ({h['top_share']:.0%}) · {h['last_4']} ({h['top_share_4']:.0%})" for arm, a in r["arms"].items()
-              if (h := a.get("sampled_shapes"))]  # fmt: skip
+    lines += [
+        f"- {arm}: {h['last']} ({h['top_share']:.0%}) · {h['last_4']} ({h['top_share_4']:.0%})"
+        for arm, a in r["arms"].items()
+        if (h := a.get("sampled_shapes"))
+    ]
     drawn = [(arm, h) for arm, a in r["arms"].items() if (h := a.get("drawn_shapes"))]
     if drawn:  # a diverse group is chosen from the draws: the policy's own collapse shows in what it drew
         lines += ["", "Every plan drawn (diverse group: kept or not), last step · last 4 steps:", ""]
         lines += [
             f"- {arm}: {h['last']} ({h['top_share']:.0%}) · {h['last_4']} ({h['top_share_4']:.0%})" for arm, h in drawn
         ]
-    lines += ["", f"Tokens issue #13's training rollouts spent collecting the RM's pairs: {r['pair_collection_tokens']:,}.", "",
-              "Training curve (mean reward, valid-plan share per step):", ""]  # fmt: skip
+    lines += [
+        "",
+        f"Tokens issue #13's training rollouts spent collecting the RM's pairs: {r['pair_collection_tokens']:,}.",
+        "",
+        "Training curve (mean reward, valid-plan share per step):",
+        "",
+    ]
     for arm, a in r["arms"].items():
         lines.append(f"- {arm}: " + ", ".join(f"{c['step']}: {c['reward']:.2f}/{c['valid']:.2f}" for c in a["curve"]))
     return "\n".join(lines) + "\n"

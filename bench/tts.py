@@ -37,22 +37,31 @@ ROOT = Path(__file__).parent / "results" / "tts"
 SUMMARY = Path(__file__).parent / "results" / "tts.json"
 TABLES = Path(__file__).parent / "results" / "tts.md"
 TASKS = ("chain_sum", "search_qa")
-# Training questions per task. search_qa needs more: on its 200-person world the 0.5B model answers about 1
-# plan in 60, and 24 questions gave 11 pairs from 2 questions (no validation pairs).
+# Training questions per task. search_qa needs more: its plans are rarely right, so chain_sum's count left too few
+# pairs and none for validation (bench/results/tts/search_qa holds the runs).
 TRAIN_QUESTIONS = {"chain_sum": 24, "search_qa": 64}
 
 
 def config_for(task: str, args: argparse.Namespace, test_questions: int) -> LoopConfig:
     # Budgets sized so one question's 8 plans (sampling + execution) take about a minute on 2 cores.
     return LoopConfig(
-        task=task, train_questions=args.train_questions or TRAIN_QUESTIONS.get(task, 24),
-        test_questions=test_questions, n_plans=args.n, seed=args.seed,
-        constrained=True, temperature=0.9, plan_max_tokens=320, agent_max_tokens=args.agent_max_tokens,
-        agent_max_samples=3, agent_max_rounds=1, parallel_questions=2, rm=RMConfig(epochs=args.epochs),
+        task=task,
+        train_questions=args.train_questions or TRAIN_QUESTIONS.get(task, 24),
+        test_questions=test_questions,
+        n_plans=args.n,
+        seed=args.seed,
+        constrained=True,
+        temperature=0.9,
+        plan_max_tokens=320,
+        agent_max_tokens=args.agent_max_tokens,
+        agent_max_samples=3,
+        agent_max_rounds=1,
+        parallel_questions=2,
+        rm=RMConfig(epochs=args.epochs),
         # Four questions judged at once keep the server's four slots busy; the judge runs at temperature 0,
         # so this changes its speed, not its picks.
         bon=BonConfig(judge=args.judge, judge_max_steps=2, judge_max_tokens=192, judge_concurrency=4),
-    )  # fmt: skip
+    )
 
 
 def log_event(task: str):
@@ -69,7 +78,8 @@ def log_event(task: str):
             if e.bon is not None:
                 b = e.bon
                 detail = (f"{b.rollout.plans_done}/{b.rollout.plans_total} held-out plans" if b.rollout else "") + (
-                    f", judged {b.judged}/{b.to_judge}" if b.stage == "judge" else "")  # fmt: skip
+                    f", judged {b.judged}/{b.to_judge}" if b.stage == "judge" else ""
+                )
             print(f"[{time.strftime('%H:%M:%S')}] {task} {e.stage} {detail} {e.message}", flush=True)
 
     return on_event
@@ -86,11 +96,14 @@ def summarize() -> dict:
     for path in sorted(ROOT.glob(f"*/bon/{RESULTS_FILE}")):
         r = read_results(path).dump()
         out["tasks"][r["task"]] = {
-            "questions": r["questions"], "n": r["n"], "model": r.get("model"),
+            "questions": r["questions"],
+            "n": r["n"],
+            "model": r.get("model"),
             "accuracy": {m: v["accuracy"] for m, v in r["methods"].items()},
             "tokens_per_question": {m: v["tokens"] for m, v in r["methods"].items()},
-            "marks": r["marks"], "adaptive_sweep": r["adaptive_sweep"],
-        }  # fmt: skip
+            "marks": r["marks"],
+            "adaptive_sweep": r["adaptive_sweep"],
+        }
     SUMMARY.write_text(json.dumps({**out, "stamp": stamp()}, indent=2) + "\n")
     TABLES.write_text(markdown())
     return out
@@ -131,8 +144,10 @@ def markdown() -> str:
         ]
         for name, v in r["methods"].items():
             t = v["tokens"]
-            out.append(f"| {name} | {_iv(v['accuracy'])} | {t['total']:,.0f} ({t['plan']:,.0f} / {t['execute']:,.0f} / "
-                       f"{t['verify']:,.0f}) | {v['executed_plans']:.2f} |")  # fmt: skip
+            out.append(
+                f"| {name} | {_iv(v['accuracy'])} | {t['total']:,.0f} ({t['plan']:,.0f} / {t['execute']:,.0f} / "
+                f"{t['verify']:,.0f}) | {v['executed_plans']:.2f} |"
+            )
         out += [
             "",
             "| mark | measured [95% CI] | the paper |",
@@ -140,7 +155,8 @@ def markdown() -> str:
             f"| rm − random, accuracy points | {_iv(m['rm_minus_random'])} | up to +8 |",
             f"| rm − majority, accuracy points | {_iv(m['rm_minus_majority'])} | |",
             f"| rm's tokens as a share of majority's | {_iv(m['rm_tokens_over_majority'], 1, 2)} | |",
-            f"| judge's tokens as a multiple of rm's | {_iv(m.get('judge_tokens_over_rm'), 1, 2)} | 142.80M / 2.38M = 60 |",
+            f"| judge's tokens as a multiple of rm's | {_iv(m.get('judge_tokens_over_rm'), 1, 2)} "
+            "| 142.80M / 2.38M = 60 |",
             f"| share of the random→oracle gap rm closes, % | {_iv(m['gap_closed_random_to_oracle'], 100, 0)} | |",
             "",
             "rm-adaptive over its threshold (tau, in standard deviations of the rewards; 0 is `rm`):",
@@ -154,7 +170,8 @@ def markdown() -> str:
                 f"| {tau} | {_iv(row['accuracy'])} | {row['tokens']['total']:,.0f} | {row['executed_plans']:.2f} |"
             )
         out.append(
-            f"\nPlots: `bench/results/tts/{task}/bon/accuracy_vs_n.png`, `accuracy_vs_tokens.png`; report: `report.md`.\n"
+            f"\nPlots: `bench/results/tts/{task}/bon/accuracy_vs_n.png`, `accuracy_vs_tokens.png`; "
+            "report: `report.md`.\n"
         )
     return "\n".join(out)
 

@@ -1,6 +1,6 @@
 """verl's own reward manager, 64 threads, 1,000 samples against one `orchrm serve` (issue 39).
 
-    .venv-verl/bin/python bench/verl_reward_load.py            # trains a small MiniLM RM first (~1 min)
+    .venv-verl/bin/python bench/verl_reward_load.py            # trains a small MiniLM RM first
     .venv-verl/bin/python bench/verl_reward_load.py --samples 1000 --threads 64 --rm path/to/rm
 
 Run in verl 0.9.1's venv (`ci/frameworks/run.sh verl` builds .venv-verl). The RM is trained and served by
@@ -71,8 +71,11 @@ def wait_for_quiet(limit: float = LOAD_LIMIT) -> dict:
 
 def train_rm(folder: Path) -> Path:
     """A small MiniLM RM (bench/server_fair.train_small_rm), trained by orchrm's main venv, which serves it."""
-    code = (f"import sys; sys.path[:0] = [{str(ROOT / 'bench')!r}, {str(ROOT / 'tests' / 'support')!r}]; "
-            f"from pathlib import Path; from server_fair import train_small_rm; print(train_small_rm(Path({str(folder)!r})))")  # fmt: skip
+    code = (
+        f"import sys; sys.path[:0] = [{str(ROOT / 'bench')!r}, {str(ROOT / 'tests' / 'support')!r}]; "
+        "from pathlib import Path; from server_fair import train_small_rm; "
+        f"print(train_small_rm(Path({str(folder)!r})))"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     out = subprocess.run([str(MAIN_PYTHON), "-c", code], env=env, check=True, capture_output=True, text=True)
     return Path(out.stdout.strip().splitlines()[-1])
@@ -152,8 +155,9 @@ def verl_run(url: str, policy: Path, pairs: list[tuple[str, str]], threads: int)
     rewards = [o["reward_score"] for o in out]
     unscored = sum(i["orchrm_unscored"] == 1.0 for i in infos)
     penalised = sum(i["orchrm_invalid"] == 1.0 or r == -1.0 for i, r in zip(infos, rewards))
-    scored = sum(0.0 < r < 1.0 and i["orchrm_unscored"] == 0.0 and i["orchrm_invalid"] == 0.0
-                 for i, r in zip(infos, rewards))  # fmt: skip
+    scored = sum(
+        0.0 < r < 1.0 and i["orchrm_unscored"] == 0.0 and i["orchrm_invalid"] == 0.0 for i, r in zip(infos, rewards)
+    )
     lat = sorted(timed.latencies)
     want = server_rewards(url, pairs)
     diffs = [abs(r - w) for r, w in zip(rewards, want) if w is not None]
@@ -189,8 +193,13 @@ def main() -> None:
     from tiny_policy import tiny_policy
 
     pairs = items(args.samples)
-    out: dict = {"verl": verl.__version__, "samples": args.samples, "threads": args.threads,
-                 "verl_default_executor_threads": min(32, (os.cpu_count() or 1) + 4), "runs": {}}  # fmt: skip
+    out: dict = {
+        "verl": verl.__version__,
+        "samples": args.samples,
+        "threads": args.threads,
+        "verl_default_executor_threads": min(32, (os.cpu_count() or 1) + 4),
+        "runs": {},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         rm = args.rm or train_rm(Path(tmp))
@@ -200,8 +209,11 @@ def main() -> None:
             log = Path(tmp) / "server.log"
             server, url = run_server(rm, queue, log)
             try:
-                httpx.post(f"{url}/score", json={"items": [{"question": pairs[0][0], "plan": json.loads(pairs[0][1])}]},
-                           timeout=120).raise_for_status()  # fmt: skip  # warm-up
+                httpx.post(
+                    f"{url}/score",
+                    json={"items": [{"question": pairs[0][0], "plan": json.loads(pairs[0][1])}]},
+                    timeout=120,
+                ).raise_for_status()  # warm-up
                 before = wait_for_quiet(args.max_load)
                 run = verl_run(url, policy, pairs, args.threads)
                 run["load_before"], run["load_1min_after"] = before, round(os.getloadavg()[0], 2)
@@ -209,8 +221,11 @@ def main() -> None:
                 server.terminate()
                 server.wait(30)
             text = log.read_text()
-            run["server_log"] = {"lines": len(text.splitlines()), "503s": text.count(" 503 "),
-                                 "tracebacks": text.count("Traceback")}  # fmt: skip
+            run["server_log"] = {
+                "lines": len(text.splitlines()),
+                "503s": text.count(" 503 "),
+                "tracebacks": text.count("Traceback"),
+            }
             out["runs"][name] = run
             print(name, json.dumps(run, indent=1), flush=True)
     runs = out["runs"].values()
