@@ -30,7 +30,9 @@ ALLOWED: dict[str, str] = {
     "cli/progress.py|spent|int|getattr(state, 'num_input_tokens_seen', 0) or 0": "the trainer's own token counter",
     "sandbox/_runner.py|main|json.loads|sys.argv[1]": "the spec the parent process wrote for its own child",
     "sandbox/_runner.py|main|int|sys.argv[2]": "a file descriptor number the parent process passed",
-    "evidence/skills/mas-trajectory/verifiers/trajectory_consistency.py|verify|json.loads|response": "a skill verifier: runs inside the sandbox, where any exception is recorded as the verifier's error",
+    "evidence/skills/mas-trajectory/verifiers/trajectory_consistency.py|verify|json.loads|response": (
+        "a skill verifier: runs inside the sandbox, where any exception is recorded as the verifier's error"
+    ),
     "grpo/accounting.py|usage|int|prompt_tokens[i]": "a prompt-token count from the trainer's tensors",
     "grpo/checkpoints.py|checkpoint_step|int|m.group(1)": "digits of a folder name matched by a bounded regex",
     "grpo/checkpoints.py|checkpoints|int|m.group(1)": "digits of a folder name matched by a bounded regex",
@@ -54,8 +56,10 @@ ALLOWED: dict[str, str] = {
     "llm/openai_replies.py|parse_completion|int|usage.completion_tokens": SERVER_USAGE,
     "llm/openai_replies.py|parse_completion|int|getattr(details, 'cached_tokens', 0) or 0": SERVER_USAGE,
     "llm/server.py|free_port|int|s.getsockname()[1]": "a port number from the OS",
-    "loop.py|arun_loop|json.loads|pairs.stats.model_dump_json()": "orchrm's own model, serialised one call earlier",
-    "mas/agents/base.py|count|int|self.options[name]": "plan options, read by safejson (numbers of 100 characters at most)",
+    "loop.py|_reward_model|json.loads|pairs.stats.model_dump_json()": "orchrm's own model, serialised in the call",
+    "mas/agents/base.py|count|int|self.options[name]": (
+        "plan options, read by safejson (numbers of 100 characters at most)"
+    ),
     "mas/agents/python.py|run|int|self.options['attempts']": "plan options, read by safejson and bounded by the schema",
     "mas/agents/search.py|run|int|self.options['top_k']": "plan options, read by safejson and bounded by the schema",
     "mas/agents/search.py|run|int|self.options['steps']": "plan options, read by safejson and bounded by the schema",

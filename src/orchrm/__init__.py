@@ -13,14 +13,16 @@ these rooms (`orchrm.atomic`) and a name left out of an `__all__` are internal a
 | models | `open_llm`, `LLM` | `with open_llm("local") as llm: llm.generate("2+2?", category="execute")` |
 | tasks | `load_task` | `task = load_task("mix:world_qa,chain_sum")` |
 | rollout | `RunConfig`, `arollout` | `await arollout(task, llm, Path("runs/a"), RunConfig(task="chain_sum"))` |
-| traces | `read_traces`, `Trace`, `Plan` | `traces = read_traces(Path("runs/a/traces.jsonl"))`; `trace.plan` is a `Plan` |
+| traces | `read_traces` | `traces = read_traces(Path("runs/a/traces.jsonl"))` |
+| | `Trace`, `Plan` | a `Trace` is one executed plan; `trace.plan` is its `Plan` |
 | pairs | `PairConfig`, `build_pairs` | `pairs = build_pairs(traces, PairConfig(seed=0))` |
-| reward model | `RMConfig`, `train_reward_model` | `train_reward_model(pairs.train, pairs.val, RMConfig()).model.save("rm")` |
+| RM | `RMConfig`, `train_reward_model` | `train_reward_model(pairs.train, pairs.val, RMConfig()).model.save("rm")` |
 | | `RewardModel` | `RewardModel.load("rm").score("What is 2+2?", [plan_a, plan_b])` |
 | | `serve` | `serve(RewardModel.load("rm"), port=8765)` (POST /score) |
 | best-of-N | `BonConfig`, `abon` | `await abon(task, llm, rm, Path("runs/bon"), run_config, BonConfig())` |
 | the loop | `LoopConfig`, `arun_loop` | `await arun_loop(task, llm, Path("runs/demo"), LoopConfig())` |
-| orchestrator | `GRPORunConfig`, `setup_run` | `with setup_run(GRPORunConfig(task=t, policy=p), out, rm=rm) as run: run.train()` |
+| orchestrator | `GRPORunConfig` | `settings = GRPORunConfig(task=t, policy=p)` |
+| | `setup_run` | `with setup_run(settings, out, rm=Path("rm")) as run: run.train()` |
 | adapters | `TRLReward`, `AsyncTRLReward` | `GRPOTrainer(..., reward_funcs=TRLReward("rm"))` |
 | import | `import_executions` | `import_executions(Path("runs.jsonl"), Path("runs/imported"))` |
 | errors | `OrchrmError` | `except OrchrmError as e: print(e, e.detail)` |

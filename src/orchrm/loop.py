@@ -28,10 +28,10 @@ from .bon.config import BonConfig
 from .bon.report import write_reports
 from .bon.run import BonProgress, BonResult, abon
 from .errors import OutdatedModel
-from .llm import LLM, ensure_reachable
-from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, arollout
+from .llm import LLM
+from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, arollout, ensure_models_reachable
 from .mas.run_folder import read_settings, settle_run_file
-from .pairs.builder import PairConfig, PairStats, build_pairs
+from .pairs.builder import PairConfig, PairSet, PairStats, build_pairs
 from .pairs.rows import write_pairs_dir
 from .profiles import BASE
 from .rm.config import RMConfig
@@ -58,8 +58,9 @@ TRAIN_DIR, PAIRS_DIR, RM_DIR, BON_DIR = "train", "pairs", "rm", "bon"
 #: What a rerun into the same loop folder may change: the counts (its rollouts grow), how many questions run at
 #: once, the RM (retrained), best-of-N's settings (selected and judged again) and the profile's name (a label:
 #: the values decide).
-RERUN_MAY_CHANGE = frozenset({"train_questions", "test_questions", "n_plans", "parallel_questions", "rm", "bon",
-                              "profile"})  # fmt: skip
+RERUN_MAY_CHANGE = frozenset(
+    {"train_questions", "test_questions", "n_plans", "parallel_questions", "rm", "bon", "profile"}
+)
 
 
 class LoopConfig(BaseModel):
@@ -79,9 +80,10 @@ class LoopConfig(BaseModel):
     train_questions: int = Field(20, ge=1, description="Training questions (rollouts -> pairs -> RM).")
     test_questions: int = Field(16, ge=1, description="Held-out questions for best-of-N.")
     n_plans: int = Field(
-        RunConfig.model_fields["n_plans"].default, ge=1,
+        RunConfig.model_fields["n_plans"].default,
+        ge=1,
         description="Plans sampled per question, in the training rollouts and in best-of-N.",
-    )  # fmt: skip
+    )
     parallel_questions: int = Field(2, ge=1, description="Questions in flight at once.")
     rollout: RolloutSettings = Field(
         default_factory=RolloutSettings,
@@ -110,8 +112,9 @@ class LoopConfig(BaseModel):
         """The loop's seed: the rollouts' (questions, plans, sub-agents), and the pairs' split."""
         return self.rollout.seed
 
-    def run_config(self, split: str, model_id: str, agent_backend: str = "", agent_model_id: str = "", *,
-                   backend: str = "local") -> RunConfig:  # fmt: skip
+    def run_config(
+        self, split: str, model_id: str, agent_backend: str = "", agent_model_id: str = "", *, backend: str = "local"
+    ) -> RunConfig:
         """The run folder settings of the loop's rollout of `split`: its rollout settings, task, counts, models."""
         questions = self.train_questions if split == "train" else self.test_questions
         return RunConfig(
@@ -204,32 +207,65 @@ async def arun_loop(
     `rm_callbacks()` makes callbacks for the RM's trainer (transformers `TrainerCallback`s: a progress reporter,
     say), called when the training starts, so transformers is imported only by a loop that trains."""
     emit = on_event or (lambda e: None)
-    await ensure_reachable(llm, "orchestrator")
-    if agent_llm is not None and agent_llm is not llm:
-        await ensure_reachable(agent_llm, "agent")
+    await ensure_models_reachable(llm, agent_llm)
     settle_run_file(out, config, loop_differences, name=LOOP_FILE, what="a loop", kind="loop")
 
     def run_config(split: str) -> RunConfig:
         return config.run_config(split, llm.backend.model_id, backend=llm.backend.kind, **agent_fields(llm, agent_llm))
 
     rollout = await arollout(
-        task, llm, out / TRAIN_DIR, run_config("train"), agent_llm=agent_llm,
-        parallel_questions=config.parallel_questions, on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
-    )  # fmt: skip
+        task,
+        llm,
+        out / TRAIN_DIR,
+        run_config("train"),
+        agent_llm=agent_llm,
+        parallel_questions=config.parallel_questions,
+        on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
+    )
 
     emit(LoopEvent("pairs"))
     pairs = build_pairs(rollout.traces(), PairConfig(seed=config.seed))
     write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
 
-    rm_dir = out / RM_DIR
-    rm = _rm_is_current(rm_dir, data_hash(pairs.train), config.rm) if pairs.train else None
+    rm, trained = _reward_model(pairs, out / RM_DIR, config.rm, emit, rm_device=rm_device, rm_callbacks=rm_callbacks)
+
+    bon_dir = out / BON_DIR
+    bon = await abon(
+        task,
+        llm,
+        rm,
+        bon_dir,
+        run_config("test"),
+        config.bon,
+        agent_llm=agent_llm,
+        parallel_questions=config.parallel_questions,
+        on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
+        prior_traces=rollout.traces_path,
+    )
+    emit(LoopEvent("report"))
+    reports = write_reports(bon.results, bon_dir)
+    return LoopResult(pairs.stats, rm.card.metrics, trained, bon, reports)
+
+
+def _reward_model(
+    pairs: PairSet,
+    rm_dir: Path,
+    rm_config: RMConfig,
+    emit: Callable[[LoopEvent], None],
+    *,
+    rm_device: str | None,
+    rm_callbacks: Callable[[], list[Any]] | None,
+) -> tuple[RewardModel, bool]:
+    """The RM in `rm_dir` when it was trained on these pairs with these settings, else one trained now and saved
+    there; loaded on `rm_device`, and whether it was trained now."""
+    rm = _rm_is_current(rm_dir, data_hash(pairs.train), rm_config) if pairs.train else None
     trained = rm is None
     if rm is None:
         emit(LoopEvent("train", message=f"{len(pairs.train)} train / {len(pairs.val)} val pairs"))
         result = train_reward_model(
             pairs.train,
             pairs.val,
-            config.rm if rm_device is None else config.rm.model_copy(update={"device": rm_device}),
+            rm_config if rm_device is None else rm_config.model_copy(update={"device": rm_device}),
             pair_stats=json.loads(pairs.stats.model_dump_json()),
             progress=False,
             callbacks=rm_callbacks() if rm_callbacks else None,
@@ -239,13 +275,4 @@ async def arun_loop(
         rm = RewardModel.load(rm_dir)
     if rm_device is not None and rm_device != "cpu":
         rm = RewardModel.load(rm_dir, device=rm_device)  # a saved RM loads on the CPU
-
-    bon_dir = out / BON_DIR
-    bon = await abon(
-        task, llm, rm, bon_dir, run_config("test"), config.bon, agent_llm=agent_llm,
-        parallel_questions=config.parallel_questions, on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
-        prior_traces=rollout.traces_path,
-    )  # fmt: skip
-    emit(LoopEvent("report"))
-    reports = write_reports(bon.results, bon_dir)
-    return LoopResult(pairs.stats, rm.card.metrics, trained, bon, reports)
+    return rm, trained

@@ -82,7 +82,10 @@ VERBS = (
     ),
     Verb("pairs", "pairs", "pairs", "Build label-free win-lose plan pairs from executed rollouts."),
     Verb(
-        "train-rm", "reward_model", "train_rm", "Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer)."
+        "train-rm",
+        "reward_model",
+        "train_rm",
+        "Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer).",
     ),
     Verb(
         "score",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -48,7 +48,8 @@ def results_tables(results: BonResults) -> list[Table]:
     table = Table(
         title=text(title),
         title_justify="left",
-        caption="tokens per question; runs: plans executed; wall: critical path of the recorded latencies (~0 for cache replays)",
+        caption="tokens per question; runs: plans executed; "
+        "wall: critical path of the recorded latencies (~0 for cache replays)",
         caption_justify="left",
     )
     for col in METHOD_HEADER:
@@ -107,10 +108,22 @@ def show_results(console: Console, result: BonResult, out: Path, *, as_json: boo
     say(console, f"report: {reports['md']} · {reports['html']} · {out / RESULTS_FILE}")
 
 
+if TYPE_CHECKING:
+    from ..llm import LLM
+
 PRIOR_HELP = (
     f"Training traces (a rollout folder or its {TRACES_FILE}) that fit the plan-shape `prior` baseline; "
     "without them `prior` is left out. `orchrm demo` passes its own training rollout."
 )
+
+#: The flags of `BonConfig`'s options whose names are not their fields' (a validation error names what was typed).
+BON_FLAGS = {"judge_max_steps": "--judge-steps", "judge_ns": "--judge-n"}
+
+
+def _run_config(run: dict[str, Any], llm: LLM, agent_llm: LLM, checkpoint: str | None) -> RunConfig:
+    """The rollout settings as recorded: the verb's, with the models that will write and execute the plans."""
+    fields = {"checkpoint": checkpoint_label(llm, checkpoint), "model_id": llm.backend.model_id}
+    return RunConfig.model_validate({**run, **fields, **agent_fields(llm, agent_llm)})
 
 
 @with_models
@@ -148,26 +161,28 @@ def bon(
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
     n_plans = renamed(n_plans, n, "n_plans", "--n")
-    config = checked(BonConfig, dict(judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens,
-                                     judge_ns=judge_ns or [], tau=tau, seed=settings.seed), {"judge_max_steps": "--judge-steps", "judge_ns": "--judge-n"})  # fmt: skip
-    run = dict(
-        settings.model_dump(),
-        task=task,
-        split="test",
-        n_questions=n_questions,
-        n_plans=n_plans,
-        execute="all",
-        backend=models.backend,
-        profile=profile,
-    )
+    judging = dict(judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens, tau=tau)
+    config = checked(BonConfig, dict(judging, judge_ns=judge_ns or [], seed=settings.seed), BON_FLAGS)
+    held_out = dict(task=task, split="test", n_questions=n_questions, n_plans=n_plans, execute="all", profile=profile)
+    run = dict(settings.model_dump(), **held_out, backend=models.backend)
     checked(RunConfig, run)
     the_task, reward_model = load_task(task), RewardModel.load(rm, device=device)
     with open_models(models, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
-        run_config = RunConfig.model_validate({**run, "checkpoint": checkpoint_label(llm, checkpoint),
-                                               "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})  # fmt: skip
+        run_config = _run_config(run, llm, agent_llm, checkpoint)
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
             judged = category_meter(llm.ledger, "verify")  # the judge runs on `llm`, its calls under `verify`
-            result = asyncio.run(abon(the_task, llm, reward_model, out, run_config, config, agent_llm=agent_llm,
-                                      parallel_questions=parallel_questions, prior_traces=prior_traces,
-                                      on_progress=lambda p: report_bon(progress, p, judge_tokens=judged)))  # fmt: skip
+            result = asyncio.run(
+                abon(
+                    the_task,
+                    llm,
+                    reward_model,
+                    out,
+                    run_config,
+                    config,
+                    agent_llm=agent_llm,
+                    parallel_questions=parallel_questions,
+                    prior_traces=prior_traces,
+                    on_progress=lambda p: report_bon(progress, p, judge_tokens=judged),
+                )
+            )
     show_results(result_console(as_json), result, out, as_json=as_json)

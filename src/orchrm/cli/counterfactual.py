@@ -82,12 +82,22 @@ def counterfactual(
         raise ConfigError(f"--parallel: must be at least 1, got {parallel}")
     # Only the sub-agents run: the model the run's agents ran on (rollout's options name it the same way).
     kind, agent, url = agent_target(models)
-    llm = open_llm(kind, model=agent, base_url=url, cache=not no_cache, api_key_env=models.api_key_env,
-                   concurrency=models.concurrency, timeout_s=models.timeout)  # fmt: skip
+    llm = open_llm(
+        kind,
+        model=agent,
+        base_url=url,
+        cache=not no_cache,
+        api_key_env=models.api_key_env,
+        concurrency=models.concurrency,
+        timeout_s=models.timeout,
+    )
     try:
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
-            result = asyncio.run(acollect_counterfactuals(run, out, llm, config, parallel=parallel,
-                                                          on_progress=lambda p: _report(progress, p)))  # fmt: skip
+            result = asyncio.run(
+                acollect_counterfactuals(
+                    run, out, llm, config, parallel=parallel, on_progress=lambda p: _report(progress, p)
+                )
+            )
     finally:
         llm.close()
     _print_summary(out, result, as_json)
@@ -102,10 +112,17 @@ def _report(progress: Reporter, p: CounterfactualProgress) -> None:
 
 def _print_summary(out: Path, p: CounterfactualProgress, as_json: bool) -> None:
     summary = {
-        "out": str(out), "plans": p.plans, "edits": p.edits_total, "done": p.edits_done, "resumed": p.resumed,
-        "invalid": p.invalid, "executed": p.executed, "outcome_changed": p.flipped, "tokens": p.tokens,
+        "out": str(out),
+        "plans": p.plans,
+        "edits": p.edits_total,
+        "done": p.edits_done,
+        "resumed": p.resumed,
+        "invalid": p.invalid,
+        "executed": p.executed,
+        "outcome_changed": p.flipped,
+        "tokens": p.tokens,
         "skipped_plans": p.skipped,
-    }  # fmt: skip
+    }
     if as_json:
         print(json.dumps(summary))
         return
@@ -114,7 +131,8 @@ def _print_summary(out: Path, p: CounterfactualProgress, as_json: bool) -> None:
         styled(
             (out, "bold"),
             f": {p.edits_total} edits of {p.plans} plans ({p.resumed} from before); this sitting "
-            f"{p.edits_done}: {p.invalid} invalid, {p.executed} executed, {p.flipped} changed the outcome, {p.tokens:,} tokens",
+            f"{p.edits_done}: {p.invalid} invalid, {p.executed} executed, "
+            f"{p.flipped} changed the outcome, {p.tokens:,} tokens",
         )
     )
     for reason, n in sorted(p.skipped.items()):

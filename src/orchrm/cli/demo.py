@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -51,6 +51,9 @@ from .render import usage_table
 from .reward_model import _rm_info as rm_info  # the RM steps line: loss, held-out accuracy
 from .say import say, styled, warn
 
+if TYPE_CHECKING:
+    from ..tasks import Task
+
 #: The profile the demo runs with unless told otherwise: its settings fit the loop to 2 CPU cores.
 DEMO = "demo"
 
@@ -84,11 +87,21 @@ def demo(
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
     n_plans = renamed(n_plans, n, "n_plans", "--n")
-    config = checked(LoopConfig, dict(
-        task=task, train_questions=train_questions, test_questions=test_questions, n_plans=n_plans, rollout=rollout,
-        parallel_questions=parallel_questions, rm={"epochs": epochs}, profile=profile,
-        bon={"judge": judge, "judge_max_steps": judge_max_steps, "judge_max_tokens": judge_max_tokens},
-    ), {"judge_max_steps": "--judge-steps"})  # fmt: skip
+    config = checked(
+        LoopConfig,
+        dict(
+            task=task,
+            train_questions=train_questions,
+            test_questions=test_questions,
+            n_plans=n_plans,
+            rollout=rollout,
+            parallel_questions=parallel_questions,
+            rm={"epochs": epochs},
+            profile=profile,
+            bon={"judge": judge, "judge_max_steps": judge_max_steps, "judge_max_tokens": judge_max_tokens},
+        ),
+        {"judge_max_steps": "--judge-steps"},
+    )
     if device == "cuda":
         resolve_device(device)  # no GPU: one line before any model loads ("auto" resolves where the RM loads)
     the_task = load_task(task)
@@ -104,20 +117,35 @@ def demo(
         )
     )
     start = time.perf_counter()
-    mode = choose_mode(quiet=quiet, as_json=as_json)
-    with Reporter(mode, interval_s=log_every) as progress:
-        progress.note(f"opening the {where} models")  # an embedded model starts its server: seconds
-        with open_models(models) as (llm, agent_llm):
-            # The RM's steps line counts the trainer's own non-padding tokens; the judge's reads the `verify` calls.
-            result = asyncio.run(arun_loop(the_task, llm, out, config, agent_llm=agent_llm, rm_device=device,
-                                           rm_callbacks=lambda: [trainer_progress(progress, "training RM", rm_info)],
-                                           on_event=_reporting(progress, category_meter(llm.ledger, "verify"))))  # fmt: skip
-            ledger = llm.ledger
+    with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+        result, ledger = _run(progress, the_task, out, config, models, where=where, device=device)
     wall_s = time.perf_counter() - start
     if as_json:
         print(json.dumps(_summary(out, wall_s, result, ledger)))
     else:
         _print_result(console, result, ledger, wall_s)
+
+
+def _run(
+    progress: Reporter, task: Task, out: Path, config: LoopConfig, models: ModelOptions, *, where: str, device: Device
+) -> tuple[LoopResult, TokenLedger]:
+    """The loop on freshly opened models, reporting to `progress`; its result and the orchestrator's ledger."""
+    progress.note(f"opening the {where} models")  # an embedded model starts its server: seconds
+    with open_models(models) as (llm, agent_llm):
+        # The RM's steps line counts the trainer's own non-padding tokens; the judge's reads the `verify` calls.
+        result = asyncio.run(
+            arun_loop(
+                task,
+                llm,
+                out,
+                config,
+                agent_llm=agent_llm,
+                rm_device=device,
+                rm_callbacks=lambda: [trainer_progress(progress, "training RM", rm_info)],
+                on_event=_reporting(progress, category_meter(llm.ledger, "verify")),
+            )
+        )
+        return result, llm.ledger
 
 
 #: What the loop is doing at the events that carry no counters (the RM's steps are its trainer's callback's).
@@ -151,9 +179,16 @@ def _summary(out: Path, wall_s: float, result: LoopResult, ledger: TokenLedger) 
     """`--json`'s one line: where, how long, the RM's metrics, the reports, this run's tokens and the results (whose
     `rm` names the model that selected)."""
     tokens = {c: t.model_dump() for c, t in ledger.totals().items()}
-    return {"out": str(out), "wall_s": round(wall_s, 1), "rm_metrics": result.rm_metrics, "rm_trained": result.rm_trained,
-            "reports": {k: str(v) for k, v in result.reports.items()}, "tokens_this_run": tokens,
-            "warnings": result.bon.warnings, **result.bon.results.dump()}  # fmt: skip
+    return {
+        "out": str(out),
+        "wall_s": round(wall_s, 1),
+        "rm_metrics": result.rm_metrics,
+        "rm_trained": result.rm_trained,
+        "reports": {k: str(v) for k, v in result.reports.items()},
+        "tokens_this_run": tokens,
+        "warnings": result.bon.warnings,
+        **result.bon.results.dump(),
+    }
 
 
 def _print_result(console: Console, result: LoopResult, ledger: TokenLedger, wall_s: float) -> None:

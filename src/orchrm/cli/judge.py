@@ -75,8 +75,14 @@ def read_rows(path: Path, mode: Mode) -> list[JudgeRow]:
     return rows
 
 
-async def judge_rows(ev: SkillEvaluator, rows: list[JudgeRow], mode: Mode, kind: str, concurrency: int,
-                     on_done: Callable[[int], None] | None = None) -> list[Judgment]:  # fmt: skip
+async def judge_rows(
+    ev: SkillEvaluator,
+    rows: list[JudgeRow],
+    mode: Mode,
+    kind: str,
+    concurrency: int,
+    on_done: Callable[[int], None] | None = None,
+) -> list[Judgment]:
     """Every row judged, `concurrency` at a time; `on_done(n)` after each, with the count judged so far."""
     sem = asyncio.Semaphore(concurrency)
     done = 0

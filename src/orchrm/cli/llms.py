@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 from ..llm import DEFAULT_MODEL, LLM, FleetBackend, LocalBackend, close_llms, ensure_reachable, open_llms
 from ..llm.factory import adapter_needs_local
@@ -14,8 +15,14 @@ from .options import ModelOptions
 
 
 @contextmanager
-def run_llms(backend: str, model: str | None, base_url: str | None, *, orchestrator_adapter: Path | None = None,
-             **options: object) -> Iterator[tuple[LLM, LLM]]:  # fmt: skip
+def run_llms(
+    backend: str,
+    model: str | None,
+    base_url: str | None,
+    *,
+    orchestrator_adapter: Path | None = None,
+    **options: Any,
+) -> Iterator[tuple[LLM, LLM]]:
     """(orchestrator, agent) LLMs, both answering, closed on exit. A model that cannot answer is one line
     naming its role, raised before the caller reads a model id or writes anything. A fleet that failed
     requests over says so on stderr at the end, one line per role. `orchestrator_adapter` (a trained
@@ -27,7 +34,7 @@ def run_llms(backend: str, model: str | None, base_url: str | None, *, orchestra
         from ..grpo.adapter import served_adapter
 
         adapter = served_adapter(orchestrator_adapter, model or DEFAULT_MODEL)
-    orchestrator, agent = open_llms(backend, model=model, base_url=base_url, orchestrator_adapter=adapter, **options)  # type: ignore[arg-type]
+    orchestrator, agent = open_llms(backend, model=model, base_url=base_url, orchestrator_adapter=adapter, **options)
     try:
         asyncio.run(_ping(orchestrator, agent))
         yield orchestrator, agent
@@ -36,12 +43,26 @@ def run_llms(backend: str, model: str | None, base_url: str | None, *, orchestra
         close_llms(orchestrator, agent)
 
 
-def open_models(models: ModelOptions, *, cache: bool = True, orchestrator_adapter: Path | None = None,
-                ) -> AbstractContextManager[tuple[LLM, LLM]]:  # fmt: skip
+def open_models(
+    models: ModelOptions,
+    *,
+    cache: bool = True,
+    orchestrator_adapter: Path | None = None,
+) -> AbstractContextManager[tuple[LLM, LLM]]:
     """`run_llms` for a verb's model options."""
-    return run_llms(models.backend, models.model, models.base_url, orchestrator_adapter=orchestrator_adapter, cache=cache,
-                    agent_backend=models.agent_backend, agent_model=models.agent_model, agent_base_url=models.agent_base_url,
-                    api_key_env=models.api_key_env, concurrency=models.concurrency, timeout_s=models.timeout)  # fmt: skip
+    return run_llms(
+        models.backend,
+        models.model,
+        models.base_url,
+        orchestrator_adapter=orchestrator_adapter,
+        cache=cache,
+        agent_backend=models.agent_backend,
+        agent_model=models.agent_model,
+        agent_base_url=models.agent_base_url,
+        api_key_env=models.api_key_env,
+        concurrency=models.concurrency,
+        timeout_s=models.timeout,
+    )
 
 
 def _report_failovers(orchestrator: LLM, agent: LLM) -> None:

@@ -53,7 +53,8 @@ Model = Annotated[
 BaseUrl = Annotated[
     str | None,
     typer.Option(
-        help="OpenAI-compatible server URL, e.g. http://host:8000/v1 (openai backend); several, comma-separated, are a fleet serving one model (least-loaded routing, failover).",
+        help="OpenAI-compatible server URL, e.g. http://host:8000/v1 (openai backend); "
+        "several, comma-separated, are a fleet serving one model (least-loaded routing, failover).",
         rich_help_panel=MODELS,
     ),
 ]
@@ -61,7 +62,8 @@ BaseUrl = Annotated[
 OrchestratorAdapter = Annotated[
     Path | None,
     typer.Option(
-        help="A trained orchestrator (a train-orchestrator run folder, its adapter/ or a checkpoints/checkpoint-N) that writes the plans; sub-agents stay the base model (local backend).",
+        help="A trained orchestrator (a train-orchestrator run folder, its adapter/ or a checkpoints/checkpoint-N) "
+        "that writes the plans; sub-agents stay the base model (local backend).",
         rich_help_panel=PLANS,
     ),
 ]
@@ -83,13 +85,22 @@ class ModelOptions(BaseModel):
     model: str | None = Field(
         None, description="The model that writes plans: embedded name or .gguf path (local); served name (openai)."
     )
-    base_url: str | None = Field(None, description="The orchestrator's server, e.g. http://host:8000/v1 (openai "
-                                 "backend); several, comma-separated, are a fleet (least-loaded routing, failover).")  # fmt: skip
+    base_url: str | None = Field(
+        None,
+        description="The orchestrator's server, e.g. http://host:8000/v1 (openai backend); several, comma-separated, "
+        "are a fleet (least-loaded routing, failover).",
+    )
     agent_backend: str | None = Field(None, description="The sub-agents' backend (default: the orchestrator's).")
-    agent_model: str | None = Field(None, description="The model that runs the sub-agents (default: the "
-                                    "orchestrator's; with the local backend, a second llama-server).")  # fmt: skip
-    agent_base_url: str | None = Field(None, description="The sub-agents' server (default: the orchestrator's when "
-                                       "the backend is the same); several, comma-separated, are a fleet.")  # fmt: skip
+    agent_model: str | None = Field(
+        None,
+        description="The model that runs the sub-agents (default: the orchestrator's; with the local backend, "
+        "a second llama-server).",
+    )
+    agent_base_url: str | None = Field(
+        None,
+        description="The sub-agents' server (default: the orchestrator's when the backend is the same); "
+        "several, comma-separated, are a fleet.",
+    )
     api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
     concurrency: int | None = Field(
         None, ge=1, description="Requests in flight (local: server slots; a fleet: per endpoint)."
@@ -177,8 +188,9 @@ def field_default(field: FieldInfo) -> Any:
     return field.get_default(call_default_factory=True)
 
 
-def field_option(model: type[BaseModel], name: str, *flags: str, panel: str | None = None, default: Any = ...,
-                 note: str = "") -> Any:  # fmt: skip
+def field_option(
+    model: type[BaseModel], name: str, *flags: str, panel: str | None = None, default: Any = ..., note: str = ""
+) -> Any:
     """A typer option, written as a parameter's default (`n_plans: int = field_option(RunConfig, "n_plans")`),
     whose default and help are the field's: `default` only where the verb's own differs on purpose, `note`
     appended to the help where the verb adds to it."""
@@ -199,10 +211,16 @@ def checked(model: type[Settings], values: Mapping[str, Any], flags: Mapping[str
         raise ConfigError(f"{flag}: {err['msg']}") from None
 
 
-def options_from(model: type[Settings], *, into: str = "settings", defaults: Settings | None = None,
-                 panel: Callable[[str], str | None] = rollout_panel, flags: Mapping[str, tuple[str, ...]] | None = None,
-                 unset: Collection[str] = (), exclude: Collection[str] = (),
-                 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
+def options_from(
+    model: type[Settings],
+    *,
+    into: str = "settings",
+    defaults: Settings | None = None,
+    panel: Callable[[str], str | None] = rollout_panel,
+    flags: Mapping[str, tuple[str, ...]] | None = None,
+    unset: Collection[str] = (),
+    exclude: Collection[str] = (),
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A verb whose parameter `into` (a `model`) becomes one option per field of `model`, at its place in the
     signature: the field's name, type, help, and default (`defaults`' value where given: a verb whose
     settings differ on purpose), its flags `--field-name` unless `flags` (or `FLAGS`) keeps older ones. The

@@ -55,7 +55,8 @@ def pairs(
     counterfactual: Annotated[
         list[Path] | None,
         typer.Option(
-            help="Folder from `orchrm counterfactual` (repeatable): its edits are paired with their source plans in RUNS by outcome."
+            help="Folder from `orchrm counterfactual` (repeatable): "
+            "its edits are paired with their source plans in RUNS by outcome."
         ),
     ] = None,
 ) -> None:
@@ -69,7 +70,8 @@ def pairs(
     s = result.stats
     say(
         console,
-        f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} ({s.train_questions} train / {s.val_questions} val questions)",
+        f"wrote {out}/{{{TRAIN_FILE},{VAL_FILE},{STATS_FILE},{MANIFEST_FILE}}} "
+        f"({s.train_questions} train / {s.val_questions} val questions)",
     )
 
 

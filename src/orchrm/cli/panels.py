@@ -59,7 +59,8 @@ def with_config(function: Callable[..., Any]) -> Callable[..., Any]:
     def verb(*args: Any, config: Path | None = None, **kwargs: Any) -> Any:
         return function(*args, **kwargs)  # the file was read while the options were parsed
 
-    verb.__signature__ = signature.replace(parameters=[*signature.parameters.values(), config])  # type: ignore[attr-defined]
+    parameters = [*signature.parameters.values(), config]
+    verb.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     return verb
 
 
@@ -106,8 +107,17 @@ def _read_config(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
     ctx.default_map = {**(ctx.default_map or {}), **{names[str(k).replace("-", "_")]: v for k, v in data.items()}}
 
 
-ConfigFile = Annotated[Path | None, typer.Option(
-    "--config", metavar="FILE", exists=True, dir_okay=False, is_eager=True, expose_value=False, callback=_read_config,
-    help="Option values from a YAML, JSON or TOML file (keys are option names: n-plans or n_plans); options given "
-         "on the command line win.",
-)]  # fmt: skip
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        exists=True,
+        dir_okay=False,
+        is_eager=True,
+        expose_value=False,
+        callback=_read_config,
+        help="Option values from a YAML, JSON or TOML file (keys are option names: n-plans or n_plans); options given "
+        "on the command line win.",
+    ),
+]

@@ -84,10 +84,16 @@ class Stage:
     def snapshot(self, now: float) -> dict[str, Any]:
         rate, eta = self.rate_per_min(now), self.eta_s(now)
         return {
-            "stage": self.name, "done": self.done, "total": self.total, "tokens": self.spent(),
-            "rate_per_min": None if rate is None else round(rate, 2), "eta_s": None if eta is None else round(eta),
-            "elapsed_s": round(now - self.started), "info": self.info, "finished": self.finished,
-        }  # fmt: skip
+            "stage": self.name,
+            "done": self.done,
+            "total": self.total,
+            "tokens": self.spent(),
+            "rate_per_min": None if rate is None else round(rate, 2),
+            "eta_s": None if eta is None else round(eta),
+            "elapsed_s": round(now - self.started),
+            "info": self.info,
+            "finished": self.finished,
+        }
 
 
 def _duration(seconds: float) -> str:
@@ -140,9 +146,13 @@ class Reporter:
     def __enter__(self) -> Reporter:
         if self.mode == Mode.bars:
             self._bar = Progress(
-                TextColumn("{task.description:<16}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[info]}", markup=False), TimeElapsedColumn(), console=self.console,
-            )  # fmt: skip
+                TextColumn("{task.description:<16}", style="bold", markup=False),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}", markup=False),
+                TimeElapsedColumn(),
+                console=self.console,
+            )
             self._bar.__enter__()
         elif self.mode in (Mode.lines, Mode.json):
             self._thread = threading.Thread(target=self._beat, name="orchrm-progress", daemon=True)
@@ -156,8 +166,16 @@ class Reporter:
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
 
-    def update(self, name: str, *, done: int, total: int | None = None, tokens: Tokens = 0, info: str = "",
-               finished: bool = False) -> None:  # fmt: skip
+    def update(
+        self,
+        name: str,
+        *,
+        done: int,
+        total: int | None = None,
+        tokens: Tokens = 0,
+        info: str = "",
+        finished: bool = False,
+    ) -> None:
         """Set a stage's counters. The first call creates the stage and writes its first line; a stage whose done
         reaches total is finished and writes its last. `tokens` may be a meter, read at every line."""
         with self._lock:
@@ -279,8 +297,14 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: A
             self.shown = ""
 
         def report(self, state: Any, shown: str, finished: bool = False) -> None:
-            reporter.update(stage, done=state.global_step, total=state.max_steps or None, info=shown,
-                            tokens=lambda: spent(state), finished=finished)  # fmt: skip
+            reporter.update(
+                stage,
+                done=state.global_step,
+                total=state.max_steps or None,
+                info=shown,
+                tokens=lambda: spent(state),
+                finished=finished,
+            )
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if state.is_world_process_zero:  # `global_step` is a resumed run's checkpoint

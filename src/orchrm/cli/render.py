@@ -28,8 +28,16 @@ def usage_table(ledger: TokenLedger) -> Table:
     """Tokens per category; `spent` excludes calls replayed from the response cache; `prompt from server cache`
     is the part of `prompt` the server took from its prompt cache rather than computing."""
     table = Table(title="token usage", title_justify="left")
-    columns = ("category", "calls", "cached calls", "prompt", "prompt from server cache", "completion", "spent prompt",
-               "spent completion")  # fmt: skip
+    columns = (
+        "category",
+        "calls",
+        "cached calls",
+        "prompt",
+        "prompt from server cache",
+        "completion",
+        "spent prompt",
+        "spent completion",
+    )
     for col in columns:
         table.add_column(col, justify="left" if col == "category" else "right")
     totals = ledger.totals()

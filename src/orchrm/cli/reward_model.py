@@ -53,8 +53,15 @@ TRAIN_RM_FLAGS = {
 }
 
 
-@options_from(RMConfig, into="config", defaults=TRAIN_RM, panel=lambda name: None, flags=TRAIN_RM_FLAGS,
-              unset=tuple(DECODER_DEFAULTS), exclude=("margins",))  # fmt: skip
+@options_from(
+    RMConfig,
+    into="config",
+    defaults=TRAIN_RM,
+    panel=lambda name: None,
+    flags=TRAIN_RM_FLAGS,
+    unset=tuple(DECODER_DEFAULTS),
+    exclude=("margins",),
+)
 def train_rm(
     pairs_dir: Annotated[Path, typer.Argument(help="Folder made by `orchrm pairs`.")],
     out: Annotated[Path, typer.Option(help="Model folder to write.")],
@@ -105,8 +112,18 @@ def _report(result: TrainResult, out: Path, as_json: bool = False) -> None:
             {"epoch": h.epoch, "train_loss": h.train_loss, "accuracy": h.accuracy, "per_source": h.per_source}
             for h in result.history
         ]
-        print(json.dumps({"out": str(out), "best_epoch": m["best_epoch"], "epochs": epochs, "pairs_per_second": result.pairs_per_second,
-                          "train_pairs": m["train_pairs"], "val_pairs": m["val_pairs"]}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "out": str(out),
+                    "best_epoch": m["best_epoch"],
+                    "epochs": epochs,
+                    "pairs_per_second": result.pairs_per_second,
+                    "train_pairs": m["train_pairs"],
+                    "val_pairs": m["val_pairs"],
+                }
+            )
+        )
         return
     table = Table(title="held-out pairwise accuracy per epoch", title_justify="left")
     table.add_column("epoch", justify="right")
@@ -234,40 +251,46 @@ def _token(token_env: str | None) -> str | None:
     return token
 
 
+# `serve`'s options that need more than a line each
+TokenEnv = Annotated[str | None, typer.Option(help="Environment variable holding a bearer token clients must send.")]
+OpenrlhfPenalty = Annotated[
+    float, typer.Option(help="Reward POST /openrlhf gives a sample with no valid plan or no question label.")
+]
+OpenrlhfScale = Annotated[
+    str, typer.Option(help="POST /openrlhf's reward of a valid plan: unit (sigmoid of the score) or raw.")
+]
+Degree = Annotated[str, typer.Option(help="Plan shape a plan must have to be scored: direct, single or dag.")]
+ReadTimeout = Annotated[
+    float,
+    typer.Option(help="Seconds a client has to send a request's headers, and again its body (else 408).", min=0.1),
+]
+TorchThreads = Annotated[
+    int | None,
+    typer.Option(help="Threads torch scores with (default: every core but one, left to the event loop).", min=1),
+]
+QueueRequests = Annotated[
+    int, typer.Option(help="Requests that may wait for the model; past it a 503 with Retry-After.", min=1)
+]
+QueueItems = Annotated[
+    int, typer.Option(help="Items that may wait for the model; past it a 503 with Retry-After.", min=1)
+]
+
+
 def serve(
     rm: Annotated[Path, typer.Option(help="Model folder from `orchrm train-rm`.")],
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option()] = 8765,
-    token_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding a bearer token clients must send.")
-    ] = None,
+    token_env: TokenEnv = None,
     max_items: Annotated[int, typer.Option(help="Most (question, plan) items per request.")] = 256,
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body.")] = 2_000_000,
     max_item_chars: Annotated[int, typer.Option(help="Largest question + plan of one item, in characters.")] = 100_000,
-    openrlhf_penalty: Annotated[
-        float,
-        typer.Option(help="Reward POST /openrlhf gives a sample with no valid plan or no question label."),
-    ] = INVALID_PENALTY,
-    openrlhf_scale: Annotated[
-        str, typer.Option(help="POST /openrlhf's reward of a valid plan: unit (sigmoid of the score) or raw.")
-    ] = "unit",
-    degree: Annotated[
-        str, typer.Option(help="Plan shape a plan must have to be scored: direct, single or dag.")
-    ] = "dag",
-    read_timeout: Annotated[
-        float,
-        typer.Option(help="Seconds a client has to send a request's headers, and again its body (else 408).", min=0.1),
-    ] = 10.0,
-    torch_threads: Annotated[
-        int | None,
-        typer.Option(help="Threads torch scores with (default: every core but one, left to the event loop).", min=1),
-    ] = None,
-    queue_requests: Annotated[
-        int, typer.Option(help="Requests that may wait for the model; past it a 503 with Retry-After.", min=1)
-    ] = 512,
-    queue_items: Annotated[
-        int, typer.Option(help="Items that may wait for the model; past it a 503 with Retry-After.", min=1)
-    ] = 2048,
+    openrlhf_penalty: OpenrlhfPenalty = INVALID_PENALTY,
+    openrlhf_scale: OpenrlhfScale = "unit",
+    degree: Degree = "dag",
+    read_timeout: ReadTimeout = 10.0,
+    torch_threads: TorchThreads = None,
+    queue_requests: QueueRequests = 512,
+    queue_items: QueueItems = 2048,
     device: Annotated[Device, typer.Option(help=DEVICE_HELP)] = "auto",
 ) -> None:
     """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info.

@@ -59,16 +59,35 @@ def rollout(
     log_every: LogEvery = DEFAULT_INTERVAL_S,
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
-    run = dict(settings.model_dump(), task=task, split=split, n_questions=n_questions, skip_questions=skip_questions, n_plans=n_plans, execute=execute,
-               backend=models.backend, checkpoint=checkpoint or RUN.checkpoint, profile=profile)  # fmt: skip
+    run = dict(
+        settings.model_dump(),
+        task=task,
+        split=split,
+        n_questions=n_questions,
+        skip_questions=skip_questions,
+        n_plans=n_plans,
+        execute=execute,
+        backend=models.backend,
+        checkpoint=checkpoint or RUN.checkpoint,
+        profile=profile,
+    )
     checked(RunConfig, run)
     the_task = load_task(task)
     with open_models(models, cache=not no_cache, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run["checkpoint"] = checkpoint_label(llm, checkpoint)
         config = RunConfig.model_validate({**run, "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})
         with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
-            result = asyncio.run(arollout(the_task, llm, out, config, agent_llm=agent_llm, parallel_questions=parallel_questions,
-                                          on_progress=lambda p: _report(progress, p)))  # fmt: skip
+            result = asyncio.run(
+                arollout(
+                    the_task,
+                    llm,
+                    out,
+                    config,
+                    agent_llm=agent_llm,
+                    parallel_questions=parallel_questions,
+                    on_progress=lambda p: _report(progress, p),
+                )
+            )
     _print_summary(out, result.progress, as_json)
 
 
@@ -79,8 +98,15 @@ def _report(progress: Reporter, p: Counters) -> None:
 def _print_summary(out: Path, result: Counters, as_json: bool) -> None:
     """The run's counts; accuracy is correct traces over all traces (an invalid or failed plan is wrong)."""
     accuracy = result.correct / result.plans_done if result.plans_done else None
-    summary = dict(out=str(out), traces=result.plans_done, resumed=result.resumed, valid_plans=result.plans_valid,
-                   correct=result.correct, accuracy=accuracy, tokens=result.tokens)  # fmt: skip
+    summary = dict(
+        out=str(out),
+        traces=result.plans_done,
+        resumed=result.resumed,
+        valid_plans=result.plans_valid,
+        correct=result.correct,
+        accuracy=accuracy,
+        tokens=result.tokens,
+    )
     if as_json:
         print(json.dumps(summary))
         return

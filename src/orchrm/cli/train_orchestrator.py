@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -30,12 +30,13 @@ from .options import (
     checked,
     field_option,
     options_from,
-)  # fmt: skip
+)
 from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
 from .say import say, text, warn
 
 if TYPE_CHECKING:
-    from ..grpo import TrainOutcome
+    from ..grpo import AgentOptions, TrainOutcome
+    from ..grpo.sampler import SamplerChoice
 
 SAMPLER_HELP = (
     "Who samples the plans: llama-server with the current adapter, TRL's generate, or TRL's vLLM mode; auto: on a "
@@ -82,49 +83,117 @@ def train_orchestrator(
 ) -> None:
     """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter.
     Runs under `accelerate launch --num_processes N` too: a step's plans are split over the processes."""
-    from ..grpo import AgentOptions, setup_run
+    fields = {name: value for name, value in locals().items() if name in RUN_FIELDS}  # before any other local
+    from ..grpo import AgentOptions
+
+    settings = _settings(sampling, fields, rm=rm, device=device)
+    agents = AgentOptions(
+        backend=agent_backend or "local",
+        model=agent_model,
+        base_url=agent_base_url,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout_s=timeout,
+        max_tokens=agent_max_tokens,
+    )
+    with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+        _train(progress, settings, out, rm=rm, device=device, sampler=sampler, agents=agents, as_json=as_json)
+
+
+#: `train_orchestrator`'s options that are `GRPORunConfig` fields of the same name (`lora_alpha` follows
+#: `lora_r`; the sampler is `setup_run`'s to resolve, and the plan sampling options come as one model).
+RUN_FIELDS = (
+    "task",
+    "policy",
+    "reward",
+    "invalid_penalty",
+    "group_size",
+    "questions_per_step",
+    "n_questions",
+    "max_steps",
+    "save_steps",
+    "learning_rate",
+    "lora_r",
+    "beta",
+    "entropy_coef",
+    "diverse_draws",
+    "bf16",
+    "report_to",
+)
+#: The flags of the options whose names are not their fields' (a validation error names what the user typed).
+RUN_FLAGS = {"invalid_penalty": "--penalty", "max_steps": "--steps", "learning_rate": "--lr", "lora_alpha": "--lora-r"}
+
+
+def _settings(sampling: PlanSampling, fields: dict[str, Any], *, rm: Path | None, device: Device) -> GRPORunConfig:
+    """The run's settings, checked with what would fail later (a missing tracker, --reward rm without --rm, a
+    device that is not there) each one line before the policy loads or the progress output starts."""
     from ..grpo.setup import check_reward
 
-    settings = checked(GRPORunConfig, dict(
-        sampling.model_dump(), task=task, policy=policy, reward=reward, invalid_penalty=invalid_penalty, group_size=group_size,
-        questions_per_step=questions_per_step, n_questions=n_questions, max_steps=max_steps, save_steps=save_steps,
-        learning_rate=learning_rate, lora_r=lora_r, lora_alpha=2 * lora_r, beta=beta, entropy_coef=entropy_coef,
-        diverse_draws=diverse_draws, bf16=bf16, report_to=report_to,
-    ), {"invalid_penalty": "--penalty", "max_steps": "--steps", "learning_rate": "--lr", "lora_alpha": "--lora-r"})  # fmt: skip
-    tracker_list(settings.report_to)  # a tracker not installed: one line before the policy loads
-    check_reward(settings, rm)  # --reward rm without --rm: one line before the progress output starts
+    settings = checked(GRPORunConfig, dict(sampling.model_dump(), **fields, lora_alpha=2 * fields["lora_r"]), RUN_FLAGS)
+    tracker_list(settings.report_to)
+    check_reward(settings, rm)
     if rm is not None:
-        resolve_device(device)  # --device cuda without a GPU: one line before any model loads
-    agents = AgentOptions(backend=agent_backend or "local", model=agent_model, base_url=agent_base_url, api_key_env=api_key_env,
-                          concurrency=concurrency, timeout_s=timeout, max_tokens=agent_max_tokens)  # fmt: skip
+        resolve_device(device)
+    return settings
+
+
+def _train(
+    progress: Reporter,
+    settings: GRPORunConfig,
+    out: Path,
+    *,
+    rm: Path | None,
+    device: Device,
+    sampler: SamplerChoice,
+    agents: AgentOptions,
+    as_json: bool,
+) -> None:
+    """Load the policy (and the RM), train with the steps on `progress`, and report the outcome once."""
+    from ..grpo import setup_run
+
     console = Console(highlight=False, stderr=as_json)
-    with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
-        progress.note(f"loading the policy {policy}" + (" and the reward model" if rm is not None else ""))
-        with setup_run(settings, out, rm=rm, rm_device=device, sampler=sampler, agents=agents) as run:
-            for w in run.warnings if run.main_process else []:
-                warn(console, w)
-            steps = trainer_progress(progress, "GRPO steps", _grpo_info, tokens=lambda: run.ledger.total().total_tokens)
-            result = run.train(callbacks=[steps])
+    progress.note(f"loading the policy {settings.policy}" + (" and the reward model" if rm is not None else ""))
+    with setup_run(settings, out, rm=rm, rm_device=device, sampler=sampler, agents=agents) as run:
+        for w in run.warnings if run.main_process else []:
+            warn(console, w)
+        steps = trainer_progress(progress, "GRPO steps", _grpo_info, tokens=lambda: run.ledger.total().total_tokens)
+        result = run.train(callbacks=[steps])
     if result.main_process:  # under `accelerate launch`, one report
         _print_outcome(console, result, run.config.sampler, out, as_json)
 
 
 def _grpo_info(logged: dict) -> str:
     """TRL's mean reward and its spread within groups, from the step's log."""
-    parts = [f"reward {logged['reward']:.3f}" if isinstance(logged.get("reward"), float) else "",
-             f"group std {logged['reward_std']:.3f}" if isinstance(logged.get("reward_std"), float) else ""]  # fmt: skip
+    parts = [
+        f"reward {logged['reward']:.3f}" if isinstance(logged.get("reward"), float) else "",
+        f"group std {logged['reward_std']:.3f}" if isinstance(logged.get("reward_std"), float) else "",
+    ]
     return " · ".join(p for p in parts if p)
 
 
 def _print_outcome(console: Console, result: TrainOutcome, sampler: str, out: Path, as_json: bool = False) -> None:
     """Tokens by category, the mean step's timings and where the adapter, tokens and samples went."""
     if as_json:
-        print(json.dumps({"out": str(out), "steps": result.steps, "resumed_from": str(result.resumed_from) if result.resumed_from else None,
-                          "adapter": str(result.adapter), "tokens": result.tokens,
-                          "timings": [t.model_dump() for t in result.timings]}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "out": str(out),
+                    "steps": result.steps,
+                    "resumed_from": str(result.resumed_from) if result.resumed_from else None,
+                    "adapter": str(result.adapter),
+                    "tokens": result.tokens,
+                    "timings": [t.model_dump() for t in result.timings],
+                }
+            )
+        )
         return
-    table = Table(title=text(f"orchestrator training: {result.steps} steps" + (f" (resumed from {result.resumed_from.name})" if result.resumed_from else "")),
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title=text(
+            f"orchestrator training: {result.steps} steps"
+            + (f" (resumed from {result.resumed_from.name})" if result.resumed_from else "")
+        ),
+        title_justify="left",
+    )
     for col in ("category", "calls", "prompt tokens", "completion tokens"):
         table.add_column(col, justify="left" if col == "category" else "right")
     for name, t in result.tokens["categories"].items():
@@ -133,7 +202,10 @@ def _print_outcome(console: Console, result: TrainOutcome, sampler: str, out: Pa
     if result.timings:
         sampled = [t for t in result.timings if t.plans]
         mean = lambda f: sum(f(t) for t in sampled) / max(1, len(sampled))  # noqa: E731
-        say(console, f"per step ({sampler} sampler, {len(sampled)} steps): generation {mean(lambda t: t.generation_s):.1f}s "
-                 f"({mean(lambda t: t.tokens_per_s):.1f} tok/s), reward {mean(lambda t: t.reward_s):.1f}s, "
-                 f"update {mean(lambda t: t.update_s):.1f}s · {out / STEPS_FILE}")  # fmt: skip
+        say(
+            console,
+            f"per step ({sampler} sampler, {len(sampled)} steps): generation {mean(lambda t: t.generation_s):.1f}s "
+            f"({mean(lambda t: t.tokens_per_s):.1f} tok/s), reward {mean(lambda t: t.reward_s):.1f}s, "
+            f"update {mean(lambda t: t.update_s):.1f}s · {out / STEPS_FILE}",
+        )
     say(console, f"adapter: {result.adapter} · tokens: {out / TOKENS_FILE} · samples: {out / SAMPLES_FILE}")
