@@ -22,8 +22,14 @@ def test_the_first_start_is_attempt_0_and_each_resume_one_more(tmp_path):
 
 
 def test_a_later_attempt_supersedes_a_step_and_leaves_the_others_in_file_order():
-    rows = [Row(step=0, n=1), Row(step=1, n=2), Row(step=1, n=3), Row(step=1, attempt=1, n=4),
-            Row(step=2, attempt=1, n=5), Row(step=1, attempt=1, n=6)]  # fmt: skip
+    rows = [
+        Row(step=0, n=1),
+        Row(step=1, n=2),
+        Row(step=1, n=3),
+        Row(step=1, attempt=1, n=4),
+        Row(step=2, attempt=1, n=5),
+        Row(step=1, attempt=1, n=6),
+    ]
     assert [r.n for r in latest(rows)] == [1, 4, 5, 6]  # step 1: both of attempt 1's records, none of attempt 0's
 
 

@@ -25,8 +25,15 @@ def crm(request):
 
 def row(arm: str, seed: int, rm: list[int], shape_mean: list[int], auc: float) -> dict:
     content = {"auc": {"rm": {"value": auc}}, "headroom": None, "clean_pairs": 0}
-    return {"arm": arm, "seed": seed, "rm_correct": rm, "shape_mean_correct": shape_mean, "blind_correct": BLIND,
-            "questions": len(rm), "content": content}  # fmt: skip
+    return {
+        "arm": arm,
+        "seed": seed,
+        "rm_correct": rm,
+        "shape_mean_correct": shape_mean,
+        "blind_correct": BLIND,
+        "questions": len(rm),
+        "content": content,
+    }
 
 
 ROWS = [

@@ -18,15 +18,38 @@ def cr(monkeypatch):
 
 
 def collection(cr, **kw):
-    fields = dict(run="r", plans=16, questions=2, executed=10, plan_prompt=14_000, plan_prompt_once=2_000,
-                  plan_completion=700, execute=5_000, verify=0, unrecorded_plans=2, unrecorded_prompt=2_000,
-                  unrecorded_completion=640)  # fmt: skip
+    fields = dict(
+        run="r",
+        plans=16,
+        questions=2,
+        executed=10,
+        plan_prompt=14_000,
+        plan_prompt_once=2_000,
+        plan_completion=700,
+        execute=5_000,
+        verify=0,
+        unrecorded_plans=2,
+        unrecorded_prompt=2_000,
+        unrecorded_completion=640,
+    )
     return cr.PairCollection(**(fields | kw))
 
 
 def arm(cr, reward, tokens):
-    return cr.ArmTokens(arm=reward, reward=reward, seed=1, group_size=8, tokens=tokens, plan_prompt=0,
-                        plan_completion=0, plan_calls=0, execute=0, samples=128, valid=100, step_s=1.0)  # fmt: skip
+    return cr.ArmTokens(
+        arm=reward,
+        reward=reward,
+        seed=1,
+        group_size=8,
+        tokens=tokens,
+        plan_prompt=0,
+        plan_completion=0,
+        plan_calls=0,
+        execute=0,
+        samples=128,
+        valid=100,
+        step_s=1.0,
+    )
 
 
 def test_each_footing_bills_the_pair_collection_its_own_way(cr):
@@ -48,8 +71,18 @@ def test_only_rewards_fitted_on_the_collection_pay_for_it(cr):
 
 
 def test_steps_to_save_with_the_pairs_fall_to_their_limit_from_above(cr):
-    parts = cr.StepParts(G=8, P=970, p=59, a0=2 * (970 + 8 * 59), valid_share=0.87, e_sampled=538, e_valid=619,
-                         e_by_arm={}, r={"minilm": 0.0, "decoder": 63.0}, step_s={})  # fmt: skip
+    parts = cr.StepParts(
+        G=8,
+        P=970,
+        p=59,
+        a0=2 * (970 + 8 * 59),
+        valid_share=0.87,
+        e_sampled=538,
+        e_valid=619,
+        e_by_arm={},
+        r={"minilm": 0.0, "decoder": 63.0},
+        step_s={},
+    )
     col = collection(cr, executed=205)
     limit = 5 * 205 / (8 * 0.87)
     steps = [cr.with_pairs(parts, col, e, recorded=False)["pairs as collected"]["5x"] for e in (1e4, 1e5, 1e7)]

@@ -88,8 +88,12 @@ def test_the_rule_reads_imports():
         "def f():\n    from orchrm.grpo.checkpoints import SEAL_FILE\n"
     )
     assert internal_imports(source) == {
-        "orchrm.bon.stats", "orchrm:jsonl", "orchrm.adapters:_core", "orchrm.bon:stats", "orchrm.grpo.checkpoints:SEAL_FILE",
-    }  # fmt: skip
+        "orchrm.bon.stats",
+        "orchrm:jsonl",
+        "orchrm.adapters:_core",
+        "orchrm.bon:stats",
+        "orchrm.grpo.checkpoints:SEAL_FILE",
+    }
 
 
 def test_benches_import_only_public_names():

@@ -29,8 +29,11 @@ def test_a_stamp_names_the_commit_and_the_machine():
 
 
 def test_every_bench_that_writes_a_result_stamps_it():
-    writers = [p for p in sorted(BENCH.glob("*.py"))
-               if '"results"' in (text := p.read_text()) and "json.dumps" in text and "write_text" in text]  # fmt: skip
+    writers = [
+        p
+        for p in sorted(BENCH.glob("*.py"))
+        if '"results"' in (text := p.read_text()) and "json.dumps" in text and "write_text" in text
+    ]
     unstamped = [p.name for p in writers if '"stamp": stamp()' not in p.read_text() and p.name not in NOT_YET]
     assert len(writers) >= 15 and unstamped == []
     stale = [n for n in NOT_YET if (BENCH / n).exists() and '"stamp": stamp()' in (BENCH / n).read_text()]

@@ -26,10 +26,17 @@ def test_an_unstamped_folder_or_a_file_has_no_kind(tmp_path):
     assert folder_kind(tmp_path / "traces.jsonl") is None
 
 
-@pytest.mark.parametrize("text", [
-    "{not json", '{"kind": "rollout"}', '{"kind": "spreadsheet", "version": 1, "orchrm": "0.1.0"}',
-    '{"kind": "rollout", "version": 1, "orchrm": "0.1.0", "extra": 1}', "[" * 100_000, '{"kind": "rollout", "version": ' + "9" * 5000 + "}",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{not json",
+        '{"kind": "rollout"}',
+        '{"kind": "spreadsheet", "version": 1, "orchrm": "0.1.0"}',
+        '{"kind": "rollout", "version": 1, "orchrm": "0.1.0", "extra": 1}',
+        "[" * 100_000,
+        '{"kind": "rollout", "version": ' + "9" * 5000 + "}",
+    ],
+)
 def test_a_bad_stamp_is_one_error_naming_the_file(tmp_path, text):
     (tmp_path / STAMP_FILE).write_text(text)
     with pytest.raises(RunFileError, match=STAMP_FILE):

@@ -14,6 +14,11 @@ ROOT = Path(__file__).resolve().parents[1]
     "args", [["check", "--no-cache"], ["format", "--check", "--no-cache"]], ids=["check", "format"]
 )
 def test_ruff_passes(args):
-    out = subprocess.run([sys.executable, "-m", "ruff", *args, "src", "tests", "bench"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", *args, "src", "tests", "bench"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]

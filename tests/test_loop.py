@@ -21,9 +21,14 @@ from orchrm.rm.config import RMConfig
 def test_loop_end_to_end_then_rerun_reuses_everything(tmp_path):
     task = make_task(tmp_path)
     config = LoopConfig(
-        task="jsonl", train_questions=6, test_questions=3, n_plans=3, constrained=False,
-        rm=RMConfig(epochs=1, max_length=96), bon=BonConfig(resamples=200),
-    )  # fmt: skip
+        task="jsonl",
+        train_questions=6,
+        test_questions=3,
+        n_plans=3,
+        constrained=False,
+        rm=RMConfig(epochs=1, max_length=96),
+        bon=BonConfig(resamples=200),
+    )
     assert config.run_config("train", "m").n_plans == config.run_config("test", "m").n_plans == 3  # one N for both
     result = asyncio.run(arun_loop(task, scripted_llm(replies()), tmp_path / "demo", config))
     assert result.rm_trained and result.pair_stats.total > 0
@@ -64,9 +69,14 @@ def test_loop_on_two_models_records_both_down_to_the_rm_card(tmp_path):
 
     task = make_task(tmp_path)
     config = LoopConfig(
-        task="jsonl", train_questions=4, test_questions=2, n_plans=3, constrained=False,
-        rm=RMConfig(epochs=1, max_length=96), bon=BonConfig(resamples=100, judge=False),
-    )  # fmt: skip
+        task="jsonl",
+        train_questions=4,
+        test_questions=2,
+        n_plans=3,
+        constrained=False,
+        rm=RMConfig(epochs=1, max_length=96),
+        bon=BonConfig(resamples=100, judge=False),
+    )
     big = LLM(ScriptedBackend([replies()], name="big"))
     small = LLM(ScriptedBackend([replies()], name="small"), ledger=big.ledger)
     result = asyncio.run(arun_loop(task, big, tmp_path / "demo", config, agent_llm=small))
@@ -113,10 +123,18 @@ def test_old_flat_settings_and_a_partial_rollout_fill_in_from_the_shared_default
     nested = LoopConfig(rollout={"temperature": 0.5, "seed": 3})
     assert flat == nested and flat.seed == 3 and flat.rollout.constrained is RolloutSettings().constrained is False
     demo = profiled(LoopConfig, "demo")
-    assert demo.run_config("test", "m").model_dump() == RunConfig(
-        task=LoopConfig().task, split="test", n_questions=16, n_plans=4, model_id="m", profile="demo",
-        **overrides("demo", RolloutSettings.model_fields),
-    ).model_dump()  # fmt: skip
+    assert (
+        demo.run_config("test", "m").model_dump()
+        == RunConfig(
+            task=LoopConfig().task,
+            split="test",
+            n_questions=16,
+            n_plans=4,
+            model_id="m",
+            profile="demo",
+            **overrides("demo", RolloutSettings.model_fields),
+        ).model_dump()
+    )
 
 
 def test_an_old_loop_json_with_its_n_twice_reads_as_one_n_plans():
@@ -144,8 +162,14 @@ def test_a_rerun_with_other_settings_is_refused_before_anything_is_touched(tmp_p
     assert [p.name for p in out.iterdir()] == [LOOP_FILE] and read_loop_config(out) == made
 
     grown = LoopConfig(
-        task="jsonl", train_questions=8, test_questions=5, n_plans=4, parallel_questions=1,
-        rm=RMConfig(epochs=2), bon=BonConfig(judge=False), rollout=made.rollout,
-    )  # fmt: skip
+        task="jsonl",
+        train_questions=8,
+        test_questions=5,
+        n_plans=4,
+        parallel_questions=1,
+        rm=RMConfig(epochs=2),
+        bon=BonConfig(judge=False),
+        rollout=made.rollout,
+    )
     assert loop_differences(grown, made) == []
     assert loop_differences(LoopConfig(task="other"), LoopConfig()) == [f"task: {LoopConfig().task!r} -> 'other'"]

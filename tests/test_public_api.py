@@ -7,11 +7,32 @@ import sys
 import orchrm
 
 API = {
-    "__version__", "OrchrmError", "LLM", "open_llm", "load_task", "Plan", "Trace", "read_traces",
-    "RunConfig", "arollout", "PairConfig", "build_pairs", "RMConfig", "train_reward_model", "RewardModel", "serve",
-    "BonConfig", "abon", "LoopConfig", "arun_loop", "GRPORunConfig", "setup_run", "TRLReward", "AsyncTRLReward",
+    "__version__",
+    "OrchrmError",
+    "LLM",
+    "open_llm",
+    "load_task",
+    "Plan",
+    "Trace",
+    "read_traces",
+    "RunConfig",
+    "arollout",
+    "PairConfig",
+    "build_pairs",
+    "RMConfig",
+    "train_reward_model",
+    "RewardModel",
+    "serve",
+    "BonConfig",
+    "abon",
+    "LoopConfig",
+    "arun_loop",
+    "GRPORunConfig",
+    "setup_run",
+    "TRLReward",
+    "AsyncTRLReward",
     "import_executions",
-}  # fmt: skip
+}
 
 
 def test_all_is_the_api():
@@ -49,6 +70,7 @@ def test_unknown_name_is_an_attribute_error():
 
 
 def test_import_stays_light():
-    code = "import sys, orchrm; print(sorted(m for m in ('torch', 'transformers', 'trl', 'numpy', 'orchrm.mas') if m in sys.modules))"
+    heavy = "('torch', 'transformers', 'trl', 'numpy', 'orchrm.mas')"
+    code = f"import sys, orchrm; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

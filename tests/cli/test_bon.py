@@ -12,9 +12,27 @@ PLAN = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Add them."}],
 
 def args(fake, task, rm_dir, out, *extra):
     return [
-        "bon", "--task", f"jsonl:{task}", "--rm", str(rm_dir), "--out", str(out), "--n", "2", "--n-questions", "2",
-        "--backend", "openai", "--base-url", fake.url, "--model", "fake-model", "--api-key-env", "HOME", *extra,
-    ]  # fmt: skip
+        "bon",
+        "--task",
+        f"jsonl:{task}",
+        "--rm",
+        str(rm_dir),
+        "--out",
+        str(out),
+        "--n",
+        "2",
+        "--n-questions",
+        "2",
+        "--backend",
+        "openai",
+        "--base-url",
+        fake.url,
+        "--model",
+        "fake-model",
+        "--api-key-env",
+        "HOME",
+        *extra,
+    ]
 
 
 def test_bon_prints_the_comparison_and_writes_the_report(fake, tmp_path, rm_dir, capsys, monkeypatch):

@@ -1,4 +1,5 @@
-"""`--config FILE` (YAML, JSON or TOML) fills any verb's options; the command line wins; a bad file is one usage error."""
+"""`--config FILE` (YAML, JSON or TOML) fills any verb's options; the command line wins; a bad file is one usage
+error."""
 
 import json
 from pathlib import Path
@@ -29,11 +30,14 @@ def run(tmp_path: Path, name: str, text: str, *argv: str):
     return CliRunner().invoke(app, ["--config", str(tmp_path / name), *argv])
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    ("c.yaml", "task: chain_sum\nn-plans: 7\njson: true\norchestrator-base-url: http://a/v1\n"),
-    ("c.json", '{"task": "chain_sum", "n_plans": 7, "as_json": true, "base_url": "http://a/v1"}'),
-    ("c.toml", 'task = "chain_sum"\nn_plans = 7\njson = true\norchestrator_base_url = "http://a/v1"\n'),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("c.yaml", "task: chain_sum\nn-plans: 7\njson: true\norchestrator-base-url: http://a/v1\n"),
+        ("c.json", '{"task": "chain_sum", "n_plans": 7, "as_json": true, "base_url": "http://a/v1"}'),
+        ("c.toml", 'task = "chain_sum"\nn_plans = 7\njson = true\norchestrator_base_url = "http://a/v1"\n'),
+    ],
+)
 def test_each_format_fills_the_options_by_any_of_their_names(tmp_path, name, text):
     result = run(tmp_path, name, text)
     assert result.exit_code == 0, result.output
@@ -47,14 +51,17 @@ def test_the_command_line_wins_and_values_are_checked_as_flags_are(tmp_path):
     assert bad.exit_code == 2 and "Invalid value for '--n-plans'" in bad.output
 
 
-@pytest.mark.parametrize(("name", "text", "says"), [
-    ("c.yaml", "task: x\nn_plan: 3\n", "no option n_plan"),
-    ("c.yaml", "- a\n- b\n", "must hold a mapping"),
-    ("c.yaml", "task: [unclosed\n", "cannot read"),
-    ("c.json", '{"task": ', "cannot read"),
-    ("c.toml", "task = \n", "cannot read"),
-    ("c.ini", "task = x\n", "use a .yaml"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "text", "says"),
+    [
+        ("c.yaml", "task: x\nn_plan: 3\n", "no option n_plan"),
+        ("c.yaml", "- a\n- b\n", "must hold a mapping"),
+        ("c.yaml", "task: [unclosed\n", "cannot read"),
+        ("c.json", '{"task": ', "cannot read"),
+        ("c.toml", "task = \n", "cannot read"),
+        ("c.ini", "task = x\n", "use a .yaml"),
+    ],
+)
 def test_a_bad_file_is_a_usage_error_naming_it(tmp_path, name, text, says):
     result = run(tmp_path, name, text)
     assert result.exit_code == 2 and says in result.output and "Traceback" not in result.output

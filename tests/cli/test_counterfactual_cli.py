@@ -10,8 +10,14 @@ from orchrm.cli.counterfactual import agent_target
 from orchrm.cli.options import ModelOptions
 from orchrm.mas.traces import read_traces
 
-TWO = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Find the sum."},
-                             {"id": "b", "type": "cot", "input": "Check ${a}"}]})  # fmt: skip
+TWO = json.dumps(
+    {
+        "agents": [
+            {"id": "a", "type": "cot", "input": "Find the sum."},
+            {"id": "b", "type": "cot", "input": "Check ${a}"},
+        ]
+    }
+)
 
 
 def _exit(argv):
@@ -24,15 +30,44 @@ def _exit(argv):
 def run(fake, tmp_path):
     fake.default_text = TWO + "\nAnswer: 4"
     make_task(tmp_path)
-    argv = ["rollout", "--task", f"jsonl:{tmp_path / 'qs.jsonl'}", "--out", str(tmp_path / "run"), "--n-questions", "2",
-            "--n-plans", "2", "--backend", "openai", "--base-url", fake.url, "--api-key-env", "HOME", "--quiet"]  # fmt: skip
+    argv = [
+        "rollout",
+        "--task",
+        f"jsonl:{tmp_path / 'qs.jsonl'}",
+        "--out",
+        str(tmp_path / "run"),
+        "--n-questions",
+        "2",
+        "--n-plans",
+        "2",
+        "--backend",
+        "openai",
+        "--base-url",
+        fake.url,
+        "--api-key-env",
+        "HOME",
+        "--quiet",
+    ]
     assert _exit(argv) == 0
     return tmp_path / "run"
 
 
 def _args(fake, run, out, *more):
-    return ["counterfactual", "--run", str(run), "--out", str(out), "--backend", "openai", "--base-url", fake.url,
-            "--api-key-env", "HOME", "--no-cache", *more]  # fmt: skip
+    return [
+        "counterfactual",
+        "--run",
+        str(run),
+        "--out",
+        str(out),
+        "--backend",
+        "openai",
+        "--base-url",
+        fake.url,
+        "--api-key-env",
+        "HOME",
+        "--no-cache",
+        *more,
+    ]
 
 
 def test_collect_resume_and_pair(fake, run, tmp_path, capsys, monkeypatch):
@@ -62,9 +97,13 @@ def test_collect_resume_and_pair(fake, run, tmp_path, capsys, monkeypatch):
 
 @pytest.mark.parametrize(
     ("flag", "value", "needle"),
-    [("--kinds", "shuffle", "unknown edit kind shuffle"), ("--edits-per-plan", "0", "--edits-per-plan"),
-     ("--max-plans", "0", "--max-plans"), ("--parallel", "0", "--parallel")],
-)  # fmt: skip
+    [
+        ("--kinds", "shuffle", "unknown edit kind shuffle"),
+        ("--edits-per-plan", "0", "--edits-per-plan"),
+        ("--max-plans", "0", "--max-plans"),
+        ("--parallel", "0", "--parallel"),
+    ],
+)
 def test_bad_options_are_one_line_and_write_nothing(fake, run, tmp_path, capsys, flag, value, needle):
     assert _exit(_args(fake, run, tmp_path / "cf", flag, value)) == 1
     err = capsys.readouterr().err
@@ -85,8 +124,16 @@ def test_a_folder_that_is_not_a_run_is_one_line(fake, tmp_path, capsys):
 
 def test_the_agent_model_is_named_as_rollout_names_it():
     def target(backend, model, base_url, agent_backend, agent_model, agent_base_url):
-        return agent_target(ModelOptions(backend=backend, model=model, base_url=base_url, agent_backend=agent_backend,
-                                         agent_model=agent_model, agent_base_url=agent_base_url))  # fmt: skip
+        return agent_target(
+            ModelOptions(
+                backend=backend,
+                model=model,
+                base_url=base_url,
+                agent_backend=agent_backend,
+                agent_model=agent_model,
+                agent_base_url=agent_base_url,
+            )
+        )
 
     assert target("openai", "big", "http://a/v1", None, None, None) == ("openai", "big", "http://a/v1")
     assert target("openai", "big", "http://a/v1", None, "small", None) == ("openai", "small", "http://a/v1")

@@ -47,8 +47,23 @@ def test_demo_opens_the_orchestrator_and_agent_models_it_was_given(argv, models,
 def test_demo_passes_a_served_models_options(opened, tmp_path, capsys):
     url = "http://127.0.0.1:1/v1"
     with pytest.raises(SystemExit):
-        main(["demo", "--out", str(tmp_path / "d"), "--backend", "openai", "--model", "m", "--base-url", url,
-              "--agent-base-url", url + "2", "--concurrency", "3"])  # fmt: skip
+        main(
+            [
+                "demo",
+                "--out",
+                str(tmp_path / "d"),
+                "--backend",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                url,
+                "--agent-base-url",
+                url + "2",
+                "--concurrency",
+                "3",
+            ]
+        )
     [(backend, model, base_url, options)] = opened
     assert (backend, model, base_url) == ("openai", "m", url)
     assert (options["agent_base_url"], options["concurrency"]) == (url + "2", 3)
@@ -92,9 +107,32 @@ def test_demo_runs_the_whole_loop_on_a_served_model(tmp_path, capsys):
     url = served.start()
     try:
         with pytest.raises(SystemExit) as info:
-            main(["demo", "--out", str(tmp_path / "d"), "--task", f"jsonl:{tmp_path / 'qs.jsonl'}", "--backend", "openai",
-                  "--base-url", url, "--api-key-env", "HOME", "--train-questions", "4", "--test-questions", "2",
-                  "--n", "2", "--epochs", "1", "--no-judge", "--no-constrained", "--json"])  # fmt: skip
+            main(
+                [
+                    "demo",
+                    "--out",
+                    str(tmp_path / "d"),
+                    "--task",
+                    f"jsonl:{tmp_path / 'qs.jsonl'}",
+                    "--backend",
+                    "openai",
+                    "--base-url",
+                    url,
+                    "--api-key-env",
+                    "HOME",
+                    "--train-questions",
+                    "4",
+                    "--test-questions",
+                    "2",
+                    "--n",
+                    "2",
+                    "--epochs",
+                    "1",
+                    "--no-judge",
+                    "--no-constrained",
+                    "--json",
+                ]
+            )
     finally:
         served.stop()
     captured = capsys.readouterr()
@@ -159,7 +197,24 @@ def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_pa
     monkeypatch.setattr(sys, "stderr", log)
     start = time.monotonic()
     with pytest.raises(SystemExit) as info:
-        main(["demo", "--out", str(tmp_path / "d"), "--task", task, "--train-questions", "3", "--test-questions", "2", "--n", "3", "--no-constrained", "--log-every", str(LOG_EVERY)])  # fmt: skip
+        main(
+            [
+                "demo",
+                "--out",
+                str(tmp_path / "d"),
+                "--task",
+                task,
+                "--train-questions",
+                "3",
+                "--test-questions",
+                "2",
+                "--n",
+                "3",
+                "--no-constrained",
+                "--log-every",
+                str(LOG_EVERY),
+            ]
+        )
     end = time.monotonic()
     text = log.text()
     assert info.value.code in (None, 0), text

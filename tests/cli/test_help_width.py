@@ -57,7 +57,8 @@ def test_top_level_help_at_80_columns():
 
 def test_the_check_sees_a_cut_name():
     command = click.Command("x", params=[click.Option(["--orchestrator-base-url"])])
-    assert unreadable("  --orchestrator-b…  The server.", command) == ["--orchestrator-base-url", "--orchestrator-b…"]
+    cut = unreadable("  --orchestrator-b…  The server.", command)
+    assert cut == ["--orchestrator-base-url", "--orchestrator-b…"]
 
 
 def test_panels_group_options_common_first():
@@ -69,7 +70,13 @@ def test_panels_group_options_common_first():
 
 def test_console_script_help_at_80_columns():
     env = {**os.environ, "COLUMNS": str(WIDTH)}
-    out = subprocess.run([sys.executable, "-m", "orchrm", "rollout", "--help"], capture_output=True, text=True, check=False,
-                         env=env, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "orchrm", "rollout", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert unreadable(out.stdout, load_verb(next(v for v in VERBS if v.name == "rollout"))) == []

@@ -4,7 +4,8 @@ import sys
 
 MO = (
     "<thinking>one agent</thinking><agent><agent_id>A</agent_id><agent_name>{name}</agent_name>"
-    "<agent_description>d</agent_description><required_arguments><agent_input></agent_input></required_arguments></agent>"
+    "<agent_description>d</agent_description>"
+    "<required_arguments><agent_input></agent_input></required_arguments></agent>"
 )
 
 

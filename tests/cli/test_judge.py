@@ -33,10 +33,13 @@ def fake():
 
 
 def test_rules_only_pairwise_with_references(tmp_path):
-    rows = write_rows(tmp_path / "in.jsonl", [
-        {"id": 1, "question": Q, "responses": [GOOD, BAD], "reference": "34", "kind": "math"},
-        {"id": 2, "question": Q, "responses": [BAD, GOOD], "reference": "34", "kind": "math"},
-    ])  # fmt: skip
+    rows = write_rows(
+        tmp_path / "in.jsonl",
+        [
+            {"id": 1, "question": Q, "responses": [GOOD, BAD], "reference": "34", "kind": "math"},
+            {"id": 2, "question": Q, "responses": [BAD, GOOD], "reference": "34", "kind": "math"},
+        ],
+    )
     out = orchrm("judge", str(rows), "--no-llm", "-o", str(tmp_path / "out.jsonl"))
     assert out.returncode == 0, out.stderr
     judged = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]

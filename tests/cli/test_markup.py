@@ -87,8 +87,11 @@ def test_the_reported_command_is_one_line_in_a_real_process(tmp_path):
     """The issue's repro, as a user runs it: no `rich.errors.MarkupError` traceback."""
     out = subprocess.run(
         [sys.executable, "-m", "orchrm", "score", "runs/nope[/x].jsonl", "--rm", "rm/"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stderr
     assert out.stderr.splitlines() == ["error: cannot read runs/nope[/x].jsonl: No such file or directory"]
@@ -107,8 +110,14 @@ def test_printers_keep_text_verbatim(s):
     say(console, f"said {s}", "dim")
     console.print(styled((s, "bold"), f": {s}"))
     console.print(labelled(s, s, "red"), text(s, "yellow"))
-    assert buf.getvalue().splitlines() == [f"warning: w {s}", f"error: e {s}", f"d {s}", f"said {s}", f"{s}: {s}",
-                                           f"{s} {s} {s}"]  # fmt: skip
+    assert buf.getvalue().splitlines() == [
+        f"warning: w {s}",
+        f"error: e {s}",
+        f"d {s}",
+        f"said {s}",
+        f"{s}: {s}",
+        f"{s} {s} {s}",
+    ]
 
 
 def test_printers_keep_their_styles():

@@ -53,28 +53,31 @@ OWN = {
 }
 #: Every flag each verb had before its options were made from the fields: users' scripts still run.
 FLAGS_BEFORE = {
-    "rollout": "--agent-backend --agent-base-url --agent-context --agent-max-rounds --agent-max-samples --agent-max-tokens "
-    "--agent-model --agent-timeout --api-key-env --backend --base-url --checkpoint --concurrency --config --constrained "
-    "--degree --execute --json --log-every --model --n-plans --n-questions --no-cache --no-constrained "
-    "--no-prompt-examples --orchestrator-adapter --orchestrator-backend --orchestrator-base-url --orchestrator-model "
-    "--out --parallel-questions --plan-max-tokens --prompt-examples --quiet --seed --split --task --temperature "
-    "--timeout --top-p -q",
-    "bon": "--agent-backend --agent-base-url --agent-context --agent-max-rounds --agent-max-samples --agent-max-tokens "
-    "--agent-model --api-key-env --backend --base-url --checkpoint --concurrency --config --constrained --degree --json "
-    "--judge --judge-max-tokens --judge-n --judge-steps --log-every --model --n --n-questions --no-constrained "
-    "--no-judge --no-prompt-examples --orchestrator-adapter --orchestrator-backend --orchestrator-base-url "
-    "--orchestrator-model --out --parallel-questions --plan-max-tokens --prior-traces --prompt-examples --quiet --rm "
-    "--seed --task --tau --temperature --timeout -q",
-    "demo": "--agent-context --agent-max-tokens --agent-model --config --degree --epochs --json --judge --log-every "
-    "--model --n --no-judge --orchestrator-model --out --quiet --seed --task --test-questions --train-questions -q",
-    "train-orchestrator": "--agent-backend --agent-base-url --agent-max-tokens --agent-model --api-key-env --beta --bf16 "
-    "--concurrency --config --degree --entropy-coef --group-size --json --log-every --lora-r --lr --n-questions --no-bf16 "
-    "--no-prompt-examples --out --penalty --plan-max-tokens --policy --prompt-examples --questions-per-step --quiet "
-    "--reward --rm --sampler --save-steps --seed --steps --task --temperature --timeout -q",
-    "pairs": "--base --config --counterfactual --max-counterfactual-per-question --max-per-question --max-source-share "
-    "--min-agreement --min-margin --out --seed --source --specialized --val-fraction",
-    "train-rm": "--backbone --batch-size --bf16 --center --config --device --epochs --json --log-every --lora --lr "
-    "--margin --max-length --no-bf16 --no-lora --out --patience --quiet --report-to --seed -q",
+    "rollout": "--agent-backend --agent-base-url --agent-context --agent-max-rounds --agent-max-samples "
+    "--agent-max-tokens --agent-model --agent-timeout --api-key-env --backend --base-url --checkpoint "
+    "--concurrency --config --constrained --degree --execute --json --log-every --model --n-plans "
+    "--n-questions --no-cache --no-constrained --no-prompt-examples --orchestrator-adapter "
+    "--orchestrator-backend --orchestrator-base-url --orchestrator-model --out --parallel-questions "
+    "--plan-max-tokens --prompt-examples --quiet --seed --split --task --temperature --timeout --top-p -q",
+    "bon": "--agent-backend --agent-base-url --agent-context --agent-max-rounds --agent-max-samples "
+    "--agent-max-tokens --agent-model --api-key-env --backend --base-url --checkpoint --concurrency "
+    "--config --constrained --degree --json --judge --judge-max-tokens --judge-n --judge-steps "
+    "--log-every --model --n --n-questions --no-constrained --no-judge --no-prompt-examples "
+    "--orchestrator-adapter --orchestrator-backend --orchestrator-base-url --orchestrator-model --out "
+    "--parallel-questions --plan-max-tokens --prior-traces --prompt-examples --quiet --rm --seed --task "
+    "--tau --temperature --timeout -q",
+    "demo": "--agent-context --agent-max-tokens --agent-model --config --degree --epochs --json --judge "
+    "--log-every --model --n --no-judge --orchestrator-model --out --quiet --seed --task --test-questions "
+    "--train-questions -q",
+    "train-orchestrator": "--agent-backend --agent-base-url --agent-max-tokens --agent-model --api-key-env "
+    "--beta --bf16 --concurrency --config --degree --entropy-coef --group-size --json --log-every "
+    "--lora-r --lr --n-questions --no-bf16 --no-prompt-examples --out --penalty --plan-max-tokens "
+    "--policy --prompt-examples --questions-per-step --quiet --reward --rm --sampler --save-steps --seed "
+    "--steps --task --temperature --timeout -q",
+    "pairs": "--base --config --counterfactual --max-counterfactual-per-question --max-per-question "
+    "--max-source-share --min-agreement --min-margin --out --seed --source --specialized --val-fraction",
+    "train-rm": "--backbone --batch-size --bf16 --center --config --device --epochs --json --log-every --lora "
+    "--lr --margin --max-length --no-bf16 --no-lora --out --patience --quiet --report-to --seed -q",
 }
 
 
@@ -109,10 +112,19 @@ def test_every_option_that_fills_a_field_has_its_default_and_help(verb):
     assert wrong == []
 
 
-@pytest.mark.parametrize(("verb", "model"), [("rollout", RolloutSettings), ("bon", RolloutSettings),
-                                             ("demo", RolloutSettings), ("train-orchestrator", PlanSampling),
-                                             ("rollout", ModelOptions), ("bon", ModelOptions), ("demo", ModelOptions),
-                                             ("counterfactual", ModelOptions)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("verb", "model"),
+    [
+        ("rollout", RolloutSettings),
+        ("bon", RolloutSettings),
+        ("demo", RolloutSettings),
+        ("train-orchestrator", PlanSampling),
+        ("rollout", ModelOptions),
+        ("bon", ModelOptions),
+        ("demo", ModelOptions),
+        ("counterfactual", ModelOptions),
+    ],
+)
 def test_verbs_that_run_plans_offer_every_rollout_setting(verb, model):
     assert set(model.model_fields) <= set(filled(verb))
 
@@ -141,8 +153,22 @@ def test_a_verb_hands_the_validated_settings_over(monkeypatch, tmp_path):
     monkeypatch.setattr("orchrm.cli.rollout.asyncio.run", lambda coroutine: coroutine)
     monkeypatch.setattr("orchrm.cli.llms.run_llms", _fake_llms)
     with pytest.raises(SystemExit):
-        main(["rollout", "--task", "gsm_symbolic", "--out", str(tmp_path / "r"), "--agent-timeout", "12",
-              "--top-p", "0.5", "--degree", "single", "--no-prompt-examples"])  # fmt: skip
+        main(
+            [
+                "rollout",
+                "--task",
+                "gsm_symbolic",
+                "--out",
+                str(tmp_path / "r"),
+                "--agent-timeout",
+                "12",
+                "--top-p",
+                "0.5",
+                "--degree",
+                "single",
+                "--no-prompt-examples",
+            ]
+        )
     [config] = seen
     assert (config.agent_timeout_s, config.top_p, config.degree, config.prompt_examples) == (12.0, 0.5, "single", False)
     assert {k: getattr(config, k) for k in ("temperature", "agent_max_tokens")} == {
@@ -207,8 +233,11 @@ def test_pairs_hands_its_flags_to_pair_config(monkeypatch, tmp_path):
     monkeypatch.setattr("orchrm.cli.pairs.read_traces", lambda path: [])
     monkeypatch.setattr("orchrm.cli.pairs.locate_traces", lambda run: run)
     (tmp_path / "c.yaml").write_text("max_per_question: 5\nmin-margin: 3\n")
-    for argv in (["--source", "artifact", "--source", "consensus", "--max-per-question", "7"],
-                 ["--config", str(tmp_path / "c.yaml")], []):  # fmt: skip
+    for argv in (
+        ["--source", "artifact", "--source", "consensus", "--max-per-question", "7"],
+        ["--config", str(tmp_path / "c.yaml")],
+        [],
+    ):
         with pytest.raises(SystemExit):
             main(["pairs", str(tmp_path), "--out", str(tmp_path / "p"), *argv])
     assert [(c.sources, c.max_pairs_per_question, c.min_margin) for c in seen] == [

@@ -11,19 +11,60 @@ from orchrm.profiles import PROFILES, profiled
 #: `LoopConfig()` as `orchrm demo` ran it before the profile (commit 45fafdd), field by field; `n` is now
 #: `n_plans` (no longer copied into `bon`), and the profile's name is recorded.
 DEMO_BEFORE = {
-    "task": "mix:world_qa,chain_sum", "train_questions": 20, "test_questions": 16, "n_plans": 4,
-    "parallel_questions": 2, "profile": "demo",
-    "rollout": {"seed": 0, "degree": "dag", "temperature": 0.9, "top_p": 0.95, "plan_max_tokens": 320,
-                "prompt_examples": True, "constrained": True, "agent_max_tokens": 192, "agent_temperature": 0.0,
-                "agent_sample_temperature": 0.7, "agent_timeout_s": 900.0, "agent_max_samples": 3,
-                "agent_max_rounds": 1, "agent_context": "final"},
-    "rm": {"backbone": "all-minilm-l6-v2", "max_length": 256, "epochs": 6, "batch_size": 8, "learning_rate": 5e-05,
-           "weight_decay": 0.0, "warmup_ratio": 0.1, "margins": {}, "center_rewards_coefficient": 0.01,
-           "early_stopping_patience": 2, "lora": False, "lora_r": 8, "bf16": False, "seed": 0, "threads": None,
-           "device": "cpu", "report_to": "none"},
-    "bon": {"judge": True, "judge_max_steps": 2, "judge_max_tokens": 192, "judge_ns": [], "judge_concurrency": 2,
-            "tau": 0.5, "taus": [0.0, 0.25, 0.5, 1.0, 2.0], "resamples": 2000, "seed": 0, "prior_strength": 2.0},
-}  # fmt: skip
+    "task": "mix:world_qa,chain_sum",
+    "train_questions": 20,
+    "test_questions": 16,
+    "n_plans": 4,
+    "parallel_questions": 2,
+    "profile": "demo",
+    "rollout": {
+        "seed": 0,
+        "degree": "dag",
+        "temperature": 0.9,
+        "top_p": 0.95,
+        "plan_max_tokens": 320,
+        "prompt_examples": True,
+        "constrained": True,
+        "agent_max_tokens": 192,
+        "agent_temperature": 0.0,
+        "agent_sample_temperature": 0.7,
+        "agent_timeout_s": 900.0,
+        "agent_max_samples": 3,
+        "agent_max_rounds": 1,
+        "agent_context": "final",
+    },
+    "rm": {
+        "backbone": "all-minilm-l6-v2",
+        "max_length": 256,
+        "epochs": 6,
+        "batch_size": 8,
+        "learning_rate": 5e-05,
+        "weight_decay": 0.0,
+        "warmup_ratio": 0.1,
+        "margins": {},
+        "center_rewards_coefficient": 0.01,
+        "early_stopping_patience": 2,
+        "lora": False,
+        "lora_r": 8,
+        "bf16": False,
+        "seed": 0,
+        "threads": None,
+        "device": "cpu",
+        "report_to": "none",
+    },
+    "bon": {
+        "judge": True,
+        "judge_max_steps": 2,
+        "judge_max_tokens": 192,
+        "judge_ns": [],
+        "judge_concurrency": 2,
+        "tau": 0.5,
+        "taus": [0.0, 0.25, 0.5, 1.0, 2.0],
+        "resamples": 2000,
+        "seed": 0,
+        "prior_strength": 2.0,
+    },
+}
 
 
 def _fake_llms(*args, **kw):
@@ -102,8 +143,9 @@ def test_without_a_profile_every_verb_has_the_shared_defaults(monkeypatch, tmp_p
 
 def test_an_option_given_and_a_config_file_win_over_the_profile(monkeypatch, tmp_path):
     (tmp_path / "c.yaml").write_text("temperature: 0.3\njudge-steps: 5\n")
-    run, config = _bon(monkeypatch, tmp_path, "--config", str(tmp_path / "c.yaml"), "--profile", "demo",
-                       "--n-plans", "6")  # fmt: skip
+    run, config = _bon(
+        monkeypatch, tmp_path, "--config", str(tmp_path / "c.yaml"), "--profile", "demo", "--n-plans", "6"
+    )
     assert (run.temperature, config.judge_max_steps, run.n_plans) == (0.3, 5, 6)
     assert (run.plan_max_tokens, config.judge_max_tokens, run.profile) == (320, 192, "demo")
 

@@ -81,9 +81,16 @@ def test_rollout_unknown_task_is_one_line(capsys):
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--execute", "some"), ("--degree", "huge"), ("--split", "dev"), ("--n-plans", "0"), ("--agent-max-samples", "1"),
-     ("--agent-timeout", "0"), ("--top-p", "2")],
-)  # fmt: skip
+    [
+        ("--execute", "some"),
+        ("--degree", "huge"),
+        ("--split", "dev"),
+        ("--n-plans", "0"),
+        ("--agent-max-samples", "1"),
+        ("--agent-timeout", "0"),
+        ("--top-p", "2"),
+    ],
+)
 def test_rollout_bad_options_are_one_line(flag, value, capsys, tmp_path):
     from orchrm.cli.app import main
 
@@ -120,8 +127,22 @@ def _dead_url() -> str:
 
 def _rollout_args(tmp_path, *llm_args):
     make_task(tmp_path)
-    return ["rollout", "--task", f"jsonl:{tmp_path / 'qs.jsonl'}", "--out", str(tmp_path / "r"), "--n-questions", "2",
-            "--n-plans", "2", "--degree", "single", "--api-key-env", "HOME", *llm_args]  # fmt: skip
+    return [
+        "rollout",
+        "--task",
+        f"jsonl:{tmp_path / 'qs.jsonl'}",
+        "--out",
+        str(tmp_path / "r"),
+        "--n-questions",
+        "2",
+        "--n-plans",
+        "2",
+        "--degree",
+        "single",
+        "--api-key-env",
+        "HOME",
+        *llm_args,
+    ]
 
 
 def test_rollout_on_two_servers_then_resume_asks_neither(two_servers, tmp_path):
@@ -129,8 +150,15 @@ def test_rollout_on_two_servers_then_resume_asks_neither(two_servers, tmp_path):
     from orchrm.mas.traces import read_traces
 
     planner, worker = two_servers
-    argv = _rollout_args(tmp_path, "--orchestrator-backend", "openai", "--orchestrator-base-url", planner.url,
-                         "--agent-base-url", worker.url)  # fmt: skip
+    argv = _rollout_args(
+        tmp_path,
+        "--orchestrator-backend",
+        "openai",
+        "--orchestrator-base-url",
+        planner.url,
+        "--agent-base-url",
+        worker.url,
+    )
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code is None or info.value.code == 0

@@ -25,9 +25,28 @@ def setup(tmp_path):
 
 
 def args(s, *extra):
-    return ["train-orchestrator", "--task", s["task"], "--policy", str(s["policy"]), "--out", str(s["out"]),
-            "--steps", "1", "--save-steps", "1", "--group-size", "2", "--n-questions", "2", "--plan-max-tokens", "8",
-            "--penalty", "-3", *extra]  # fmt: skip
+    return [
+        "train-orchestrator",
+        "--task",
+        s["task"],
+        "--policy",
+        str(s["policy"]),
+        "--out",
+        str(s["out"]),
+        "--steps",
+        "1",
+        "--save-steps",
+        "1",
+        "--group-size",
+        "2",
+        "--n-questions",
+        "2",
+        "--plan-max-tokens",
+        "8",
+        "--penalty",
+        "-3",
+        *extra,
+    ]
 
 
 def test_rm_reward_trains_warns_about_the_rm_task_and_writes_the_run(setup):

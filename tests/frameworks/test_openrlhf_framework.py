@@ -49,8 +49,12 @@ def shell_commands():
         current = current.removesuffix("\\")
     out = []
     for command in filter(None, commands):
-        command = SUBST.sub(lambda m: subprocess.run([sys.executable, "-c", m.group(1)], check=True,
-                                                     capture_output=True, text=True).stdout.strip(), command)  # fmt: skip
+        command = SUBST.sub(
+            lambda m: subprocess.run(
+                [sys.executable, "-c", m.group(1)], check=True, capture_output=True, text=True
+            ).stdout.strip(),
+            command,
+        )
         argv = shlex.split(command)
         env = {}
         while argv and re.fullmatch(r"[A-Z_]+=.*", argv[0]):
@@ -80,9 +84,12 @@ def openrlhf_args(argv):
     tree = ast.parse(open(path).read(), path)
     main = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "__name__ == '__main__'")
     assert ast.unparse(main.body[-1]) == "train(args)"
-    stdlib = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
-              and all((getattr(n, "module", None) or a.name).split(".")[0] in sys.stdlib_module_names
-                      for a in n.names)]  # fmt: skip
+    stdlib = [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        and all((getattr(n, "module", None) or a.name).split(".")[0] in sys.stdlib_module_names for a in n.names)
+    ]
     code = compile(ast.Module(body=[*stdlib, *main.body[:-1]], type_ignores=[]), path, "exec")
     namespace = {"__name__": "__main__"}
     saved = sys.argv
@@ -151,15 +158,18 @@ def rollouts(args, tokenizer, items, rows=None):
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
     rows = rows or [{"input": q, "question": q} for q, _ in items]
-    pairs = [preprocess_data(row, None, args.data.input_key, args.data.label_key, tokenizer.apply_chat_template)
-             for row in rows]  # fmt: skip
+    pairs = [
+        preprocess_data(row, None, args.data.input_key, args.data.label_key, tokenizer.apply_chat_template)
+        for row in rows
+    ]
     engine = Engine(tokenizer, [(prompt, text) for (prompt, _), (_, text) in zip(pairs, items)])
     executor = SingleTurnAgentExecutor(args.reward.remote_url)
     params = SimpleNamespace(max_tokens=1024, logprobs=None)
 
     async def run():
-        return await asyncio.gather(*(executor.execute(prompt, label, params, 4096, tokenizer, engine)
-                                      for prompt, label in pairs))  # fmt: skip
+        return await asyncio.gather(
+            *(executor.execute(prompt, label, params, 4096, tokenizer, engine) for prompt, label in pairs)
+        )
 
     return executor, asyncio.run(run())
 

@@ -87,8 +87,10 @@ def compose(overrides, rm_folder):
 def batch(tokenizer, items, extra_infos=None):
     """A rollout's output as verl's trainer holds it: left-padded chat prompts, right-padded responses ending in
     EOS, the attention mask over both; each row's data_source, reward_model and extra_info."""
-    prompts = [tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
-                                             tokenize=False) for q, _ in items]  # fmt: skip
+    prompts = [
+        tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True, tokenize=False)
+        for q, _ in items
+    ]
     p_ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
     r_ids = [tokenizer(t, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id] for _, t in items]
     P, R, n = max(map(len, p_ids)), max(map(len, r_ids)), len(items)
@@ -100,12 +102,19 @@ def batch(tokenizer, items, extra_infos=None):
         response[i, : len(b)], mask[i, P : P + len(b)] = torch.tensor(b), 1
     infos = extra_infos or [{"question": q, "index": i} for i, (q, _) in enumerate(items)]
     return verl.DataProto.from_dict(
-        tensors={"prompts": prompt, "responses": response, "input_ids": torch.cat([prompt, response], 1),
-                 "attention_mask": mask, "position_ids": (mask.cumsum(1) - 1).clamp(min=0)},
-        non_tensors={"data_source": np.array([DATA_SOURCE] * n, dtype=object),
-                     "reward_model": np.array([{"style": "rule", "ground_truth": "8"}] * n, dtype=object),
-                     "extra_info": np.array(infos, dtype=object)},
-    )  # fmt: skip
+        tensors={
+            "prompts": prompt,
+            "responses": response,
+            "input_ids": torch.cat([prompt, response], 1),
+            "attention_mask": mask,
+            "position_ids": (mask.cumsum(1) - 1).clamp(min=0),
+        },
+        non_tensors={
+            "data_source": np.array([DATA_SOURCE] * n, dtype=object),
+            "reward_model": np.array([{"style": "rule", "ground_truth": "8"}] * n, dtype=object),
+            "extra_info": np.array(infos, dtype=object),
+        },
+    )
 
 
 @pytest.fixture(scope="module")

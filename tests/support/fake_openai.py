@@ -36,9 +36,14 @@ class FakeOpenAI:
     (answers one), "fewer" (one less), "reversed" (out of order), "refuse" (HTTP 400)."""
 
     def __init__(
-        self, default_text: str = "hello from the fake server", model: str = "fake-model", *, owner: str = "openai",
-        n_mode: str = "ok", slots: int = 4,
-    ) -> None:  # fmt: skip
+        self,
+        default_text: str = "hello from the fake server",
+        model: str = "fake-model",
+        *,
+        owner: str = "openai",
+        n_mode: str = "ok",
+        slots: int = 4,
+    ) -> None:
         self.default_text = default_text
         self.model = model
         self.owner = owner
@@ -170,11 +175,24 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             dealt = self._replies(request, n)
             if dealt is None:
                 return
-            choices = [{"index": i, "message": {"role": "assistant", "content": r.text}, "finish_reason": r.finish_reason}
-                       for i, r in dealt]  # fmt: skip
+            choices = [
+                {"index": i, "message": {"role": "assistant", "content": r.text}, "finish_reason": r.finish_reason}
+                for i, r in dealt
+            ]
             usage = {"prompt_tokens": 11, "completion_tokens": sum(len(r.text.split()) for _, r in dealt)}
-            self._send(200, json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": fake.model,
-                                        "choices": choices, "usage": usage}).encode())  # fmt: skip
+            self._send(
+                200,
+                json.dumps(
+                    {
+                        "id": "c",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": fake.model,
+                        "choices": choices,
+                        "usage": usage,
+                    }
+                ).encode(),
+            )
 
         def _native(self, request: dict[str, Any]) -> None:
             if self.path == "/apply-template":
@@ -187,10 +205,17 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if dealt is None:
                 return
             prompt_tokens = len(request["prompt"])  # a token per character: the counts only need to be known
-            items = [{"index": i, "content": r.text, "tokens_predicted": len(r.text.split()), "tokens_evaluated": prompt_tokens,
-                      "stop_type": "limit" if r.finish_reason == "length" else "eos",
-                      "timings": {"cache_n": 2 if i == 0 else 0, "prompt_n": prompt_tokens - 2}}
-                     for i, r in dealt]  # fmt: skip
+            items = [
+                {
+                    "index": i,
+                    "content": r.text,
+                    "tokens_predicted": len(r.text.split()),
+                    "tokens_evaluated": prompt_tokens,
+                    "stop_type": "limit" if r.finish_reason == "length" else "eos",
+                    "timings": {"cache_n": 2 if i == 0 else 0, "prompt_n": prompt_tokens - 2},
+                }
+                for i, r in dealt
+            ]
             self._send(200, json.dumps(items if len(items) > 1 else items[0]).encode())
 
     return Handler

@@ -30,9 +30,18 @@ def tiny_tokenizer():
 def tiny_config(tok, **kw):
     from transformers import Qwen2Config
 
-    base = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=True,
-                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
+    base = dict(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     return Qwen2Config(**{**base, **kw})
 
 
@@ -97,6 +106,13 @@ def tiny_rm(folder: Path, tasks: list[str], seed: int = 0) -> Path:
     tok = tiny_tokenizer()
     torch.manual_seed(seed)
     net = Qwen2ForSequenceClassification(tiny_config(tok, num_labels=1))
-    card = ModelCard(backbone="tiny", backbone_sha256="0" * 64, model_type="qwen2", max_length=256, tasks=tasks,
-                     training_data_sha256="0" * 64, config=RMConfig(backbone="tiny"))  # fmt: skip
+    card = ModelCard(
+        backbone="tiny",
+        backbone_sha256="0" * 64,
+        model_type="qwen2",
+        max_length=256,
+        tasks=tasks,
+        training_data_sha256="0" * 64,
+        config=RMConfig(backbone="tiny"),
+    )
     return RewardModel(net, tok, card).save(folder)
