@@ -49,6 +49,7 @@ OWN = {
     ("bon", "n_questions"): "held-out questions: 20, not a rollout's 10",
     ("train-orchestrator", "policy"): "the field is required; the option defaults to the embedded model",
     ("pairs", "sources"): "None: every source, PairConfig's own default",
+    ("demo", "device"): "auto: where the loop's RM trains and scores (arun_loop's rm_device), as train-rm's default",
     **{("train-rm", n): "None: the backbone kind's default (RMConfig's DECODER_DEFAULTS)" for n in DECODER_DEFAULTS},
 }
 #: Every flag each verb had before its options were made from the fields: users' scripts still run.
