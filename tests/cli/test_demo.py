@@ -1,7 +1,11 @@
 """`orchrm demo`'s model options reach the LLMs it opens, embedded or served; the whole loop on a served model (the
 loop itself is tested in tests/test_loop.py)."""
 
-from contextlib import contextmanager
+import re
+import sys
+import time
+from contextlib import contextmanager, nullcontext
+from types import SimpleNamespace
 
 import pytest
 
@@ -159,12 +163,6 @@ DELAY = 1.0
 def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_path, monkeypatch, capsys):
     """The whole demo on a scripted model whose third judge call takes 2.5 heartbeats, with an RM trainer that
     takes 2.5 heartbeats to load and each of its two steps as long (the RM it returns is a tiny random one)."""
-    import re
-    import sys
-    import time
-    from contextlib import nullcontext
-    from types import SimpleNamespace
-
     import transformers.trainer_callback  # noqa: F401 (imported before the clock starts: the import holds the GIL)
 
     from mas_fakes import bon_replies, make_task, scripted_llm
@@ -197,32 +195,15 @@ def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_pa
     monkeypatch.setattr(sys, "stderr", log)
     start = time.monotonic()
     with pytest.raises(SystemExit) as info:
-        main(
-            [
-                "demo",
-                "--out",
-                str(tmp_path / "d"),
-                "--task",
-                task,
-                "--train-questions",
-                "3",
-                "--test-questions",
-                "2",
-                "--n",
-                "3",
-                "--no-constrained",
-                "--log-every",
-                str(LOG_EVERY),
-            ]
-        )
+        sizes = "--train-questions 3 --test-questions 2 --n 3 --no-constrained".split()
+        main(["demo", "--out", str(tmp_path / "d"), "--task", task, *sizes, "--log-every", str(LOG_EVERY)])
     end = time.monotonic()
     text = log.text()
     assert info.value.code in (None, 0), text
     assert trained == [1] and len(judged) >= 3  # the demo's progress callback reached the trainer
     steps = gaps(start, log, end)
-    assert steps[0] < LOG_EVERY / 3 + DELAY and max(steps[:-1]) <= LOG_EVERY + DELAY, list(
-        zip(steps, ["<start>", *text])
-    )
+    shown = list(zip(steps, ["<start>", *text]))
+    assert steps[0] < LOG_EVERY / 3 + DELAY and max(steps[:-1]) <= LOG_EVERY + DELAY, shown
     assert text[0].endswith("opening the offline models")  # before an embedded model's server starts
     assert any("training RM: preparing the trainer" in line and "elapsed" in line for line in text)  # while loading
     rm_lines = [line for line in text if "training RM" in line]
