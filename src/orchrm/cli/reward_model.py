@@ -87,8 +87,9 @@ def train_rm(
     resolve_device(config.device)  # cuda without a GPU, a tracker not installed: one line before the pairs are read
     tracker_list(config.report_to)
     with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
-        steps = trainer_progress(progress, "train-rm steps", _rm_info)  # tokens: the trainer's non-padding count
-        result = train_from_folder(pairs_dir, out, config, progress=False, callbacks=[steps])
+        # Made once the pairs are read: a folder that cannot be read is its one line, with no progress before it.
+        steps = lambda: [trainer_progress(progress, "train-rm steps", _rm_info)]  # noqa: E731  tokens: non-padding
+        result = train_from_folder(pairs_dir, out, config, progress=False, callbacks=steps)
     if result.main_process:  # under `accelerate launch` the main process reports
         _report(result, out, as_json)
 

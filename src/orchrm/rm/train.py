@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,13 +238,16 @@ def train_from_folder(
     out: Path,
     config: RMConfig | None = None,
     progress: bool = True,
-    callbacks: list[Any] | None = None,
+    callbacks: list[Any] | Callable[[], list[Any]] | None = None,
 ) -> TrainResult:
     """`orchrm train-rm`: read a pairs folder, train, save the model folder. `progress` is TRL's own output
-    (tqdm, a line per epoch); `callbacks` go to the trainer."""
+    (tqdm, a line per epoch); `callbacks` go to the trainer (a function making them is called once the pairs are
+    read, so a folder that cannot be read is one line, before any progress)."""
     from ..pairs.rows import STATS_FILE, read_pairs_dir
 
     train, val = read_pairs_dir(pairs_dir)
+    if callable(callbacks):
+        callbacks = callbacks()
     stats_path = pairs_dir / STATS_FILE
     stats = safejson.read(stats_path) if stats_path.is_file() else {}  # sha256-checked by read_pairs_dir
     result = train_reward_model(train, val, config, pair_stats=stats, progress=progress, callbacks=callbacks)
