@@ -74,8 +74,20 @@ def test_content_blind_picks_that_differ_between_seeds_are_a_mistake(crm):
         crm.pooled([ROWS[0], other], "base")
 
 
+def _rounded(x):
+    """Floats to 9 places: scipy's t quantiles and numpy's sums differ in the last bits between releases (the
+    3.12 venv resolves newer ones than 3.11's), which is not what this test is about."""
+    if isinstance(x, float):
+        return round(x, 9)
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_rounded(v) for v in x]
+    return x
+
+
 def test_the_committed_summaries_are_what_the_committed_rows_give(crm):
     committed = json.loads(crm.OUT.read_text())
     data = {"rows": committed["rows"], "run": committed["run"]}
     crm.summaries(data)
-    assert json.loads(json.dumps(data)) == committed
+    assert _rounded(json.loads(json.dumps(data))) == _rounded(committed)
