@@ -1,6 +1,7 @@
 """`orchrm demo`'s model options reach the LLMs it opens, embedded or served; the whole loop on a served model (the
 loop itself is tested in tests/test_loop.py)."""
 
+import asyncio
 import re
 import sys
 import time
@@ -173,12 +174,14 @@ def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_pa
     make_task(tmp_path)
     task, judged, script = f"jsonl:{tmp_path / 'qs.jsonl'}", [], bon_replies()
 
-    def reply(messages, config):
+    async def complete(messages, config, seed):
+        # An asynchronous wait: the judge's other calls finish and reach the ledger during it, whatever order the
+        # event loop starts them in (a blocking sleep here once froze them unrecorded on a loaded machine).
         if "orchestrator" not in messages[0].content and (config.json_schema is not None or config.tools):
             judged.append(1)
-            if len(judged) == 3:  # once the first calls' tokens are in the ledger
-                time.sleep(2.5 * LOG_EVERY)
-        return script(messages, config)
+            if len(judged) == 3:
+                await asyncio.sleep(2.5 * LOG_EVERY)
+        return await scripted(messages, config, seed)
 
     trained, rm = [], tiny_rm(tmp_path / "tiny-rm", tasks=[task])
 
@@ -188,7 +191,9 @@ def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_pa
         slow_training(callbacks, steps=2, step_s=2.5 * LOG_EVERY, tokens_per_step=300)
         return SimpleNamespace(model=RewardModel.load(rm))
 
-    llm = scripted_llm(reply)
+    llm = scripted_llm(script)
+    scripted = llm.backend.complete
+    monkeypatch.setattr(llm.backend, "complete", complete)
     monkeypatch.setattr("orchrm.cli.demo.open_models", lambda models: nullcontext((llm, llm)))
     monkeypatch.setattr("orchrm.loop.train_reward_model", slow_trainer)
     log = Timed()
