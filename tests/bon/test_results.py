@@ -3,11 +3,14 @@ same value types), a file reads back into the same model, and run fields never g
 
 import json
 
+import pytest
+
 from orchrm.bon.candidates import Candidate, Case
 from orchrm.bon.compute import compute_results
 from orchrm.bon.config import BonConfig
 from orchrm.bon.report import auc_rows, mark_rows, method_rows
 from orchrm.bon.results import RESULTS_FILE, BonResults, RMInfo, RunInfo, read_results, write_results
+from orchrm.errors import RunFileError
 from orchrm.folders import folder_kind
 
 KEYS = [
@@ -87,6 +90,25 @@ def test_a_results_file_reads_back_into_the_same_results(tmp_path):
     assert (method_rows(back), mark_rows(back), auc_rows(back)) == (method_rows(r), mark_rows(r), auc_rows(r))
     assert (tmp_path / "per_question.jsonl").read_text().count("\n") == 3
     assert folder_kind(tmp_path) == "bon"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (None, "[Errno 2] No such file or directory"),
+        ("[" * 100 + "]" * 100, "nesting depth 100, at most 64 (json depth)"),
+        ("[]", "(results): Input should be a valid dictionary or instance of BonResults"),
+        ("{}", "task: Field required"),
+    ],
+)
+def test_a_damaged_results_file_is_one_line_naming_it_and_why(tmp_path, text, reason):
+    path = tmp_path / RESULTS_FILE
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(RunFileError) as caught:
+        read_results(tmp_path)
+    assert str(caught.value).startswith(f"{path}: not a best-of-N results file ({reason}")
+    assert caught.value.__suppress_context__
 
 
 def test_run_fields_never_given_stay_out_of_the_file():

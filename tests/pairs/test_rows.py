@@ -10,6 +10,7 @@ from orchrm import atomic
 from orchrm.cli.pairs import pairs as pairs_command
 from orchrm.mas.traces import read_traces
 from orchrm.pairs import PairConfig, PairFileError, build_pairs, read_pairs_dir, write_pairs_dir
+from orchrm.pairs.rows import STATS_FILE, read_pair_stats
 from synthetic_traces import plan_text, trace, write_run
 
 
@@ -98,3 +99,21 @@ def test_a_folder_whose_files_disagree_with_its_manifest_is_refused(tmp_path):
     (folder / "manifest.json").write_text("{}")
     with pytest.raises(PairFileError, match="not a pairs manifest"):
         read_pairs_dir(folder)
+
+
+def test_a_damaged_stats_file_is_one_line_naming_it_and_why(tmp_path):
+    path = tmp_path / STATS_FILE
+    with pytest.raises(PairFileError, match=r"stats.json: not a pairs stats file \(\[Errno 2\]"):
+        read_pair_stats(tmp_path)
+    path.write_text("[]")
+    with pytest.raises(PairFileError) as caught:
+        read_pair_stats(tmp_path)
+    assert (
+        str(caught.value)
+        == f"{path}: not a pairs stats file ((stats): Input should be a valid dictionary or instance of PairStats)"
+    )
+    path.write_text('{"traces": "x"}')
+    with pytest.raises(PairFileError, match=r"\(traces: Input should be a valid integer"):
+        read_pair_stats(tmp_path)
+    path.write_text('{"traces": 3}')
+    assert read_pair_stats(tmp_path).traces == 3

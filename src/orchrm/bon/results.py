@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from .. import jsonl, safejson
 from ..atomic import write_text_atomic
@@ -159,13 +159,9 @@ def read_results(path: Path) -> BonResults:
     invalid file is a `RunFileError`."""
     path = path / RESULTS_FILE if path.is_dir() else path
     try:
-        return BonResults.model_validate(safejson.read(path))
-    except (OSError, safejson.UnsafeJSONError) as exc:
+        return safejson.read_model(path, BonResults, "(results)")
+    except safejson.InvalidFile as exc:
         raise RunFileError(f"{path}: not a best-of-N results file ({exc})") from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(results)"
-        raise RunFileError(f"{path}: not a best-of-N results file ({where}: {err['msg']})") from None
 
 
 def read_per_question(folder: Path) -> list[dict[str, Any]]:

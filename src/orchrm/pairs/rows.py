@@ -117,13 +117,9 @@ def read_pair_stats(folder: Path) -> PairStats:
     `PairFileError`."""
     path = folder / STATS_FILE
     try:
-        return PairStats.model_validate(safejson.read(path))
-    except (OSError, safejson.UnsafeJSONError) as exc:
+        return safejson.read_model(path, PairStats, "(stats)")
+    except safejson.InvalidFile as exc:
         raise PairFileError(f"{path}: not a pairs stats file ({exc})") from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(stats)"
-        raise PairFileError(f"{path}: not a pairs stats file ({where}: {err['msg']})") from None
 
 
 def verify_pairs_dir(folder: Path) -> PairsManifest:

@@ -16,16 +16,18 @@ the rule broken:
     syntax      not JSON
 
 `loads` reads one whole document at C speed after linear pre-checks; `read` is `loads` of a file (RM and
-adapter cards, run.json, manifests, seals: files a user may edit, copy or damage); `find_objects` finds the
+adapter cards, run.json, manifests, seals: files a user may edit, copy or damage), and `read_model` validates
+one as a pydantic model, any failure an `InvalidFile` with a one-line reason; `find_objects` finds the
 JSON objects written inside prose (a model's reply) with one left-to-right scan. `bounded_int` is the one
 parse of an integer that comes from outside (a query parameter, a header): decimal digits within bounds, or
 None.
 
-Inside: `_document.py` (the rules, `Limits`, `loads`, `read`, `bounded_int`), `_scan.py` (`find_objects`' token
-scan) and `_shortcuts.py` (the regex-speed paths that scan takes).
+Inside: `_document.py` (the rules, `Limits`, `loads`, `read`, `bounded_int`), `_model.py` (`read_model`),
+`_scan.py` (`find_objects`' token scan) and `_shortcuts.py` (the regex-speed paths that scan takes).
 """
 
 from ._document import DEFAULT, FILE, RULES, Limits, UnsafeJSONError, bounded_int, loads, read
+from ._model import InvalidFile, read_model
 from ._scan import Found, find_objects
 
 __all__ = [
@@ -33,10 +35,12 @@ __all__ = [
     "FILE",
     "RULES",
     "Found",
+    "InvalidFile",
     "Limits",
     "UnsafeJSONError",
     "bounded_int",
     "find_objects",
     "loads",
     "read",
+    "read_model",
 ]
