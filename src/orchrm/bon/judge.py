@@ -21,6 +21,8 @@ from ..mas.traces import Trace
 from .config import BonConfig
 
 JUDGMENTS_FILE = "judgments.jsonl"
+#: The `Judgment` fields a record keeps as they are (the rest are mapped from response to plan indices).
+_KEPT = ("prompt_tokens", "completion_tokens", "status", "confidence", "reason", "flags", "errors")
 
 
 class JudgeRecord(BaseModel):
@@ -44,21 +46,10 @@ class JudgeRecord(BaseModel):
     @classmethod
     def of(cls, question_id: str, n: int, key: str, plans: list[Trace], j: Judgment, wall_s: float) -> JudgeRecord:
         """The record of judgment `j` over `plans` (the judge's response indices mapped to plan indices)."""
-        return cls(
-            question_id=question_id,
-            n=n,
-            key=key,
-            best=plans[j.best].plan_index if j.best is not None else None,
-            scores={str(t.plan_index): s for t, s in zip(plans, j.scores, strict=False)},
-            prompt_tokens=j.prompt_tokens,
-            completion_tokens=j.completion_tokens,
-            wall_s=wall_s,
-            status=j.status,
-            confidence=j.confidence,
-            reason=j.reason,
-            flags=j.flags,
-            errors=j.errors,
-        )
+        best = plans[j.best].plan_index if j.best is not None else None
+        scores = {str(t.plan_index): s for t, s in zip(plans, j.scores, strict=False)}
+        kept = {name: getattr(j, name) for name in _KEPT}
+        return cls(question_id=question_id, n=n, key=key, best=best, scores=scores, wall_s=wall_s, **kept)
 
 
 def read_judgments(path: Path) -> list[JudgeRecord]:
