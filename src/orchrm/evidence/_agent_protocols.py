@@ -20,7 +20,7 @@ import jsonschema
 
 from .. import safejson
 from ..errors import BackendHTTPError
-from ..llm import LLM, Message
+from ..llm import LLM, Completion, Message
 
 if TYPE_CHECKING:
     from ._agent_tools import AgentRun
@@ -46,17 +46,24 @@ def invalid_action(run: AgentRun, messages: list[Message], text: str, problem: s
     ]
 
 
+async def _ask(llm: LLM, messages: list[Message], run: AgentRun, **how: Any) -> list[Completion]:
+    """The model's next reply at the run's category, token limit and temperature, counted in the run's tokens;
+    `how` is what differs between the protocols (a JSON schema, or the tools)."""
+    cfg = run.config
+    completions = await llm.agenerate(
+        messages, category=cfg.category, max_tokens=cfg.max_tokens, temperature=cfg.temperature, **how
+    )
+    run.count(completions)
+    return completions
+
+
 class JsonActions:
     name = "json"
 
     async def next_action(
         self, llm: LLM, messages: list[Message], schema: dict[str, Any], run: AgentRun
     ) -> Action | None:
-        cfg = run.config
-        completions = await llm.agenerate(
-            messages, category=cfg.category, json_schema=schema, max_tokens=cfg.max_tokens, temperature=cfg.temperature
-        )
-        run.count(completions)
+        completions = await _ask(llm, messages, run, json_schema=schema)
         return completions[0].json_value(), completions[0].text
 
 
@@ -66,23 +73,14 @@ class ToolCalls:
     async def next_action(
         self, llm: LLM, messages: list[Message], schema: dict[str, Any], run: AgentRun
     ) -> Action | None:
-        cfg = run.config
         try:
-            completions = await llm.agenerate(
-                messages,
-                category=cfg.category,
-                tools=_tools(schema),
-                tool_choice="required",
-                max_tokens=cfg.max_tokens,
-                temperature=cfg.temperature,
-            )
+            completions = await _ask(llm, messages, run, tools=_tools(schema), tool_choice="required")
         except BackendHTTPError as exc:
             if exc.status not in _NO_TOOLS_STATUS:
                 raise
             run.flags.append(f"tools_unsupported: fell back to JSON actions ({exc.message[:80]})")
             run.protocol = JSON_ACTIONS
             return None
-        run.count(completions)
         c = completions[0]
         if not c.tool_calls:
             run.flags.append("no_tool_call: the server answered in text; switched to JSON actions")
