@@ -134,8 +134,8 @@ def entity_names(task: Task) -> list[list[str]]:
 
 
 def _parse_edit(value: Any) -> EditRecord:
-    if not isinstance(value, dict) or value.get("version") != EDITS_VERSION:
-        version = value.get("version") if isinstance(value, dict) else None
+    version = value.get("version") if isinstance(value, dict) else None  # not an object: no version at all
+    if version != EDITS_VERSION:
         raise RecordError(f"edit record version {version!r}, this orchrm reads version {EDITS_VERSION}")
     return EditRecord.model_validate(value)
 
