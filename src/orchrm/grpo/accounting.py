@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Iterable
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,7 @@ def _first_of_prompt(prompts: list) -> list[bool]:
     return out
 
 
+@dataclass(eq=False, repr=False)  # TRL takes it as a function: equal only to itself, with a plain repr
 class Accounted:
     """Wraps a TRL reward function so each sampled plan is counted before it is scored.
 
@@ -84,26 +86,18 @@ class Accounted:
     completion ids of every sample.
     """
 
-    def __init__(
-        self,
-        reward: Any,
-        ledger: TokenLedger,
-        model_id: str,
-        num_iterations: int = 1,
-        *,
-        backend: str = POLICY_BACKEND,
-        clock: StepClock | None = None,
-        shared_sampling: bool = False,
-    ) -> None:
-        self.reward = reward
-        self.ledger = ledger
-        self.model_id = model_id
-        self.num_iterations = num_iterations
-        self.backend = backend
-        self.clock = clock
-        self.shared_sampling = shared_sampling
+    reward: Any
+    ledger: TokenLedger
+    model_id: str
+    num_iterations: int = 1
+    _: KW_ONLY
+    backend: str = POLICY_BACKEND
+    clock: StepClock | None = None
+    shared_sampling: bool = False
+
+    def __post_init__(self) -> None:
         # TRL names the reward in its logs (`rewards/<name>/mean`) after the wrapped function.
-        self.__name__ = getattr(reward, "__name__", type(reward).__name__)
+        self.__name__ = getattr(self.reward, "__name__", type(self.reward).__name__)
 
     async def __call__(
         self, prompts: list, completions: list, completion_ids: list, **kwargs: Any

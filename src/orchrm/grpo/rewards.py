@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -46,30 +46,25 @@ class PlanScorer(Protocol):
     async def score(self, question: Question, plans: list[Plan]) -> list[Scored]: ...
 
 
+@dataclass(eq=False, repr=False)  # TRL takes it as a function: equal only to itself, with a plain repr
 class PlanReward:
     """The TRL reward function: fixed penalty for invalid plans, the scorer's reward for valid ones."""
 
-    def __init__(
-        self,
-        scorer: PlanScorer,
-        questions: dict[str, Question],
-        *,
-        degree: str,
-        agent_types: tuple[str, ...],
-        penalty: float = -1.0,
-        samples_path: Path | None = None,
-        gather: Callable[[list[SampleRecord]], list[SampleRecord]] | None = None,
-    ) -> None:
-        self.scorer = scorer
-        self.questions = questions
-        self.degree = degree
-        self.agent_types = agent_types
-        self.penalty = penalty
-        self.samples_path = samples_path
+    scorer: PlanScorer
+    questions: dict[str, Question]
+    _: KW_ONLY
+    degree: str
+    agent_types: tuple[str, ...]
+    penalty: float = -1.0
+    samples_path: Path | None = None
+    # every process's records, in process order (processes.gathered)
+    gather: Callable[[list[SampleRecord]], list[SampleRecord]] | None = None
+    attempt: int = field(init=False)
+
+    def __post_init__(self) -> None:
         # stamped on what this start of the run writes, so a repeat of a step after a resume supersedes it
-        self.attempt = next_attempt(samples_path) if samples_path is not None else 0
-        self.gather = gather  # every process's records, in process order (processes.gathered)
-        self.__name__ = scorer.name
+        self.attempt = next_attempt(self.samples_path) if self.samples_path is not None else 0
+        self.__name__ = self.scorer.name
 
     async def __call__(
         self,
@@ -86,25 +81,15 @@ class PlanReward:
         records: list[SampleRecord] = []
         valid: dict[str, list[tuple[int, Plan]]] = defaultdict(list)
         for i, (text, qid, n) in enumerate(zip(texts, question_id, lengths, strict=True)):
+            sample = {"step": step, "question_id": qid, "completion": text, "completion_tokens": n}
             try:
                 plan = check_plan(text, degree=self.degree, agent_types=self.agent_types)
             except PlanError as exc:
                 records.append(
-                    SampleRecord(
-                        step=step,
-                        question_id=qid,
-                        completion=text,
-                        completion_tokens=n,
-                        valid=False,
-                        rule=exc.rule,
-                        reason=exc.reason,
-                        reward=self.penalty,
-                    )
+                    SampleRecord(**sample, valid=False, rule=exc.rule, reason=exc.reason, reward=self.penalty)
                 )
                 continue
-            records.append(
-                SampleRecord(step=step, question_id=qid, completion=text, completion_tokens=n, valid=True, reward=None)
-            )
+            records.append(SampleRecord(**sample, valid=True, reward=None))  # its reward comes from the scorer
             valid[qid].append((i, plan))
         verdicts = await asyncio.gather(
             *(self.scorer.score(self.questions[q], [p for _, p in ps]) for q, ps in valid.items())

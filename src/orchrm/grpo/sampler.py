@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -105,28 +105,19 @@ class PlanEngine(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(eq=False, repr=False)  # TRL takes it as a function: equal only to itself, with a plain repr
 class ServerRollout:
     """TRL's `rollout_func`: plans sampled by a `PlanEngine` that follows the trainer's current adapter."""
 
-    def __init__(
-        self,
-        engine: PlanEngine,
-        tokenizer: Any,
-        sampling: Sampling,
-        work: Path,
-        *,
-        seed: int = 0,
-        clock: StepClock | None = None,
-        diverse: DiverseDraws | None = None,
-    ) -> None:
-        self.engine = engine
-        self.tokenizer = tokenizer
-        self.sampling = sampling
-        self.work = work
-        self.seed = seed
-        self.clock = clock
-        self.diverse = diverse
-        self.synced_step: int | None = None
+    engine: PlanEngine
+    tokenizer: Any
+    sampling: Sampling
+    work: Path
+    _: KW_ONLY
+    seed: int = 0
+    clock: StepClock | None = None
+    diverse: DiverseDraws | None = None
+    synced_step: int | None = field(default=None, init=False)  # the trainer step whose adapter the engine holds
 
     def __call__(self, prompts: list, trainer: Any) -> dict[str, Any]:
         step = int(trainer.state.global_step)
