@@ -89,9 +89,18 @@ def _judged(cases: list[Case], ctx: Context) -> bool:
     return ctx.judge and all(c.judged or len(c.valid) < 2 for c in cases)
 
 
-def _has(score: Callable[[Candidate], float]) -> Callable[[list[Case], Context], bool]:
-    """Available when some plan has a finite score (the baseline was fitted)."""
-    return lambda cases, ctx: any(score(c) > -math.inf for case in cases for c in case.candidates)
+def _fitted(
+    description: str, select: Callable[[Case], Outcome], score: Callable[[Candidate], float], **style: str
+) -> Method:
+    """A content-blind baseline fitted on training traces (`select` executes the plan its `score` ranks first):
+    available when some plan has a finite score (the baseline was fitted), and ranking plans by that score."""
+    return Method(
+        description,
+        lambda c, x: select(c),
+        available=lambda cases, ctx: any(score(c) > -math.inf for case in cases for c in case.candidates),
+        score=score,
+        **style,
+    )
 
 
 METHODS: dict[str, Method] = {
@@ -117,27 +126,24 @@ METHODS: dict[str, Method] = {
         color="tab:green",
         marker="<",
     ),
-    "prior": Method(
+    "prior": _fitted(
         "prior (execute the plan shape that succeeded most in training)",
-        lambda c, x: select_prior(c),
-        available=_has(score_prior),
-        score=score_prior,
+        select_prior,
+        score_prior,
         color="tab:olive",
         marker=">",
     ),
-    "kind-prior": Method(
+    "kind-prior": _fitted(
         "kind-prior (execute the plan shape that succeeded most on training questions of the same kind)",
-        lambda c, x: select_kind_prior(c),
-        available=_has(score_kind_prior),
-        score=score_kind_prior,
+        select_kind_prior,
+        score_kind_prior,
         color="tab:brown",
         marker="p",
     ),
-    "router": Method(
+    "router": _fitted(
         "router (logistic regression from question words x plan shape; never reads the plan)",
-        lambda c, x: select_router(c),
-        available=_has(score_router),
-        score=score_router,
+        select_router,
+        score_router,
         color="tab:cyan",
         marker="h",
     ),
