@@ -8,7 +8,7 @@ import pytest
 
 from orchrm.bon.config import BonConfig
 from orchrm.cli.app import VERBS, load_verb
-from orchrm.cli.options import RUN, ModelOptions
+from orchrm.cli.options import RUN, ModelOptions, ProgressOptions
 from orchrm.cli.reward_model import TRAIN_RM
 from orchrm.grpo.config import GRPORunConfig
 from orchrm.loop import LoopConfig
@@ -16,18 +16,34 @@ from orchrm.mas.run_config import PlanSampling, RolloutSettings, RunConfig
 from orchrm.pairs import PairConfig
 from orchrm.rm.config import DECODER_DEFAULTS, RMConfig
 
+#: The progress options of the long verbs (`with_progress`): --quiet, --json, --log-every.
+PROGRESS = (ProgressOptions, None)
 #: Per verb, the settings its options fill, first match wins: (model, the instance holding the verb's defaults
 #: where they are not the model's own).
 SOURCES = {
-    "rollout": [(ModelOptions, None), (RolloutSettings, None), (RunConfig, None), (LoopConfig, None)],
-    "bon": [(ModelOptions, None), (RolloutSettings, None), (BonConfig, None), (RunConfig, None), (LoopConfig, None)],
-    "demo": [(ModelOptions, None), (RolloutSettings, None), (LoopConfig, None), (BonConfig, None), (RMConfig, None)],
-    "train-orchestrator": [(GRPORunConfig, None), (RolloutSettings, None), (ModelOptions, None)],
-    "counterfactual": [(ModelOptions, None)],
+    "rollout": [(ModelOptions, None), (RolloutSettings, None), (RunConfig, None), (LoopConfig, None), PROGRESS],
+    "bon": [
+        (ModelOptions, None),
+        (RolloutSettings, None),
+        (BonConfig, None),
+        (RunConfig, None),
+        (LoopConfig, None),
+        PROGRESS,
+    ],
+    "demo": [
+        (ModelOptions, None),
+        (RolloutSettings, None),
+        (LoopConfig, None),
+        (BonConfig, None),
+        (RMConfig, None),
+        PROGRESS,
+    ],
+    "train-orchestrator": [(GRPORunConfig, None), (RolloutSettings, None), (ModelOptions, None), PROGRESS],
+    "counterfactual": [(ModelOptions, None), PROGRESS],
     "generate": [(ModelOptions, None)],
-    "judge": [(ModelOptions, None)],
+    "judge": [(ModelOptions, None), PROGRESS],
     "pairs": [(PairConfig, None)],
-    "train-rm": [(RMConfig, TRAIN_RM)],
+    "train-rm": [(RMConfig, TRAIN_RM), PROGRESS],
 }
 #: Options named like a field that are the verb's own on purpose, and why.
 OWN = {

@@ -1,6 +1,8 @@
 """One set of defaults and the `demo` profile: `orchrm demo` runs with it unchanged, `orchrm bon --profile demo`
 selects exactly as the demo's best-of-N, a given option and `--config` win over it, and the run records it."""
 
+import re
+
 import pytest
 
 from orchrm.cli.app import main
@@ -175,3 +177,92 @@ def test_train_rm_takes_the_profiles_epochs(monkeypatch, tmp_path):
         with pytest.raises(Stop):
             main(["train-rm", str(tmp_path), "--out", str(tmp_path / "rm"), *argv])
     assert [c.epochs for c in seen] == [PROFILES["demo"]["epochs"], 2, 4]
+
+
+def _train_orchestrator(monkeypatch, tmp_path, *argv):
+    """The (GRPORunConfig, AgentOptions) `orchrm train-orchestrator` would train with."""
+    seen = []
+
+    def stop(progress, settings, out, *, agents, **kw):
+        seen.append((settings, agents))
+        raise Stop
+
+    monkeypatch.setattr("orchrm.cli.train_orchestrator._train", stop)
+    with pytest.raises(Stop):
+        main(["train-orchestrator", "--task", "chain_sum", "--out", str(tmp_path / "t"), "--reward", "valid", *argv])
+    return seen[0]
+
+
+def test_train_orchestrator_takes_the_profiles_plan_and_agent_settings(monkeypatch, tmp_path):
+    (tmp_path / "c.yaml").write_text("plan-max-tokens: 256\n")
+    demo, agents = _train_orchestrator(monkeypatch, tmp_path, "--profile", "demo")
+    loop = profiled(LoopConfig, "demo")
+    assert (demo.temperature, demo.plan_max_tokens) == (loop.rollout.temperature, loop.rollout.plan_max_tokens)
+    assert agents.max_tokens == loop.rollout.agent_max_tokens
+    given, agents = _train_orchestrator(
+        monkeypatch, tmp_path, "--profile", "demo", "--config", str(tmp_path / "c.yaml"), "--temperature", "0.5"
+    )
+    assert (given.temperature, given.plan_max_tokens, agents.max_tokens) == (0.5, 256, loop.rollout.agent_max_tokens)
+    base, agents = _train_orchestrator(monkeypatch, tmp_path)
+    shared = RolloutSettings()
+    assert (base.temperature, base.plan_max_tokens, agents.max_tokens) == (
+        shared.temperature,
+        shared.plan_max_tokens,
+        shared.agent_max_tokens,
+    )
+
+
+def shown_defaults(help_text: str) -> dict[str, str]:
+    """Each option's default as `--help` shows it: first flag -> the text in `[default: ...]`."""
+    blocks: dict[str, str] = {}
+    flag = None
+    for line in help_text.splitlines():
+        if line.lstrip().startswith("-") and line.startswith("  -"):
+            flag = line.split()[0]
+            blocks[flag] = ""
+        if flag is not None:
+            blocks[flag] += " " + line.strip()
+    found = {f: re.search(r"\[default: ([^\]]+)\]", b) for f, b in blocks.items()}
+    return {f: m.group(1) for f, m in found.items() if m}
+
+
+def _help(capsys, *argv) -> dict[str, str]:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return shown_defaults(capsys.readouterr().out)
+
+
+def _runs_with(name: str) -> dict[str, str]:
+    """What `orchrm demo --profile NAME` runs with, written as `--help` writes a default."""
+    c = profiled(LoopConfig, name)
+    return {
+        "--temperature": str(c.rollout.temperature),
+        "--plan-max-tokens": str(c.rollout.plan_max_tokens),
+        "--agent-max-tokens": str(c.rollout.agent_max_tokens),
+        "--constrained": "constrained" if c.rollout.constrained else "no-constrained",
+        "--epochs": str(c.rm.epochs),
+        "--judge-steps": str(c.bon.judge_max_steps),
+    }
+
+
+def test_demo_help_shows_the_values_the_demo_runs_with(capsys, tmp_path):
+    wanted, shown = _runs_with("demo"), _help(capsys, "demo")
+    assert {f: shown.get(f) for f in wanted} == wanted and shown["--profile"] == "demo"
+    base = _runs_with("base")
+    assert wanted != base  # else the test shows nothing
+    assert {f: _help(capsys, "demo", "--profile", "base").get(f) for f in base} == base
+    (tmp_path / "c.yaml").write_text("profile: base\nepochs: 3\n")
+    from_file = _help(capsys, "demo", "--config", str(tmp_path / "c.yaml"))
+    assert {f: from_file.get(f) for f in base} == {**base, "--epochs": "3"} and from_file["--profile"] == "base"
+    assert _help(capsys, "bon", "--profile", "demo")["--constrained"] == "constrained"
+    assert _help(capsys, "bon")["--constrained"] == "no-constrained"
+
+
+def test_train_orchestrator_help_shows_the_profile_it_is_given(capsys):
+    shown = _help(capsys, "train-orchestrator", "--profile", "demo")
+    demo = PROFILES["demo"]
+    assert (shown["--plan-max-tokens"], shown["--agent-max-tokens"]) == (
+        str(demo["plan_max_tokens"]),
+        str(demo["agent_max_tokens"]),
+    )
+    assert _help(capsys, "train-orchestrator")["--plan-max-tokens"] == str(RolloutSettings().plan_max_tokens)

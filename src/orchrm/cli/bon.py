@@ -23,12 +23,10 @@ from .llms import checkpoint_label, open_models
 from .options import (
     MODELS,
     Checkpoint,
-    Json,
-    LogEvery,
     ModelOptions,
     OrchestratorAdapter,
     ParallelQuestions,
-    Quiet,
+    ProgressOptions,
     TaskName,
     checked,
     field_option,
@@ -37,8 +35,9 @@ from .options import (
     profile_option,
     renamed,
     with_models,
+    with_progress,
 )
-from .progress import DEFAULT_INTERVAL_S, Reporter, Tokens, category_meter, choose_mode, result_console, rollout_info
+from .progress import Reporter, Tokens, category_meter, result_console, rollout_info
 from .say import say, text, warn
 
 
@@ -127,6 +126,7 @@ def _run_config(run: dict[str, Any], llm: LLM, agent_llm: LLM, checkpoint: str |
 
 
 @with_models
+@with_progress
 @options_from(RolloutSettings)
 def bon(
     task: TaskName,
@@ -150,9 +150,7 @@ def bon(
     orchestrator_adapter: OrchestratorAdapter = None,
     parallel_questions: ParallelQuestions = 2,
     models: ModelOptions,
-    quiet: Quiet = False,
-    as_json: Json = False,
-    log_every: LogEvery = DEFAULT_INTERVAL_S,
+    reporting: ProgressOptions,
 ) -> None:
     """Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."""
     from ..rm.model import RewardModel  # torch: loaded only when a verb needs it
@@ -169,7 +167,7 @@ def bon(
     the_task, reward_model = load_task(task), RewardModel.load(rm, device=device)
     with open_models(models, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run_config = _run_config(run, llm, agent_llm, checkpoint)
-        with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+        with reporting.reporter() as progress:
             judged = category_meter(llm.ledger, "verify")  # the judge runs on `llm`, its calls under `verify`
             result = asyncio.run(
                 abon(
@@ -185,4 +183,4 @@ def bon(
                     on_progress=lambda p: report_bon(progress, p, judge_tokens=judged),
                 )
             )
-    show_results(result_console(as_json), result, out, as_json=as_json)
+    show_results(result_console(reporting.as_json), result, out, as_json=reporting.as_json)

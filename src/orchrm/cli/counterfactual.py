@@ -17,8 +17,8 @@ from ..pairs.counterfactual import (
     acollect_counterfactuals,
 )
 from ..pairs.edits import EDIT_KINDS
-from .options import Json, LogEvery, ModelOptions, Quiet, checked, with_models
-from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console
+from .options import ModelOptions, ProgressOptions, checked, with_models, with_progress
+from .progress import Reporter, result_console
 from .say import say, styled
 
 #: The option defaults are `CounterfactualConfig`'s, read from it so the two cannot drift.
@@ -49,6 +49,7 @@ def agent_target(models: ModelOptions) -> tuple[str, str | None, str | None]:
 
 
 @with_models
+@with_progress
 def counterfactual(
     run: Annotated[Path, typer.Option(help="Run folder from `orchrm rollout` whose executed plans are edited.")],
     out: Annotated[Path, typer.Option(help="Counterfactual folder (created, or resumed when it exists).")],
@@ -67,9 +68,7 @@ def counterfactual(
     *,
     models: ModelOptions,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
-    quiet: Quiet = False,
-    as_json: Json = False,
-    log_every: LogEvery = DEFAULT_INTERVAL_S,
+    reporting: ProgressOptions,
 ) -> None:
     """Edit a run's executed plans, execute the edited plans, and record each edit beside its trace in OUT.
 
@@ -92,7 +91,7 @@ def counterfactual(
         timeout_s=models.timeout,
     )
     try:
-        with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+        with reporting.reporter() as progress:
             result = asyncio.run(
                 acollect_counterfactuals(
                     run, out, llm, config, parallel=parallel, on_progress=lambda p: _report(progress, p)
@@ -100,7 +99,7 @@ def counterfactual(
             )
     finally:
         llm.close()
-    _print_summary(out, result, as_json)
+    _print_summary(out, result, reporting.as_json)
 
 
 def _report(progress: Reporter, p: CounterfactualProgress) -> None:

@@ -24,10 +24,8 @@ from .bon import report_bon, results_tables
 from .llms import open_models
 from .options import (
     MODELS,
-    Json,
-    LogEvery,
     ModelOptions,
-    Quiet,
+    ProgressOptions,
     TaskName,
     checked,
     field_option,
@@ -36,13 +34,12 @@ from .options import (
     profile_option,
     renamed,
     with_models,
+    with_progress,
 )
 from .progress import (
-    DEFAULT_INTERVAL_S,
     Reporter,
     Tokens,
     category_meter,
-    choose_mode,
     result_console,
     rollout_info,
     trainer_progress,
@@ -63,6 +60,7 @@ def _models(model: str, agent_model: str | None) -> str:
 
 
 @with_models
+@with_progress
 @options_from(RolloutSettings, into="rollout")
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder (resumed when it exists).")] = Path("runs/demo"),
@@ -81,9 +79,7 @@ def demo(
     parallel_questions: int = field_option(LoopConfig, "parallel_questions", panel=MODELS),
     device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=MODELS)] = "auto",
     models: ModelOptions,
-    quiet: Quiet = False,
-    as_json: Json = False,
-    log_every: LogEvery = DEFAULT_INTERVAL_S,
+    reporting: ProgressOptions,
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
     n_plans = renamed(n_plans, n, "n_plans", "--n")
@@ -105,7 +101,7 @@ def demo(
     if device == "cuda":
         resolve_device(device)  # no GPU: one line before any model loads ("auto" resolves where the RM loads)
     the_task = load_task(task)
-    console = result_console(as_json)
+    console = result_console(reporting.as_json)
     if models.backend == "local" and models.model is None:
         models = models.model_copy(update={"model": DEFAULT_MODEL})
     where = "offline" if models.backend == "local" and models.agent_backend in (None, "local") else "served"
@@ -117,10 +113,10 @@ def demo(
         )
     )
     start = time.perf_counter()
-    with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+    with reporting.reporter() as progress:
         result, ledger = _run(progress, the_task, out, config, models, where=where, device=device)
     wall_s = time.perf_counter() - start
-    if as_json:
+    if reporting.as_json:
         print(json.dumps(_summary(out, wall_s, result, ledger)))
     else:
         _print_result(console, result, ledger, wall_s)

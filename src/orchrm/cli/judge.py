@@ -17,8 +17,7 @@ from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..evidence import EvaluatorConfig, Judgment, Skill, SkillEvaluator, load_skills
 from ..llm import open_llm
-from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, LogEvery, Model, Quiet
-from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode
+from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, Model, ProgressOptions, progress_options
 from .render import usage_table
 
 Mode = Literal["pointwise", "pairwise", "listwise"]
@@ -141,12 +140,11 @@ def _run_judgment(
     mode: str,
     kind: str,
     concurrency: int,
-    quiet: bool,
-    log_every: float,
+    reporting: ProgressOptions,
 ) -> list[Judgment]:
     """Every row judged with `llm` (None: rule evidence only), progress reported as rows finish."""
     ev = SkillEvaluator(llm, loaded, config)
-    with Reporter(choose_mode(quiet=quiet), interval_s=log_every) as progress:
+    with reporting.reporter() as progress:
         spent = (lambda: llm.ledger.total().total_tokens) if llm is not None else (lambda: 0)  # noqa: E731
         report = lambda n: progress.update("judged rows", done=n, total=len(rows), tokens=spent())  # noqa: E731
         return asyncio.run(judge_rows(ev, rows, mode, kind, concurrency, report))  # type: ignore[arg-type]
@@ -171,6 +169,7 @@ def _write_judgments(rows: list[JudgeRow], judgments: list[Judgment], ledger: An
         err.print(usage_table(ledger))
 
 
+@progress_options(json=False)  # the judgments are the output, as JSONL
 def judge(
     input_path: Annotated[Path, typer.Argument(metavar="INPUT", help="JSONL rows; '-' reads stdin.")],
     mode: Annotated[str, typer.Option(help="pointwise | pairwise | listwise.")] = "pairwise",
@@ -197,8 +196,8 @@ def judge(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)
     ] = False,
-    quiet: Quiet = False,
-    log_every: LogEvery = DEFAULT_INTERVAL_S,
+    *,
+    reporting: ProgressOptions,
 ) -> None:
     """Judge responses with the skill evaluator; one judgment per input row, token usage under `verify`."""
     rows, loaded, config = _prepare(
@@ -206,7 +205,7 @@ def judge(
     )
 
     def run(llm: Any) -> list[Judgment]:
-        return _run_judgment(llm, rows, loaded, config, mode, kind, concurrency, quiet, log_every)
+        return _run_judgment(llm, rows, loaded, config, mode, kind, concurrency, reporting)
 
     if no_llm:
         judgments, ledger = run(None), None

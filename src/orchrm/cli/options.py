@@ -1,4 +1,4 @@
-"""Options the verbs share (the LLM, the task, the output), and the options made from a config's fields.
+"""Options the verbs share (the LLM, the task, the progress output), and the options made from a config's fields.
 
 A setting that a config declares (a pydantic field: name, type, default, `description`) is never declared
 again here: `field_option` makes one typer option from one field, and `options_from` turns a whole settings
@@ -7,9 +7,10 @@ names only what is its own: a flag kept from before (`--agent-timeout`), a panel
 (best-of-N's 8 plans). `tests/cli/test_options.py` holds every option that fills a config field to that field's
 default and help.
 
-`--profile NAME` (`Profile`) fills the options of the fields a named profile sets (`orchrm.profiles`) that the
-command line and `--config` leave out, through click's `default_map` as `--config` does, so `--help` after it
-shows the profile's values. A renamed option keeps its old flag for one release, hidden (`old_flag`).
+`--profile NAME` (`profile_option`) fills the options of the fields a named profile sets (`orchrm.profiles`) that
+the command line and `--config` leave out, through click's `default_map` as `--config` does, so `--help` after it
+shows the profile's values; a verb's own profile (`orchrm demo`'s `demo`) is what its plain `--help` shows
+(`panels.PanelCommand`). A renamed option keeps its old flag for one release, hidden (`old_flag`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..mas.run_config import RunConfig
 from ..profiles import BASE, PROFILES, profile_help
 from ..tasks import TASK_HELP
 from .panels import option_names
+from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode
 
 #: `RunConfig`'s defaults, for the few options that fill a run's own field (the backend) by hand.
 RUN = RunConfig(task="")
@@ -120,25 +122,6 @@ Concurrency = Annotated[int | None, typer.Option(help=_help("concurrency"), rich
 
 TaskName = Annotated[str, typer.Option(help=f"The task: {TASK_HELP}.")]
 ParallelQuestions = Annotated[int, typer.Option(help="Questions in flight at once.", rich_help_panel=MODELS)]
-
-# Output of long commands (see cli/progress.py): bars on a terminal, heartbeat lines elsewhere.
-Quiet = Annotated[
-    bool,
-    typer.Option(
-        "--quiet", "-q", help="No progress output (errors and the final result only).", rich_help_panel=OUTPUT
-    ),
-]
-Json = Annotated[
-    bool,
-    typer.Option(
-        "--json",
-        help="Progress as JSON lines on stderr; the result as one JSON object on stdout.",
-        rich_help_panel=OUTPUT,
-    ),
-]
-LogEvery = Annotated[
-    float, typer.Option(help="Seconds between progress lines when stderr is not a terminal.", rich_help_panel=OUTPUT)
-]
 
 
 def _read_profile(ctx: typer.Context, param: typer.CallbackParam, value: str) -> str:
@@ -277,3 +260,38 @@ MODEL_FLAGS = {
 }
 #: A verb that runs plans: its `models: ModelOptions` parameter becomes the model options, under one panel.
 with_models = options_from(ModelOptions, into="models", panel=lambda name: MODELS, flags=MODEL_FLAGS)
+
+
+class ProgressOptions(BaseModel):
+    """How a long verb reports as it runs (see cli/progress.py): bars on a terminal, heartbeat lines elsewhere.
+    Made into options by `with_progress`, under one panel; the verb reports to `reporter()`."""
+
+    quiet: bool = Field(False, description="No progress output (errors and the final result only).")
+    as_json: bool = Field(
+        False, description="Progress as JSON lines on stderr; the result as one JSON object on stdout."
+    )
+    log_every: float = Field(
+        DEFAULT_INTERVAL_S, description="Seconds between progress lines when stderr is not a terminal."
+    )
+
+    def reporter(self) -> Reporter:
+        return Reporter(choose_mode(quiet=self.quiet, as_json=self.as_json), interval_s=self.log_every)
+
+
+#: --quiet has its short flag, and --json names the result's form, not the field.
+PROGRESS_FLAGS = {"quiet": ("--quiet", "-q"), "as_json": ("--json",)}
+
+
+def progress_options(*, json: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A long verb: its `reporting: ProgressOptions` parameter becomes --quiet, --json (unless `json` is False: a
+    verb whose result is written in one form only) and --log-every."""
+    return options_from(
+        ProgressOptions,
+        into="reporting",
+        panel=lambda name: OUTPUT,
+        flags=PROGRESS_FLAGS,
+        exclude=() if json else ("as_json",),
+    )
+
+
+with_progress = progress_options()

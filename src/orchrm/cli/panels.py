@@ -10,11 +10,13 @@ one puts its help on the next line), so every verb uses it; the options keep the
 Config: `--config FILE` (YAML, JSON or TOML: a mapping of option names, `n-plans` or `n_plans`, to values)
 fills the options the command line leaves out, through click's `default_map`, so a file's value is checked
 and converted exactly as the same value typed as a flag, and `--help` after `--config` shows it as the
-default. An unknown name is a usage error naming the file.
+default. An unknown name is a usage error naming the file. `--profile` (`options.profile_option`) fills the
+default map the same way, and `--help` shows a verb's own profile's values even when `--profile` is not typed.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import tomllib
@@ -29,6 +31,8 @@ from typer.core import TyperCommand
 from .. import safejson
 
 OPTIONS = "Options"
+#: The option that fills other options' defaults from a named profile (`options.profile_option`).
+PROFILE = "profile"
 
 
 class PanelCommand(TyperCommand):
@@ -37,10 +41,18 @@ class PanelCommand(TyperCommand):
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **{**kw, "rich_markup_mode": None})
 
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # `--help` is eager and ends the parse when read; an eager option not typed before it has not yet seen its
+        # default, so a verb's own profile (`orchrm demo`'s `demo`) would not have filled the defaults shown.
+        profile = next((p for p in self.get_params(ctx) if p.name == PROFILE), None)
+        if profile is not None and PROFILE not in ctx.params:
+            profile.handle_parse_result(ctx, {}, [])  # its default, or the name `--config` gave
+        super().format_help(ctx, formatter)
+
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], OPTIONS: []}
         for param in self.get_params(ctx):
-            record = param.get_help_record(ctx)
+            record = _shown(param, ctx).get_help_record(ctx)
             if record is not None:
                 own = "Arguments" if param.param_type_name == "argument" else OPTIONS
                 sections.setdefault(getattr(param, "rich_help_panel", None) or own, []).append(record)
@@ -48,6 +60,17 @@ class PanelCommand(TyperCommand):
             if rows:
                 with formatter.section(name):
                     formatter.write_dl(rows)
+
+
+def _shown(param: Any, ctx: click.Context) -> Any:
+    """`param` with the default its help should show: typer writes a two-way flag's (`--constrained /
+    --no-constrained`) declared default, not the one `--config` or `--profile` put in the default map."""
+    filled = ctx.lookup_default(param.name, call=False) if param.name else None
+    if not getattr(param, "secondary_opts", None) or not isinstance(filled, bool) or filled == param.default:
+        return param
+    shown = copy.copy(param)  # the parse goes on with the option itself: only its help changes
+    shown.default = filled
+    return shown
 
 
 def with_config(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,8 +21,8 @@ from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.inputs import ScoreRow, plan_text
 from ..rm.reward import INVALID_PENALTY
 from ..rm.trackers import tracker_list
-from .options import Json, LogEvery, Quiet, field_option, options_from, profile_option
-from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
+from .options import ProgressOptions, field_option, options_from, profile_option, with_progress
+from .progress import trainer_progress
 from .say import say, text
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ TRAIN_RM_FLAGS = {
     unset=tuple(DECODER_DEFAULTS),
     exclude=("margins",),
 )
+@with_progress
 def train_rm(
     pairs_dir: Annotated[Path, typer.Argument(help="Folder made by `orchrm pairs`.")],
     out: Annotated[Path, typer.Option(help="Model folder to write.")],
@@ -71,9 +72,7 @@ def train_rm(
     margin: list[str] | None = field_option(
         RMConfig, "margins", "--margin", default=None, note="SOURCE=NUMBER (repeatable)."
     ),
-    quiet: Quiet = False,
-    as_json: Json = False,
-    log_every: LogEvery = DEFAULT_INTERVAL_S,
+    reporting: ProgressOptions,
 ) -> None:
     """Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer).
 
@@ -86,12 +85,12 @@ def train_rm(
         config = config.model_copy(update={"margins": _margins(margin)})
     resolve_device(config.device)  # cuda without a GPU, a tracker not installed: one line before the pairs are read
     tracker_list(config.report_to)
-    with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+    with reporting.reporter() as progress:
         # Made once the pairs are read: a folder that cannot be read is its one line, with no progress before it.
         steps = lambda: [trainer_progress(progress, "train-rm steps", _rm_info)]  # noqa: E731  tokens: non-padding
         result = train_from_folder(pairs_dir, out, config, progress=False, callbacks=steps)
     if result.main_process:  # under `accelerate launch` the main process reports
-        _report(result, out, as_json)
+        _report(result, out, reporting.as_json)
 
 
 def _rm_info(logged: dict[str, Any]) -> str:

@@ -17,24 +17,24 @@ from .options import (
     MODELS,
     RUN,
     Checkpoint,
-    Json,
-    LogEvery,
     ModelOptions,
     OrchestratorAdapter,
     ParallelQuestions,
-    Quiet,
+    ProgressOptions,
     TaskName,
     checked,
     field_option,
     options_from,
     profile_option,
     with_models,
+    with_progress,
 )
-from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, result_console, rollout_info
+from .progress import Reporter, result_console, rollout_info
 from .say import styled
 
 
 @with_models
+@with_progress
 @options_from(RolloutSettings)
 def rollout(
     task: TaskName,
@@ -54,9 +54,7 @@ def rollout(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)
     ] = False,
-    quiet: Quiet = False,
-    as_json: Json = False,
-    log_every: LogEvery = DEFAULT_INTERVAL_S,
+    reporting: ProgressOptions,
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
     run = dict(
@@ -76,7 +74,7 @@ def rollout(
     with open_models(models, cache=not no_cache, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run["checkpoint"] = checkpoint_label(llm, checkpoint)
         config = RunConfig.model_validate({**run, "model_id": llm.backend.model_id, **agent_fields(llm, agent_llm)})
-        with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
+        with reporting.reporter() as progress:
             result = asyncio.run(
                 arollout(
                     the_task,
@@ -88,7 +86,7 @@ def rollout(
                     on_progress=lambda p: _report(progress, p),
                 )
             )
-    _print_summary(out, result.progress, as_json)
+    _print_summary(out, result.progress, reporting.as_json)
 
 
 def _report(progress: Reporter, p: Counters) -> None:

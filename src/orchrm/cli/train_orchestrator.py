@@ -22,16 +22,16 @@ from .options import (
     MODELS,
     ApiKeyEnv,
     Concurrency,
-    Json,
-    LogEvery,
     ModelOptions,
-    Quiet,
+    ProgressOptions,
     TaskName,
     checked,
     field_option,
     options_from,
+    profile_option,
+    with_progress,
 )
-from .progress import DEFAULT_INTERVAL_S, Reporter, choose_mode, trainer_progress
+from .progress import Reporter, trainer_progress
 from .say import say, text, warn
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ SAMPLER_HELP = (
 )
 
 
+@with_progress
 @options_from(PlanSampling, into="sampling")
 def train_orchestrator(
     task: TaskName,
@@ -64,6 +65,7 @@ def train_orchestrator(
     beta: float = field_option(GRPORunConfig, "beta"),
     entropy_coef: float = field_option(GRPORunConfig, "entropy_coef"),
     diverse_draws: int = field_option(GRPORunConfig, "diverse_draws"),
+    profile: str = profile_option(),  # its values reach the options; run.json records those
     sampling: PlanSampling,
     bf16: bool = field_option(GRPORunConfig, "bf16"),
     report_to: ReportTo = field_option(GRPORunConfig, "report_to"),
@@ -77,9 +79,7 @@ def train_orchestrator(
     timeout: Annotated[
         float, typer.Option(help="Per-request timeout of the sub-agents, seconds.", rich_help_panel=MODELS)
     ] = 600.0,
-    quiet: Quiet = False,
-    as_json: Json = False,
-    log_every: LogEvery = DEFAULT_INTERVAL_S,
+    reporting: ProgressOptions,
 ) -> None:
     """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter.
     Runs under `accelerate launch --num_processes N` too: a step's plans are split over the processes."""
@@ -96,8 +96,8 @@ def train_orchestrator(
         timeout_s=timeout,
         max_tokens=agent_max_tokens,
     )
-    with Reporter(choose_mode(quiet=quiet, as_json=as_json), interval_s=log_every) as progress:
-        _train(progress, settings, out, rm=rm, device=device, sampler=sampler, agents=agents, as_json=as_json)
+    with reporting.reporter() as progress:
+        _train(progress, settings, out, rm=rm, device=device, sampler=sampler, agents=agents, as_json=reporting.as_json)
 
 
 #: `train_orchestrator`'s options that are `GRPORunConfig` fields of the same name (`lora_alpha` follows
