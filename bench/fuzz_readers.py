@@ -3,10 +3,12 @@
 Each hostile JSON value is written as a whole file and as one field of an otherwise valid file, at:
 
 - an RM card (`orchrm.json`), through `orchrm score --rm` (an exception escaping `main` is a traceback);
-- a rollout's `run.json`, through `prepare_run_dir` (what a resumed rollout calls first) and `orchrm view`'s
-  loader; anything but orchrm's own one-line errors is a crash;
+- a rollout's `run.json`, through `read_run_config` (its one reader, which a resumed rollout's check goes
+  through) and `orchrm view`'s loader; anything but orchrm's own one-line errors is a crash;
 - a pairs folder's `manifest.json`, through `orchrm train-rm` (refused before any training);
-- a checkpoint seal and an adapter card, through the check `--orchestrator-adapter` runs;
+- a checkpoint seal and an adapter card, through `served_adapter`, what `--orchestrator-adapter` runs: it
+  checks the card or seal first, and the model it is asked for is a GGUF that is not there, so nothing is
+  ever converted or fetched;
 
 and hostile run ids, plan indices and question ids are sent to `orchrm view` over HTTP: every request must be
 answered (no connection closed without a status) and none with a 500.
@@ -88,13 +90,10 @@ def _call(fn: Callable[[], object]) -> str:
 
 def fuzz_files(folder: Path) -> dict:
     from orchrm import RunConfig
-    from orchrm.grpo import SEAL_FILE
-    from orchrm.grpo.adapter import ADAPTER_CARD, _checked
-    from orchrm.mas import RUN_FILE, TRACES_FILE
-    from orchrm.mas.rollout import prepare_run_dir
+    from orchrm.grpo import ADAPTER_CARD, SEAL_FILE, served_adapter
+    from orchrm.mas import RUN_FILE, TRACES_FILE, read_run_config
     from orchrm.pairs import MANIFEST_FILE
-    from orchrm.rm import CARD_FILE
-    from orchrm.rm.model import CARD_FORMAT, CARD_VERSION
+    from orchrm.rm import CARD_FILE, ModelCard
     from orchrm.view import load_runs
 
     sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "support"))
@@ -103,7 +102,13 @@ def fuzz_files(folder: Path) -> dict:
     request = folder / "request.jsonl"
     request.write_text('{"question": "q", "plans": ["p"]}\n')
     good_trace = trace("q0", 0, '{"agents": [{"id": "a", "type": "cot", "input": "x"}]}', correct=True, answer="4")
-    card = {"format": CARD_FORMAT, "card_version": CARD_VERSION, "backbone": "all-minilm-l6-v2", "files": {}}
+    fields = ModelCard.model_fields  # the format and version this orchrm reads: the hostile value goes deeper
+    card = {
+        "format": fields["format"].default,
+        "card_version": fields["card_version"].default,
+        "backbone": "all-minilm-l6-v2",
+        "files": {},
+    }
     run = RunConfig(task="chain_sum").model_dump(mode="json")
     seal = {"step": 1, "files": {}, "tokens": {}}
     adapter = {
@@ -118,24 +123,29 @@ def fuzz_files(folder: Path) -> dict:
         return _cli(["score", str(request), "--rm", str(d)])
 
     def run_file(d: Path) -> str:
-        resumed = _call(lambda: prepare_run_dir(d, RunConfig(task="chain_sum")))
+        read = _call(lambda: read_run_config(d))
         (d / TRACES_FILE).write_bytes(good_trace.model_dump_json().encode() + b"\n")
         viewed = _call(lambda: load_runs([d]))
-        return resumed if resumed.startswith("crash") else viewed if viewed.startswith("crash") else f"{resumed}+viewed"
+        return read if read.startswith("crash") else viewed if viewed.startswith("crash") else f"{read}+viewed"
 
     def manifest(d: Path) -> str:
         return _cli(["train-rm", str(d), "--out", str(d.parent / (d.name + "-rm"))])
 
+    absent = folder / "absent.gguf"  # the card lists no adapter weights, so the check refuses before the model
+
+    def adapter_check(d: Path) -> str:
+        return _call(lambda: served_adapter(d, str(absent)))
+
     def sealed(d: Path) -> str:
         (d.parent.parent / RUN_FILE).write_text(json.dumps({"policy_sha256": "0" * 64}))
-        return _call(lambda: _checked(d))
+        return adapter_check(d)
 
     targets = [
         ("rm_card", CARD_FILE, _placements(card, ["card_version", "files", "metrics"]), rm_card),
         ("run_json", RUN_FILE, _placements(run, ["seed", "n_plans", "version"]), run_file),
         ("pairs_manifest", MANIFEST_FILE, _placements({"files": {}}, ["files"]), manifest),
         ("checkpoint_seal", SEAL_FILE, _placements(seal, ["step"]), sealed),
-        ("adapter_card", ADAPTER_CARD, _placements(adapter, ["files"]), lambda d: _call(lambda: _checked(d))),
+        ("adapter_card", ADAPTER_CARD, _placements(adapter, ["files"]), adapter_check),
     ]
     outcomes: dict[str, Counter] = {}
     crashes: list[str] = []

@@ -34,6 +34,8 @@ Writes bench/results/gpu_check.json (or --out) after every check.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
 import platform
 import shutil
@@ -41,7 +43,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -77,7 +79,6 @@ def build_policy(args: argparse.Namespace) -> dict[str, Any]:
     from transformers import AutoConfig, AutoModelForCausalLM
 
     from orchrm.grpo import policy_weights
-    from orchrm.llm.weights import quiet_transformers
 
     config = AutoConfig.from_pretrained(args.config_from, local_files_only=True)
     if args.tiny:  # same vocabulary (the tokenizer must fit), a model small enough for 2 CPU cores
@@ -115,10 +116,7 @@ def build_policy(args: argparse.Namespace) -> dict[str, Any]:
 def check_grpo(args: argparse.Namespace, bf16: bool, beta: float = 0.0, entropy_coef: float = 0.0) -> dict[str, Any]:
     """A few GRPO steps through `setup_run`, as `orchrm train-orchestrator` runs them (`beta`, `entropy_coef`:
     #24's remedies, KL to the base and an entropy bonus, whose terms are all the loss has on random weights)."""
-    from orchrm.grpo import GRPORunConfig, setup_run
-    from orchrm.grpo.adapter import ADAPTER_CARD, ADAPTER_DIR, AdapterCard
-    from orchrm.grpo.checkpoints import checkpoint_step, last_checkpoint
-    from orchrm.llm.weights import file_digests, mismatch
+    from orchrm.grpo import ADAPTER_CARD, AdapterCard, GRPORunConfig, checkpoints, last_checkpoint, setup_run
 
     remedies = bool(beta or entropy_coef)
     out = args.work / args.child  # the check's name: where `child` reads the steps of a run killed at its limit
@@ -144,7 +142,8 @@ def check_grpo(args: argparse.Namespace, bf16: bool, beta: float = 0.0, entropy_
     wall = elapsed(start)
     steps = steps_so_far(out)
     checkpoint = last_checkpoint(out / "checkpoints")  # None unless sealed and every file matches its seal
-    card = AdapterCard.model_validate_json((out / ADAPTER_DIR / ADAPTER_CARD).read_text())
+    final = dict(checkpoints(out / "checkpoints")).get(args.steps)  # checkpoint-N of the last step
+    card = AdapterCard.model_validate_json((outcome.adapter / ADAPTER_CARD).read_text())
     return {
         "sampler": sampler,
         "steps_trained": outcome.steps,
@@ -152,8 +151,8 @@ def check_grpo(args: argparse.Namespace, bf16: bool, beta: float = 0.0, entropy_
         "steps": steps,
         "losses": [round(h["loss"], 6) for h in outcome.log_history if "loss" in h],
         **{k: [round(h[k], 6) for h in outcome.log_history if k in h] for k in ("kl", "entropy") if remedies},
-        "checkpoint_sealed": checkpoint is not None and checkpoint_step(checkpoint) == args.steps,
-        "adapter_sealed": mismatch(file_digests(out / ADAPTER_DIR, ADAPTER_CARD), card.files) is None,
+        "checkpoint_sealed": checkpoint is not None and checkpoint == final,
+        "adapter_sealed": digests(outcome.adapter, ADAPTER_CARD) == card.files,
         "adapter_base_is_policy": card.base_sha256 == run.weights.sha256,
         **gpu_memory(),
     }
@@ -276,6 +275,29 @@ def steps_so_far(out: Path) -> list[dict[str, Any]]:
 
     keys = ("step", "generation_s", "reward_s", "update_s", "step_s", "completion_tokens", "tokens_per_s")
     return [{k: round(getattr(t, k), 3) for k in keys} for t in read_steps(out)]
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """No transformers info lines or progress bars while saving (they flood the check's log)."""
+    from transformers.utils import logging
+
+    level, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(level)
+        if bars:
+            logging.enable_progress_bar()
+
+
+def digests(folder: Path, card: str) -> dict[str, str]:
+    """sha256 of every file under `folder` but its card, by path relative to it: what the card must list. Computed
+    here, not by orchrm's own check, so a check that agreed with a wrong card would show."""
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and p.relative_to(folder).as_posix() != card]
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 
 def policy_dir(args: argparse.Namespace) -> Path:

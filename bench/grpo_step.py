@@ -86,6 +86,21 @@ def summary(out: Path, plan_max_tokens: int) -> dict[str, Any]:
     }
 
 
+def trl_update() -> Any:
+    """`--update trl`: TRL's own pass over every (prompt + plan), with activation checkpointing as TRL's GRPO has
+    by default, through `train_orchestrator`'s public `callbacks`. Once the trainer is built its arguments ask for
+    checkpointing: the trainer turns it on when training starts, and orchrm's shared-prompt update, which needs the
+    KV cache that checkpointing drops, then hands every batch to TRL's own method (see grpo/shared_prompt.py)."""
+    from transformers import TrainerCallback
+
+    class TRLUpdate(TrainerCallback):
+        def on_init_end(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
+            args.activation_checkpointing = args.gradient_checkpointing = True  # transformers 5's name, and the old
+            model.enable_input_require_grads()  # a LoRA model's frozen inputs: what TRL does when built with it on
+
+    return TRLUpdate()
+
+
 def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: Path) -> None:
     from transformers import TrainerCallback
 
@@ -131,26 +146,11 @@ def run_sampler(sampler: str, args: argparse.Namespace, report: dict, scratch: P
                 flush=True,
             )
 
-    if args.update == "trl":  # TRL's own pass over every (prompt + plan), with its gradient checkpointing
-        from trl import GRPOTrainer
-
-        from orchrm.grpo import train as train_module
-
-        grpo_args = train_module.grpo_args
-
-        def checkpointed(*a: Any, **k: Any) -> Any:
-            out = grpo_args(*a, **k)
-            out.gradient_checkpointing = True  # TRL's GRPO default
-            return out
-
-        if train_module.grpo_args is grpo_args and not getattr(grpo_args, "patched", False):
-            checkpointed.patched = True  # type: ignore[attr-defined]
-            train_module.shared_prompt_trainer = lambda: GRPOTrainer  # type: ignore[assignment]
-            train_module.grpo_args = checkpointed  # type: ignore[assignment]
+    callbacks = [Save(), *([trl_update()] if args.update == "trl" else [])]
     ledger = open_run(out, config)
     start = time.perf_counter()
     try:
-        train_orchestrator(config, task, weights, out, ledger=ledger, scorer=scorer, callbacks=[Save()])
+        train_orchestrator(config, task, weights, out, ledger=ledger, scorer=scorer, callbacks=callbacks)
     finally:
         ledger.close()
     entry.update(summary(out, args.plan_max_tokens))

@@ -6,8 +6,9 @@
 The orchestration bench's held-out settings (DAG plans under the schema, T = 0.9, limits 320 / 192, agent
 context `final`) on `world_qa:kinds=bridge+fanout+arithmetic+compare`, with one change to the orchestrator's
 prompt: after the usual system prompt, the user turn first shows the one worked example nearest to the
-question (BM25 over the example questions of the prompt files plus three for the templates they lack). A
-pilot, not a feature: it patches `plan_messages` for this process only.
+question (BM25 over the example questions the system prompt shows, plus three for the templates they lack). A
+pilot, not a feature: it wraps the public `Orchestrator.messages` (the prompt for one question) for this process
+only, so the traces record the prompt the model saw.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import bm25s
 
 from orchrm import RunConfig, arollout
 from orchrm.llm import Message, open_llm
-from orchrm.mas import orchestrator
-from orchrm.mas.agents.base import PROMPTS
+from orchrm.mas import Orchestrator
 from orchrm.tasks import load_task
 
 TASK = "world_qa:kinds=bridge+fanout+arithmetic+compare"
@@ -45,29 +46,42 @@ Example plan:
 """
 
 
-def example_bank() -> list[str]:
-    text = "\n\n".join((PROMPTS / f"examples_{k}.md").read_text() for k in ("search", "math")) + "\n\n" + EXTRA
+def example_bank(system: str) -> list[str]:
+    """The worked examples `system` (the orchestrator's prompt) shows, then `EXTRA`'s: for this task's agents
+    the prompt files' search and arithmetic examples, the same bank as reading those files."""
+    text = system + "\n\n" + EXTRA
     return [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip().startswith("Example question")]
 
 
-def nearest_example_messages(blocks: list[str]):  # noqa: ANN201
+def bank_index(blocks: list[str]) -> bm25s.BM25:
     questions = [b.splitlines()[0].removeprefix("Example question: ") for b in blocks]
     index = bm25s.BM25()
     index.index(bm25s.tokenize(questions, show_progress=False), show_progress=False)
-    plain = orchestrator.plan_messages
+    return index
 
-    def plan_messages(system: str, question: str, degree: str) -> list[Message]:
+
+Messages = Callable[[Orchestrator, str], list[Message]]
+
+
+def nearest_example_messages(plain: Messages) -> Messages:
+    """`plain` (`Orchestrator.messages`) with the user turn led by the worked example nearest to the question."""
+    banks: dict[str, tuple[list[str], bm25s.BM25]] = {}  # by system prompt: built once
+
+    def messages(self: Orchestrator, question: str) -> list[Message]:
+        if self.system not in banks:
+            blocks = example_bank(self.system)
+            banks[self.system] = (blocks, bank_index(blocks))
+        blocks, index = banks[self.system]
         docs, _ = index.retrieve(bm25s.tokenize([question], show_progress=False), k=1, show_progress=False)
         shown = blocks[int(docs[0][0])]
-        messages = plain(system, question, degree)
         user = f"The worked example nearest to this question:\n{shown}\n\nQuestion: {question}\nPlan:"
-        return [*messages[:-1], Message(role="user", content=user)]
+        return [*plain(self, question)[:-1], Message(role="user", content=user)]
 
-    return plan_messages
+    return messages
 
 
 async def main(out: Path, questions: int) -> None:
-    orchestrator.plan_messages = nearest_example_messages(example_bank())
+    Orchestrator.messages = nearest_example_messages(Orchestrator.messages)  # type: ignore[method-assign]
     config = RunConfig(
         task=TASK,
         split="test",

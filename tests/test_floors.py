@@ -3,6 +3,11 @@ traces -> evidence -> pairs -> RM -> selection/training), and rooms on one floor
 
 Every import counts, at module level or inside a function (a late import is still a dependency, only a hidden
 one). A new room fails here until it is given a floor.
+
+Inside every package (a room, or a package within one) the modules import one another without a circle: two
+modules that each need the other (`rm.model` exporting through `rm.export`, which reads the model) are one job
+split in the wrong place. Imports under `if TYPE_CHECKING:` name a type for an annotation and never run, so they
+do not close a circle.
 """
 
 import ast
@@ -61,12 +66,35 @@ def _is_module(parts: list[str]) -> bool:
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
-def _targets(path: Path) -> list[list[str]]:
-    """Every orchrm module `path` imports, as name parts (`from a import b` is `a.b` when b is a module)."""
+def _type_checking(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:`."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_walk(node: ast.AST) -> list[ast.AST]:
+    """`ast.walk` without the bodies of `if TYPE_CHECKING:` blocks (their `else` is kept)."""
+    out = [node]
+    for child in ast.iter_child_nodes(node):
+        if _type_checking(child):
+            out.append(child.test)  # type: ignore[attr-defined]
+            for kept in child.orelse:  # type: ignore[attr-defined]
+                out += _runtime_walk(kept)
+        else:
+            out += _runtime_walk(child)
+    return out
+
+
+def _targets(path: Path, *, runtime: bool = False) -> list[list[str]]:
+    """Every orchrm module `path` imports, as name parts (`from a import b` is `a.b` when b is a module); with
+    `runtime`, not those under `if TYPE_CHECKING:`."""
     here = _module(path)
     package = here if path.name == "__init__.py" else here[:-1]
     out: list[list[str]] = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    for node in _runtime_walk(tree) if runtime else ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [a.name.split(".") for a in node.names if a.name.split(".")[0] == "orchrm"]
         elif isinstance(node, ast.ImportFrom):
@@ -136,3 +164,70 @@ def test_mas_parts_import_only_from_lower_floors():
     }
     assert rooms - {"__init__"} == set(_floor_of(MAS_FLOORS))
     assert _wrong_way(edges, MAS_FLOORS) == []
+
+
+def _package_edges(package: Path) -> dict[str, set[str]]:
+    """module -> the modules it imports at run time, among the direct parts of `package` (a part that is itself a
+    package counts as one); the package's own `__init__` is its front door, not a part."""
+    parts = _module(package / "__init__.py")
+    depth = len(parts)
+    edges: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        here = _module(path)
+        if len(here) <= depth:
+            continue
+        for target in _targets(path, runtime=True):
+            if target[:depth] == parts and len(target) > depth and target[depth] != here[depth]:
+                edges.setdefault(here[depth], set()).add(target[depth])
+    return edges
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The sets of modules that reach one another through `edges` (Tarjan's strongly connected components of
+    more than one module), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_circles_are_found():
+    edges = {"model": {"export", "device"}, "export": {"plain"}, "plain": {"model"}, "device": set(), "a": {"b"}}
+    assert circles(edges) == [["export", "model", "plain"]]
+    assert circles({"a": {"b"}, "b": {"c"}}) == []
+
+
+def test_type_checking_imports_do_not_run():
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nimport typing\nif TYPE_CHECKING:\n    import a\nelse:\n    import b\n"
+        "if typing.TYPE_CHECKING:\n    import c\ndef f():\n    import d\n"
+    )
+    names = {a.name for n in _runtime_walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert names == {"typing", "b", "d"}
+
+
+@pytest.mark.parametrize(
+    "package", sorted(p.parent for p in SRC.rglob("__init__.py")), ids=lambda p: p.relative_to(SRC.parent).as_posix()
+)
+def test_no_circles_inside_packages(package):
+    assert circles(_package_edges(package)) == []

@@ -1,4 +1,4 @@
-"""The Bradley–Terry orchestration reward model: config, training, verified model folders, scoring.
+"""The Bradley–Terry orchestration reward model: config, training, verified model folders, scoring, export.
 
 Names are loaded on first use: `orchrm.rm.config` (which the CLI reads for its option defaults) must not pull
 in the model and training modules (torch, transformers, the MAS stack) just to print `--help`.
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .backbone import DEFAULT_BACKBONE, backbone_kind, resolve_backbone
     from .config import RMConfig
     from .encoding import kept_plan_chars
+    from .export import export_reward_model
     from .model import CARD_FILE, ModelCard, RewardModel, read_card
     from .reward import RewardContract
     from .server import create_app
@@ -24,6 +25,7 @@ _HOMES = {
     "resolve_backbone": "backbone",
     "RMConfig": "config",
     "kept_plan_chars": "encoding",
+    "export_reward_model": "export",
     "CARD_FILE": "model",
     "ModelCard": "model",
     "RewardModel": "model",
@@ -47,6 +49,7 @@ __all__ = [  # a literal list, so linters see the lazy names as exported; tests/
     "backbone_kind",
     "create_app",
     "data_hash",
+    "export_reward_model",
     "kept_plan_chars",
     "pairwise_accuracy",
     "read_card",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..atomic import replacing_dir
 from ..errors import ConfigError, ModelError
@@ -30,10 +30,8 @@ from ..folders import STAMP_FILE, folder_kind
 from ..llm.weights import quiet_transformers
 from ..pairs.render import RENDER_VERSION, render_plan, render_question
 from ..version import __version__
+from .model import CARD_FILE, RewardModel, normal_modes
 from .plain_model import plain_classifier, plain_tokenizer
-
-if TYPE_CHECKING:
-    from .model import RewardModel
 
 TEMPLATE_FILE = "orchrm_template.json"
 EXPORT_FORMAT = "orchrm-reward-model-export"
@@ -88,8 +86,6 @@ def export_reward_model(rm: RewardModel, out: Path, *, replace: bool = False) ->
         template = _template(rm, decoder, examples, delta)
         (tmp / TEMPLATE_FILE).write_text(json.dumps(template, indent=2, ensure_ascii=False) + "\n")
         (tmp / "README.md").write_text(_readme(template))
-        from .model import normal_modes
-
         normal_modes(tmp)
     return out
 
@@ -109,8 +105,6 @@ def _check_target(out: Path, *, replace: bool, source: Path | None) -> None:
         raise ConfigError(
             f"{out} already exists; refusing to export into it", hint="pass --replace to replace it whole"
         )
-    from .model import CARD_FILE
-
     kind = folder_kind(out) if (out / STAMP_FILE).is_file() else None
     if kind is not None or (out / CARD_FILE).is_file():
         raise ConfigError(

@@ -10,7 +10,8 @@ ignored when the card does not list them (`UNOWNED`): a README, a licence, hidde
 hidden folder (`.gitattributes`, the `.cache/huggingface/` that `hf download --local-dir` writes). Saving builds
 the folder beside its target, gives every file the folder's normal mode (0644 under umask 022: safetensors
 writes 0600, which a server running as another user cannot read) and swaps it in whole. `export.py` writes a
-plain transformers copy any serving stack loads.
+plain transformers copy any serving stack loads (`export_reward_model(rm, out)`: it imports this module, never the
+other way round).
 """
 
 from __future__ import annotations
@@ -280,13 +281,6 @@ class RewardModel:
             normal_modes(tmp)
         self.card, self.path = card, folder
         return folder
-
-    def export(self, folder: str | Path, *, replace: bool = False) -> Path:
-        """A plain transformers sequence-classification copy in `folder` that scores as this model does: see
-        `orchrm.rm.export`. An existing folder is refused unless `replace`, and then replaced whole."""
-        from .export import export_reward_model
-
-        return export_reward_model(self, Path(folder), replace=replace)
 
     def score(self, question: str, plans: Sequence[Plan | str], *, batch_size: int = 64) -> list[float]:
         """One reward per plan (a `Plan` or raw orchestrator text) for one question."""
