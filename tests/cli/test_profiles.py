@@ -156,6 +156,11 @@ def test_the_old_n_flag_still_works_hidden_and_an_unknown_profile_is_named(monke
     run, _ = _bon(monkeypatch, tmp_path, "--n", "3")
     assert run.n_plans == 3
     assert _demo(monkeypatch, tmp_path, "--n", "5").n_plans == 5
+    for verb in (_bon, _demo):  # both names given: one line, in either order (typer's own click once hid it)
+        for both in (["--n", "3", "--n-plans", "5"], ["--n-plans", "5", "--n", "3"]):
+            with pytest.raises(SystemExit):
+                verb(monkeypatch, tmp_path, *both)
+            assert "--n-plans and --n are one option" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["bon", "--help"])
     shown = capsys.readouterr().out
@@ -198,13 +203,14 @@ def test_train_orchestrator_takes_the_profiles_plan_and_agent_settings(monkeypat
     demo, agents = _train_orchestrator(monkeypatch, tmp_path, "--profile", "demo")
     loop = profiled(LoopConfig, "demo")
     assert (demo.temperature, demo.plan_max_tokens) == (loop.rollout.temperature, loop.rollout.plan_max_tokens)
-    assert agents.max_tokens == loop.rollout.agent_max_tokens
+    assert agents.max_tokens == loop.rollout.agent_max_tokens and demo.profile == "demo"  # run.json records it
     given, agents = _train_orchestrator(
         monkeypatch, tmp_path, "--profile", "demo", "--config", str(tmp_path / "c.yaml"), "--temperature", "0.5"
     )
     assert (given.temperature, given.plan_max_tokens, agents.max_tokens) == (0.5, 256, loop.rollout.agent_max_tokens)
     base, agents = _train_orchestrator(monkeypatch, tmp_path)
     shared = RolloutSettings()
+    assert base.profile == "base"
     assert (base.temperature, base.plan_max_tokens, agents.max_tokens) == (
         shared.temperature,
         shared.plan_max_tokens,

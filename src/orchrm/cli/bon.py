@@ -129,6 +129,7 @@ def _run_config(run: dict[str, Any], llm: LLM, agent_llm: LLM, checkpoint: str |
 @with_progress
 @options_from(RolloutSettings)
 def bon(
+    ctx: typer.Context,
     task: TaskName,
     rm: Annotated[Path, typer.Option(help="Reward-model folder from `orchrm train-rm`.")],
     out: Annotated[Path, typer.Option(help="Output folder (created, or resumed when it exists).")],
@@ -158,7 +159,7 @@ def bon(
     resolve_device(device)  # --device cuda without a GPU: one line before any model loads
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
-    n_plans = renamed(n_plans, n, "n_plans", "--n")
+    n_plans = renamed(ctx, n_plans, n, "n_plans", "--n")
     judging = dict(judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens, tau=tau)
     config = checked(BonConfig, dict(judging, judge_ns=judge_ns or [], seed=settings.seed), BON_FLAGS)
     held_out = dict(task=task, split="test", n_questions=n_questions, n_plans=n_plans, execute="all", profile=profile)

@@ -63,6 +63,7 @@ def _models(model: str, agent_model: str | None) -> str:
 @with_progress
 @options_from(RolloutSettings, into="rollout")
 def demo(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option(help="Output folder (resumed when it exists).")] = Path("runs/demo"),
     *,
     task: TaskName = LoopConfig.model_fields["task"].default,
@@ -82,7 +83,7 @@ def demo(
     reporting: ProgressOptions,
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
-    n_plans = renamed(n_plans, n, "n_plans", "--n")
+    n_plans = renamed(ctx, n_plans, n, "n_plans", "--n")
     config = checked(
         LoopConfig,
         dict(

@@ -22,7 +22,6 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import click
 import typer
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -146,12 +145,12 @@ def old_flag(flag: str, new: str) -> Any:
     return typer.Option(None, flag, hidden=True, help=f"Old name of {new}, kept for one release.")
 
 
-def renamed(value: Any, old: Any, name: str, flag: str) -> Any:
-    """Option `name`'s value, or its old `flag`'s where that was given; both given is one line naming them."""
+def renamed(ctx: typer.Context, value: Any, old: Any, name: str, flag: str) -> Any:
+    """Option `name`'s value, or its old `flag`'s where that was given; both given is one line naming them.
+    `ctx` is the verb's own (typer's): typer 0.29 carries its own click, whose context `click` cannot see."""
     if old is None:
         return value
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+    if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE":  # the enum of typer's own click
         raise ConfigError(f"--{name.replace('_', '-')} and {flag} are one option: give one of them")
     return old
 

@@ -65,7 +65,7 @@ def train_orchestrator(
     beta: float = field_option(GRPORunConfig, "beta"),
     entropy_coef: float = field_option(GRPORunConfig, "entropy_coef"),
     diverse_draws: int = field_option(GRPORunConfig, "diverse_draws"),
-    profile: str = profile_option(),  # its values reach the options; run.json records those
+    profile: str = profile_option(),  # its values reach the options; run.json records them and its name
     sampling: PlanSampling,
     bf16: bool = field_option(GRPORunConfig, "bf16"),
     report_to: ReportTo = field_option(GRPORunConfig, "report_to"),
@@ -104,6 +104,7 @@ def train_orchestrator(
 #: `lora_r`; the sampler is `setup_run`'s to resolve, and the plan sampling options come as one model).
 RUN_FIELDS = (
     "task",
+    "profile",
     "policy",
     "reward",
     "invalid_penalty",

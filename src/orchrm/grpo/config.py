@@ -15,11 +15,12 @@ from pydantic import ConfigDict, Field, field_validator
 
 from ..mas.run_config import PlanSampling
 from ..mas.run_folder import read_settings
+from ..profiles import BASE
 from ..rm.trackers import REPORT_TO_HELP, ReportTo
 
 RewardKind = Literal["rm", "execute", "prior", "router", "valid", "custom"]
 SamplerKind = Literal["trl", "server", "vllm"]
-RESUMABLE = frozenset({"max_steps", "sampler", "report_to"})  # settings a resumed run may change
+RESUMABLE = frozenset({"max_steps", "sampler", "report_to", "profile"})  # settings a resumed run may change
 
 
 class GRPORunConfig(PlanSampling):
@@ -28,6 +29,7 @@ class GRPORunConfig(PlanSampling):
     model_config = ConfigDict(extra="forbid")
 
     task: str = Field(description="The task spec whose train split supplies the questions.")
+    profile: str = Field(BASE, description="The named profile its settings were laid over (`orchrm.profiles`).")
     policy: str = Field(description="Embedded model name, GGUF path or transformers folder being trained.")
     policy_sha256: str = Field("", description="sha256 of the GGUF (or weights) the policy started from.")
     reward: RewardKind = Field(
