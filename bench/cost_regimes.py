@@ -56,6 +56,7 @@ from orchrm.llm import TOKENS_FILE, open_llm, read_totals
 from orchrm.mas import (
     AgentSettings,
     ExecutorConfig,
+    RolloutSettings,
     agent_types_for,
     execute_plan,
     locate_traces,
@@ -495,7 +496,11 @@ async def measure(n: int, agent_max_tokens: int) -> None:
                 key = (regime, arm, step, qid, plan_shape(plan))
                 if key in done:
                     continue
-                settings = AgentSettings(max_tokens=agent_max_tokens, max_samples=samples, max_rounds=rounds)
+                settings = AgentSettings(
+                    RolloutSettings(
+                        agent_max_tokens=agent_max_tokens, agent_max_samples=samples, agent_max_rounds=rounds
+                    )
+                )
                 t0 = time.perf_counter()
                 ex = await execute_plan(
                     at_budget(plan, regime),

@@ -30,6 +30,7 @@ from orchrm.mas import (
     Orchestrator,
     OrchestratorConfig,
     Plan,
+    RolloutSettings,
     agent_types_for,
     execute_plan,
 )
@@ -48,7 +49,7 @@ def save(report: dict) -> None:
 async def agent_costs(llm, n_questions: int, max_tokens: int, report: dict) -> tuple[dict, list[tuple[float, float]]]:
     out: dict[str, dict] = report.setdefault("agent_types", {})
     timings: list[tuple[float, float]] = []
-    cfg = ExecutorConfig(settings=AgentSettings(max_tokens=max_tokens), timeout_s=1800)
+    cfg = ExecutorConfig(settings=AgentSettings(RolloutSettings(agent_max_tokens=max_tokens, agent_timeout_s=1800)))
     for agent_type in AGENT_TYPES:
         task = load_task("search_qa" if agent_type == "search" else "gsm_symbolic")
         questions = task.questions(n_questions, split="test", seed=0)
@@ -104,7 +105,9 @@ async def degree_validity(llm, n_questions: int, n_plans: int, max_tokens: int, 
         questions = task.questions(n_questions, split="test", seed=0)
         for degree in ("direct", "single", "dag"):
             orch = Orchestrator(
-                llm, OrchestratorConfig(degree=degree, temperature=0.8, max_tokens=max_tokens), agent_types_for(task)
+                llm,
+                OrchestratorConfig(RolloutSettings(degree=degree, temperature=0.8, plan_max_tokens=max_tokens)),
+                agent_types_for(task),
             )
             start = time.perf_counter()
             samples = [s for q in questions for s in await orch.sample(q.question, n_plans)]

@@ -22,9 +22,9 @@ import math
 from pathlib import Path
 
 from files import write_text_atomic
-from orchrm.errors import ConfigError
+from orchrm import OrchrmError
 from orchrm.llm import DEFAULT_MODEL, open_llm
-from orchrm.mas import AgentSettings, ExecutorConfig, execute_plan, parse_and_validate
+from orchrm.mas import AgentSettings, ExecutorConfig, RolloutSettings, execute_plan, parse_and_validate
 from orchrm.tasks import load_task, normalize_text
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
@@ -57,7 +57,7 @@ def of_kind(task, kind: str, n: int) -> list:  # noqa: ANN001
     while len(found) < n:
         try:
             pool = task.questions(size, split="test")
-        except ConfigError:  # the split holds fewer than `size`: keep what the last size found
+        except OrchrmError:  # a ConfigError: the split holds fewer than `size`; keep what the last size found
             break
         found = [q for q in pool if q.metadata.get("kind") == kind]
         size *= 2
@@ -65,7 +65,8 @@ def of_kind(task, kind: str, n: int) -> list:  # noqa: ANN001
 
 
 async def run_probe(name: str, items: list, llm, task, context: str, max_tokens: int) -> dict:  # noqa: ANN001
-    cfg = ExecutorConfig(settings=AgentSettings(max_tokens=max_tokens, question_context=context), max_parallel=4)
+    settings = AgentSettings(RolloutSettings(agent_max_tokens=max_tokens, agent_context=context))
+    cfg = ExecutorConfig(settings=settings, max_parallel=4)
     sem = asyncio.Semaphore(4)
 
     async def one(q, plan, bridge):  # noqa: ANN001

@@ -6,6 +6,7 @@ from mas_fakes import FakeCorpus, by_prompt, scripted_llm
 from orchrm.errors import BackendTimeout
 from orchrm.mas.agents import AGENTS, AgentRun, AgentSettings, NoCorpus, accepted, majority
 from orchrm.mas.plans import AgentSpec
+from orchrm.mas.run_config import RolloutSettings
 
 
 def run_agent(type_, llm, options=None, retriever=None, task="Solve it.", settings=None):
@@ -56,11 +57,16 @@ def test_self_consistency_votes_over_k_samples():
 
 def test_budgets_clip_what_a_plan_asks_for():
     _, run = run_agent(
-        "self_consistency", scripted_llm("Answer: 5"), {"samples": 7}, settings=AgentSettings(max_samples=2)
+        "self_consistency",
+        scripted_llm("Answer: 5"),
+        {"samples": 7},
+        settings=AgentSettings(RolloutSettings(agent_max_samples=2)),
     )
     assert len(run.calls) == 2
     wrong = by_prompt({"strict reviewer": "VERDICT: WRONG"}, default="Answer: 4")
-    _, run = run_agent("reflexion", scripted_llm(wrong), {"rounds": 4}, settings=AgentSettings(max_rounds=1))
+    _, run = run_agent(
+        "reflexion", scripted_llm(wrong), {"rounds": 4}, settings=AgentSettings(RolloutSettings(agent_max_rounds=1))
+    )
     assert len(run.calls) == 1 + 2 * 1
 
 
@@ -166,7 +172,7 @@ def test_only_the_final_agent_sees_the_question_by_default():
             llm=llm,
             question="What is 2+3?",
             task_input="Add the numbers.",
-            settings=AgentSettings(question_context=mode),
+            settings=AgentSettings(RolloutSettings(agent_context=mode)),
             is_final=is_final,
         )
         asyncio.run(AGENTS["cot"](spec).run(run))

@@ -4,8 +4,10 @@ import time
 
 from mas_fakes import by_prompt, scripted_llm
 from orchrm.errors import BackendTimeout
+from orchrm.mas.agents import AgentSettings
 from orchrm.mas.executor import ExecutorConfig, busy_time, execute_plan, resolve_input
 from orchrm.mas.plans import Plan, parse_and_validate
+from orchrm.mas.run_config import RolloutSettings
 
 
 def plan(agents, edges):
@@ -66,7 +68,9 @@ def test_failed_agent_skips_its_downstream_but_others_run():
 def test_agent_timeout_is_recorded_with_the_calls_it_made():
     p = plan([a("slow", "think", type="self_consistency", samples=2)], [])
     llm = scripted_llm("Answer: 1", delay_s=1.0)
-    ex = asyncio.run(execute_plan(p, "Q?", llm, config=ExecutorConfig(timeout_s=0.2)))
+    ex = asyncio.run(
+        execute_plan(p, "Q?", llm, config=ExecutorConfig(AgentSettings(RolloutSettings(agent_timeout_s=0.2))))
+    )
     [ev] = ex.agents
     assert ev.status == "failed" and "timed out" in ev.error
     assert ex.final_answer is None

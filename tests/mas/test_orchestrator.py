@@ -7,6 +7,7 @@ from mas_fakes import scripted_llm
 from orchrm.errors import ConfigError
 from orchrm.mas.orchestrator import Orchestrator, OrchestratorConfig, system_prompt
 from orchrm.mas.plans import AGENT_TYPES
+from orchrm.mas.run_config import RolloutSettings
 
 GOOD = json.dumps({"agents": [{"id": "a", "type": "cot", "input": "Solve."}], "edges": []})
 CYCLE = json.dumps(
@@ -29,7 +30,7 @@ def test_prompts_list_only_the_tasks_agent_types():
 
 def test_samples_n_plans_with_distinct_seeds_and_records_invalid_ones():
     llm = scripted_llm(GOOD, "I refuse to plan.", CYCLE, "```json\n" + GOOD + "\n```")
-    orch = Orchestrator(llm, OrchestratorConfig(temperature=0.9, seed=10, checkpoint="ckpt-7"))
+    orch = Orchestrator(llm, OrchestratorConfig(RolloutSettings(temperature=0.9, seed=10), checkpoint="ckpt-7"))
     samples = asyncio.run(orch.sample("What is 2+3?", 4))
     assert [s.index for s in samples] == [0, 1, 2, 3]
     seeds = sorted(call[2] for call in llm.backend.calls)
@@ -57,13 +58,16 @@ def test_degree_single_rejects_multi_agent_plans():
             "edges": [{"from": "a", "to": "b"}],
         }
     )
-    [s] = asyncio.run(Orchestrator(scripted_llm(two), OrchestratorConfig(degree="single")).sample("Q", 1))
+    [s] = asyncio.run(
+        Orchestrator(scripted_llm(two), OrchestratorConfig(RolloutSettings(degree="single"))).sample("Q", 1)
+    )
     assert s.plan is None and s.error.rule == "degree"
 
 
 def test_degree_direct_accepts_json_or_an_answer_line():
     orch = Orchestrator(
-        scripted_llm('{"answer": "5"}', "It is five.\nAnswer: 5", "hmm"), OrchestratorConfig(degree="direct")
+        scripted_llm('{"answer": "5"}', "It is five.\nAnswer: 5", "hmm"),
+        OrchestratorConfig(RolloutSettings(degree="direct")),
     )
     samples = asyncio.run(orch.sample("Q", 3))
     assert [s.plan.answer if s.plan else None for s in samples][:2] == ["5", "5"]
@@ -79,7 +83,9 @@ def test_constrained_decoding_sends_the_schema_and_records_violations():
             ]
         }
     )
-    orch = Orchestrator(scripted_llm(chain, '{"agents": [broken'), OrchestratorConfig(constrained=True))
+    orch = Orchestrator(
+        scripted_llm(chain, '{"agents": [broken'), OrchestratorConfig(RolloutSettings(constrained=True))
+    )
     samples = asyncio.run(orch.sample("Q", 2))
     assert orch.llm.backend.calls[0][1].json_schema is not None
     assert samples[0].plan is not None and [(e.src, e.dst) for e in samples[0].plan.edges] == [("a1", "a2")]
@@ -89,7 +95,7 @@ def test_constrained_decoding_sends_the_schema_and_records_violations():
 def test_degree_direct_takes_no_answer_from_broken_json():
     # main scraped "7," out of the cut JSON and "800" out of the escaped surrogate.
     replies = ['{"answer": 7,', '{"answer": "\\ud800"}', '{"answer": "5", "extra": 1}', "I get 12.\nAnswer: 12"]
-    orch = Orchestrator(scripted_llm(*replies), OrchestratorConfig(degree="direct"))
+    orch = Orchestrator(scripted_llm(*replies), OrchestratorConfig(RolloutSettings(degree="direct")))
     samples = asyncio.run(orch.sample("Q", 4))
     assert [s.plan.answer if s.plan else s.error.rule for s in samples] == ["parse", "json_surrogate", "schema", "12"]
 
@@ -104,19 +110,19 @@ def test_a_bare_prompt_keeps_the_instructions_and_drops_the_worked_examples():
     assert example in full and example not in bare
     assert bare.startswith("You are the orchestrator") and "Agent types:" in bare and len(bare) < len(full) - 100
     cfg = orchestrator_config(RunConfig(task="chain_sum", prompt_examples=False))
-    assert cfg.examples is False
+    assert cfg.sampling.prompt_examples is False
 
 
 def test_the_ith_plans_of_two_questions_are_independent_draws_and_reproducible():
-    config = OrchestratorConfig(seed=3)
+    config = OrchestratorConfig(RolloutSettings(seed=3))
     a, b = ([config.plan_seed(q, i) for i in range(8)] for q in ("What is 2+3?", "Who founded Acme?"))
     assert len(set(a) | set(b)) == 16  # no seed shared between questions or plan indices
-    assert a == [OrchestratorConfig(seed=3).plan_seed("What is 2+3?", i) for i in range(8)]  # same run, same plans
-    assert a != [OrchestratorConfig(seed=4).plan_seed("What is 2+3?", i) for i in range(8)]
+    assert a == [
+        OrchestratorConfig(RolloutSettings(seed=3)).plan_seed("What is 2+3?", i) for i in range(8)
+    ]  # same run, same plans
+    assert a != [OrchestratorConfig(RolloutSettings(seed=4)).plan_seed("What is 2+3?", i) for i in range(8)]
     # runs made before that drew plan i with seed + i for every question, and resume that way
-    legacy = OrchestratorConfig(seed=3, seeds="index")
-    assert [legacy.plan_seed(q, 2) for q in ("x", "y")] == [5, 5] and OrchestratorConfig(seed=None).plan_seed(
-        "x", 0
-    ) is None
+    legacy = OrchestratorConfig(RolloutSettings(seed=3), seeds="index")
+    assert [legacy.plan_seed(q, 2) for q in ("x", "y")] == [5, 5]
     with pytest.raises(ConfigError, match="seed scheme"):
         OrchestratorConfig(seeds="random")

@@ -8,7 +8,7 @@ import pytest
 
 from orchrm.llm import LLM, LocalBackend
 from orchrm.llm.server import ServerConfig
-from orchrm.mas import AgentSettings, ExecutorConfig, Plan, execute_plan
+from orchrm.mas import AgentSettings, ExecutorConfig, Plan, RolloutSettings, execute_plan
 from orchrm.mas.plans import AgentSpec
 from orchrm.mas.rollout import RunConfig, arollout
 from orchrm.mas.traces import read_traces
@@ -89,7 +89,7 @@ def test_qwen_search_agent_reads_the_corpus():
                 q.question,
                 llm,
                 retriever=task.corpus,
-                config=ExecutorConfig(settings=AgentSettings(max_tokens=64)),
+                config=ExecutorConfig(settings=AgentSettings(RolloutSettings(agent_max_tokens=64))),
             )
         )
     finally:

@@ -15,6 +15,7 @@ from mas_fakes import by_prompt, make_task, replies, run_config, scripted_llm
 from orchrm.errors import ConfigError
 from orchrm.mas.orchestrator import OrchestratorConfig
 from orchrm.mas.rollout import arollout, replay
+from orchrm.mas.run_config import RolloutSettings
 from orchrm.mas.traces import RunFileError, read_traces
 
 
@@ -152,7 +153,7 @@ def test_a_version_2_run_resumes_with_a_request_and_a_hashed_seed_per_plan(tmp_p
     llm = scripted_llm(replies())
     asyncio.run(arollout(task, llm, out, run_config(execute="none", n_questions=2)))
     question = task.questions(2)[1].question
-    old = OrchestratorConfig(seed=0, seeds="question")
+    old = OrchestratorConfig(RolloutSettings(seed=0), seeds="question")
     assert sorted(call[2] for call in llm.backend.calls) == sorted(old.plan_seed(question, i) for i in range(2))
     assert json.loads((out / "run.json").read_text())["version"] == 2
 
@@ -351,7 +352,9 @@ KILLABLE_TWO = textwrap.dedent(
     from orchrm.tasks.user import JsonlTask
     from test_run import _two_llms
     big, small = _two_llms(delay_s=float(sys.argv[1]))
-    cfg = RunConfig(task="jsonl", n_questions=8, n_plans=3, temperature=0.5, agent_backend="scripted", agent_model_id="small")
+    cfg = RunConfig(
+        task="jsonl", n_questions=8, n_plans=3, temperature=0.5, agent_backend="scripted", agent_model_id="small"
+    )
     asyncio.run(arollout(JsonlTask(Path({qs!r})), big, Path({out!r}), cfg, agent_llm=small, parallel_questions=2))
     """
 )

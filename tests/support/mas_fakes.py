@@ -9,6 +9,7 @@ from orchrm.llm import LLM
 from orchrm.llm.scripted import ScriptedBackend
 from orchrm.mas.orchestrator import OrchestratorConfig
 from orchrm.mas.rollout import RunConfig
+from orchrm.mas.run_config import RolloutSettings
 from orchrm.tasks.user import JsonlTask
 
 
@@ -67,7 +68,7 @@ def plan_index(messages, seed: int | None) -> int:
     question = messages[-1].content.removeprefix("Question: ").removesuffix("\nPlan:")
     for base in range(8):
         for scheme in ("group", "question"):
-            config = OrchestratorConfig(seed=base, seeds=scheme)
+            config = OrchestratorConfig(RolloutSettings(seed=base), seeds=scheme)
             for i in range(64):
                 if config.plan_seed(question, i) == seed:
                     return i

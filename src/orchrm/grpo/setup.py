@@ -22,6 +22,7 @@ from ..llm import LLM, ensure_reachable, open_llm
 from ..llm.weights import PolicyWeights, policy_weights
 from ..mas.agents import AgentSettings
 from ..mas.executor import ExecutorConfig
+from ..mas.run_config import RolloutSettings
 from ..tasks import load_task
 from ..tasks.base import Task
 from .accounting import LedgerLog
@@ -45,7 +46,7 @@ class AgentOptions:
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int | None = None
     timeout_s: float = 600.0
-    max_tokens: int = 384
+    max_tokens: int = RolloutSettings.model_fields["agent_max_tokens"].default
 
 
 @dataclass
@@ -176,5 +177,5 @@ def _scorer(
     assert agent_llm is not None
     agent_llm.ledger = ledger  # sub-agent tokens land in the run's ledger under `execute`
     asyncio.run(ensure_reachable(agent_llm, "agent"))
-    settings = AgentSettings(max_tokens=agents.max_tokens, seed=config.seed)
+    settings = AgentSettings(RolloutSettings(agent_max_tokens=agents.max_tokens, seed=config.seed))
     return ExecuteScorer(task, agent_llm, ExecutorConfig(settings=settings)), []

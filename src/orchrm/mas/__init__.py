@@ -28,6 +28,7 @@ from .rollout import (
     orchestrator_config,
     replay,
 )
+from .run_config import RolloutSettings
 from .run_folder import first_plans, read_run_config, run_questions, run_traces
 from .traces import (
     RUN_FILE,
@@ -67,6 +68,7 @@ __all__ = [
     "PlanError",
     "PlanSample",
     "Progress",
+    "RolloutSettings",
     "RunConfig",
     "RunFileError",
     "Trace",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..errors import BackendUnreachable, OrchrmError
 from ..llm import LLM
-from .agents import AGENTS, AgentRun, AgentSettings, Retriever
+from .agents import AGENTS, AgentResult, AgentRun, AgentSettings, Retriever
 from .plans import REFERENCE, AgentSpec, Plan, topological_order
 from .traces import AgentEvent
 
@@ -36,8 +36,10 @@ class Execution:
 
 @dataclass
 class ExecutorConfig:
+    """How plans execute: the sub-agents' settings (their budgets and timeout, declared on `RolloutSettings`), how
+    many agents run at once, and how much of an upstream output a downstream input quotes."""
+
     settings: AgentSettings = field(default_factory=AgentSettings)
-    timeout_s: float = 600.0
     max_parallel: int = 4
     output_chars: int = 1500
 
@@ -135,13 +137,16 @@ class _PlanRun:
             self.done[agent_id].set()
 
     async def _run(self, agent_id: str, spec: AgentSpec, resolved: str) -> AgentEvent:
-        cfg = self.cfg
+        """Run one agent under the parallel limit and its timeout; an `OrchrmError` is the event's error."""
+        timeout = self.cfg.settings.timeout_s
+        result: AgentResult | None = None
+        error: str | None = None
         async with self.sem:
             run = AgentRun(
                 llm=self.llm,
                 question=self.question,
                 task_input=resolved,
-                settings=cfg.settings,
+                settings=self.cfg.settings,
                 retriever=self.retriever,
                 is_final=agent_id == self.sink,
                 t0=self.t0,
@@ -149,42 +154,29 @@ class _PlanRun:
             start = time.perf_counter() - self.t0
             agent = AGENTS[spec.type](spec)
             try:
-                result = await asyncio.wait_for(agent.run(run), timeout=cfg.timeout_s)
+                result = await asyncio.wait_for(agent.run(run), timeout=timeout)
             except TimeoutError:
-                error = f"timed out after {cfg.timeout_s:g}s"
+                error = f"timed out after {timeout:g}s"
             except BackendUnreachable:
                 raise  # the server is gone, not the plan at fault: the run stops and resumes, no "failed" trace
             except OrchrmError as exc:
                 error = f"{type(exc).__name__}: {exc}"
-            else:
-                error = None
             latency = time.perf_counter() - self.t0 - start
-        if error is not None:
-            return AgentEvent(
-                id=agent_id,
-                type=spec.type,
-                status="failed",
-                input=spec.input,
-                resolved_input=resolved,
-                calls=run.calls,
-                steps=run.steps,
-                error=error,
-                start_s=start,
-                latency_s=latency,
-            )
-        # Downstream agents get the answer alone when there is one: "the population of ${city}" reads as
-        # a sub-task a small model can do, where the whole reasoning pasted in reads as another question.
-        self.outputs[agent_id] = result.answer if result.answer else result.output
+        if result is not None:
+            # Downstream agents get the answer alone when there is one: "the population of ${city}" reads as
+            # a sub-task a small model can do, where the whole reasoning pasted in reads as another question.
+            self.outputs[agent_id] = result.answer if result.answer else result.output
         return AgentEvent(
             id=agent_id,
             type=spec.type,
-            status="ok",
+            status="failed" if result is None else "ok",
             input=spec.input,
             resolved_input=resolved,
-            output=result.output,
-            answer=result.answer,
+            output=None if result is None else result.output,
+            answer=None if result is None else result.answer,
             calls=run.calls,
             steps=run.steps,
+            error=error,
             start_s=start,
             latency_s=latency,
         )

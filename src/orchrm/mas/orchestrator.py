@@ -21,53 +21,50 @@ from ..llm import LLM, Completion, GenerateConfig, Message, violation
 from ..tasks.scoring import extract_answer
 from .agents.base import PROMPTS, render
 from .completion import read_plan
-from .plans import AGENT_TYPES, DEGREES, Plan, PlanError, plan_json_schema, validate_plan
+from .plans import AGENT_TYPES, Plan, PlanError, plan_json_schema, validate_plan
+from .run_config import RUN_VERSION, RolloutSettings, RunConfig
 from .traces import LLMCall, OrchestratorInfo, PlanErrorRecord
 
-#: How plan seeds are drawn (see `OrchestratorConfig.seeds`).
-SEED_SCHEMES = ("group", "question", "index")
+#: How each run version draws its plan seeds (`OrchestratorConfig.seeds`; `RUN_VERSION` documents them).
+SEEDS_BY_VERSION = {1: "index", 2: "question", 3: "group"}
+SEED_SCHEMES = tuple(SEEDS_BY_VERSION.values())
 
 # The opening of a JSON object: a brace and a quoted key.
 _JSON_START = re.compile(r'\{\s*"')
 
 
-@dataclass
+@dataclass(frozen=True)
 class OrchestratorConfig:
-    degree: str = "dag"
-    temperature: float = 0.8
-    top_p: float = 0.95
-    max_tokens: int = 400
-    seed: int = 0
-    constrained: bool = False
-    checkpoint: str = "base"
-    examples: bool = True  # worked example plans in the system prompt; False: the bare instructions
+    """How the orchestrator samples plans. `sampling` holds the settings, each declared once on `RolloutSettings`
+    (degree, temperature, top-p, `plan_max_tokens`, `prompt_examples`, `constrained`, seed); to them a run adds
+    the checkpoint label its traces carry and the seed scheme of its version (`orchestrator_config`)."""
+
+    sampling: RolloutSettings = field(default_factory=RolloutSettings)
+    checkpoint: str = RunConfig.model_fields["checkpoint"].default
     # "group": plan i of a question is drawn with seed base + i, base hashed from (seed, question), and the
     # question's plans are sampled in one request. "question" (runs of version 2): a seed hashed from
     # (seed, i, question), one request per plan. "index" (version 1): seed + i for every question, so the
     # i-th plans of all questions share one random stream, and one stream's quirk (a first token that sends
     # every plan off into broken JSON) hits them all at once.
-    seeds: str = "group"
+    seeds: str = SEEDS_BY_VERSION[RUN_VERSION]
 
     def __post_init__(self) -> None:
-        if self.degree not in DEGREES:
-            raise ConfigError(f"unknown degree {self.degree!r}", hint=f"use one of {', '.join(DEGREES)}")
         if self.seeds not in SEED_SCHEMES:
             raise ConfigError(f"unknown seed scheme {self.seeds!r}", hint=f"use one of {', '.join(SEED_SCHEMES)}")
 
-    def plan_seed(self, question: str, index: int) -> int | None:
-        """The seed plan `index` of `question` is drawn with (None: unseeded)."""
-        if self.seed is None:
-            return None
+    def plan_seed(self, question: str, index: int) -> int:
+        """The seed plan `index` of `question` is drawn with."""
+        seed = self.sampling.seed
         if self.seeds == "index":
-            return self.seed + index
+            return seed + index
         if self.seeds == "group":
             return self.group_seed(question) + index
-        digest = hashlib.sha256(f"{self.seed}\0{index}\0{question}".encode()).digest()
+        digest = hashlib.sha256(f"{seed}\0{index}\0{question}".encode()).digest()
         return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
     def group_seed(self, question: str) -> int:
         """Plan 0's seed under the `group` scheme (room left below 2**31 for plan indices)."""
-        digest = hashlib.sha256(f"{self.seed}\0group\0{question}".encode()).digest()
+        digest = hashlib.sha256(f"{self.sampling.seed}\0group\0{question}".encode()).digest()
         return int.from_bytes(digest[:4], "big") & 0x3FFFFFFF
 
 
@@ -105,33 +102,34 @@ class Orchestrator:
         self.llm = llm
         self.config = config or OrchestratorConfig()
         self.agent_types = agent_types
-        self.system = system_prompt(self.config.degree, agent_types, examples=self.config.examples)
+        sampling = self.config.sampling
+        self.system = system_prompt(sampling.degree, agent_types, examples=sampling.prompt_examples)
         self.prompt_id = hashlib.sha256(self.system.encode()).hexdigest()[:12]
 
     def messages(self, question: str) -> list[Message]:
-        return plan_messages(self.system, question, self.config.degree)
+        return plan_messages(self.system, question, self.config.sampling.degree)
 
     def info(self, index: int, plan_seed: int | None = None) -> OrchestratorInfo:
-        c = self.config
+        s = self.config.sampling
         return OrchestratorInfo(
             backend=self.llm.backend.kind,
             model_id=self.llm.backend.model_id,
-            checkpoint=c.checkpoint,
-            degree=c.degree,
-            temperature=c.temperature,
-            top_p=c.top_p,
-            max_tokens=c.max_tokens,
-            seed=c.seed,
+            checkpoint=self.config.checkpoint,
+            degree=s.degree,
+            temperature=s.temperature,
+            top_p=s.top_p,
+            max_tokens=s.plan_max_tokens,
+            seed=s.seed,
             plan_seed=plan_seed,
             sample_index=index,
-            constrained=c.constrained,
+            constrained=s.constrained,
             prompt_id=self.prompt_id,
         )
 
     @property
     def grouped(self) -> bool:
-        """A question's plans are sampled together (the `group` seed scheme, seeded)."""
-        return self.config.seeds == "group" and self.config.seed is not None
+        """A question's plans are sampled together (the `group` seed scheme)."""
+        return self.config.seeds == "group"
 
     async def sample(self, question: str, n: int, *, indices: list[int] | None = None) -> list[PlanSample]:
         """Plans number `indices` (default 0..n-1) for `question`, each parsed and validated; under the
@@ -152,9 +150,9 @@ class Orchestrator:
         return sample
 
     async def _sample(
-        self, question: str, indices: list[int], seed: int | None, *, as_index: int | None = None
+        self, question: str, indices: list[int], seed: int, *, as_index: int | None = None
     ) -> list[PlanSample]:
-        c = self.config
+        c = self.config.sampling
         messages = self.messages(question)
         schema = plan_json_schema(self.agent_types, c.degree) if c.constrained else None
         start = time.perf_counter()
@@ -164,12 +162,12 @@ class Orchestrator:
             indices=indices,
             temperature=c.temperature,
             top_p=c.top_p,
-            max_tokens=c.max_tokens,
+            max_tokens=c.plan_max_tokens,
             seed=seed,
             json_schema=schema,
             strict=False,
         )
-        cfg = self.llm.config.merge(max_tokens=c.max_tokens, json_schema=schema)
+        cfg = self.llm.config.merge(max_tokens=c.plan_max_tokens, json_schema=schema)
         return [self._checked(question, messages, comp, cfg, start, as_index) for comp in comps]
 
     def _checked(
@@ -185,17 +183,13 @@ class Orchestrator:
         then the parsed plan or why it is invalid."""
         c = self.config
         index = comp.sample_index if as_index is None else as_index
-        call = LLMCall(
-            messages=messages,
-            text=comp.text,
-            finish_reason=comp.finish_reason,
-            usage=comp.usage,
-            latency_s=comp.latency_s,
-            cached=comp.cached,
-            sample_index=index,
-            temperature=c.temperature,
+        call = LLMCall.of(
+            comp,
+            messages,
+            temperature=c.sampling.temperature,
             start_s=0.0,
             end_s=time.perf_counter() - start,
+            sample_index=index,
         )
         sample = PlanSample(index, comp.text, call, info=self.info(index, c.plan_seed(question, index)))
         reason = violation(comp, cfg)
@@ -210,7 +204,7 @@ class Orchestrator:
 
     def check(self, text: str) -> Plan:
         """Parse and validate orchestrator output under this orchestrator's degree and agent types."""
-        return check_plan(text, degree=self.config.degree, agent_types=self.agent_types)
+        return check_plan(text, degree=self.config.sampling.degree, agent_types=self.agent_types)
 
 
 def plan_messages(system: str, question: str, degree: str) -> list[Message]:

@@ -19,43 +19,22 @@ from ..llm import LLM, ensure_reachable
 from ..tasks.base import Question, Task
 from .agents import AgentSettings
 from .executor import ExecutorConfig, execute_plan
-from .orchestrator import Orchestrator, OrchestratorConfig, PlanSample
+from .orchestrator import SEEDS_BY_VERSION, Orchestrator, OrchestratorConfig, PlanSample
 from .plans import AGENT_TYPES
-from .run_config import RolloutSettings, RunConfig
+from .run_config import RUN_VERSION, RolloutSettings, RunConfig
 from .run_folder import RunFile, first_plans, open_run_file, rollout_differences, run_questions, run_traces
 from .traces import TRACES_FILE, ScoreRecord, Trace, TraceWriter, find_traces, read_traces, token_totals
-
-#: How each run version seeds its plans (`OrchestratorConfig.seeds`; `RUN_VERSION` documents them).
-_SEEDS_BY_VERSION = {1: "index", 2: "question", 3: "group"}
 
 
 def orchestrator_config(config: RunConfig) -> OrchestratorConfig:
     """The orchestrator's settings for a run: its sampling, seeded as the run's version seeds."""
-    return OrchestratorConfig(
-        degree=config.degree,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        max_tokens=config.plan_max_tokens,
-        seed=config.seed,
-        constrained=config.constrained,
-        checkpoint=config.checkpoint,
-        examples=config.prompt_examples,
-        seeds=_SEEDS_BY_VERSION.get(config.version, "group"),
-    )
+    seeds = SEEDS_BY_VERSION.get(config.version, SEEDS_BY_VERSION[RUN_VERSION])
+    return OrchestratorConfig(config, checkpoint=config.checkpoint, seeds=seeds)
 
 
 def executor_config(settings: RolloutSettings, max_parallel: int = 4) -> ExecutorConfig:
-    """The executor's settings for a rollout: the sub-agents' budgets."""
-    agents = AgentSettings(
-        max_tokens=settings.agent_max_tokens,
-        temperature=settings.agent_temperature,
-        sample_temperature=settings.agent_sample_temperature,
-        seed=settings.seed,
-        max_samples=settings.agent_max_samples,
-        max_rounds=settings.agent_max_rounds,
-        question_context=settings.agent_context,
-    )
-    return ExecutorConfig(settings=agents, timeout_s=settings.agent_timeout_s, max_parallel=max_parallel)
+    """The executor's settings for a rollout: the sub-agents' budgets and timeout."""
+    return ExecutorConfig(settings=AgentSettings(settings), max_parallel=max_parallel)
 
 
 def agent_fields(llm: LLM, agent_llm: LLM | None = None) -> dict[str, str]:

@@ -8,8 +8,10 @@ Three layers, each adding what its users need and nothing they do not:
 - `RunConfig`: plus what makes one run folder (task, split, counts, models, version): its `run.json`.
 
 Each field's `description` is the help text of the CLI option that sets it (`cli/options.py` builds the
-options from these fields), so a setting's name, default and help are written here and nowhere else. The
-module imports nothing from the rest of `mas`: plans, agents and the orchestrator build on it, not it on them.
+options from these fields), so a setting's name, default and help are written here and nowhere else: the
+orchestrator's `OrchestratorConfig` holds a `RolloutSettings`, and the sub-agents' `AgentSettings` (which the
+executor's `ExecutorConfig` holds) is a view of one, so neither has a default of its own. The module imports
+nothing from the rest of `mas`: plans, agents and the orchestrator build on it, not it on them.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from .. import jsonl
 from ..errors import RunFileError
 from ..jsonl import JsonlWriter, RecordError
-from ..llm import Message, TokenCount, Usage
+from ..llm import Completion, Message, TokenCount, Usage
 from .plans import Plan
 
 TRACE_VERSION = 1
@@ -37,6 +37,32 @@ class LLMCall(BaseModel):
     temperature: float = 0.0
     start_s: float = Field(0.0, description="Seconds from the start of the plan's execution to the request.")
     end_s: float = Field(0.0, description="Seconds from the start of the plan's execution to the reply.")
+
+    @classmethod
+    def of(
+        cls,
+        completion: Completion,
+        messages: list[Message],
+        *,
+        temperature: float,
+        start_s: float,
+        end_s: float,
+        sample_index: int | None = None,
+    ) -> LLMCall:
+        """The record of `completion`, asked with `messages` at `temperature` between `start_s` and `end_s`
+        (its own sample index unless `sample_index` names another: a plan sampled alone keeps its number)."""
+        return cls(
+            messages=messages,
+            text=completion.text,
+            finish_reason=completion.finish_reason,
+            usage=completion.usage,
+            latency_s=completion.latency_s,
+            cached=completion.cached,
+            sample_index=completion.sample_index if sample_index is None else sample_index,
+            temperature=temperature,
+            start_s=start_s,
+            end_s=end_s,
+        )
 
 
 class AgentEvent(BaseModel):

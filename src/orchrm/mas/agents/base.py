@@ -6,16 +6,18 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ...llm import LLM, Completion, Message
 from ...tasks.base import Retriever
 from ...tasks.scoring import answer_key, extract_answer
 from ..options import CATALOG, OptionBound
 from ..plans import AgentSpec
+from ..run_config import AgentContext, RolloutSettings
 from ..traces import LLMCall
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+T = TypeVar("T")
 
 
 def prompt(name: str) -> str:
@@ -30,22 +32,43 @@ def render(template: str, **values: str) -> str:
     return template
 
 
-@dataclass
-class AgentSettings:
-    """Sampling settings for sub-agents (the plan decides structure; these decide how each call samples)."""
+class _Setting(Generic[T]):
+    """An `AgentSettings` attribute: a `RolloutSettings` field read under the name an agent uses. The field's name
+    is checked when the class is made, so a view that no longer matches the model fails at import."""
 
-    max_tokens: int = 384
-    temperature: float = 0.0
-    sample_temperature: float = 0.7
-    seed: int = 0
-    # Budgets over what a plan may ask for: a plan's `samples` or `rounds` above them are clipped.
-    max_samples: int | None = None
-    max_rounds: int | None = None
-    # Who sees the original question. A small agent shown the question beside its sub-task answers the
-    # question instead (a hop-1 "find the company X works for" answered with a year); so by default only the
-    # final agent, which must answer it, sees it, and the plan writes into each earlier agent's input what
-    # it needs. `all` is the old behaviour, kept to measure one against the other.
-    question_context: Literal["final", "all", "none"] = "final"
+    def __init__(self, name: str) -> None:
+        if name not in RolloutSettings.model_fields:
+            raise TypeError(f"RolloutSettings has no field {name!r}")
+        self.name = name
+
+    def __get__(self, view: AgentSettings | None, owner: type | None = None) -> T:
+        if view is None:  # read on the class (help, introspection): the descriptor itself
+            return self  # type: ignore[return-value]
+        return getattr(view.rollout, self.name)
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """What a sub-agent reads of its rollout's settings. A view that declares nothing: each setting (default,
+    bounds, help) is a `RolloutSettings` field, so `AgentSettings(RolloutSettings(agent_max_tokens=64))` sets that
+    one and leaves the others at their defaults.
+
+    The plan decides structure; these decide how each call samples, what budgets clip a plan's `samples` and
+    `rounds`, how long an agent may run, and who sees the original question. A small agent shown the question
+    beside its sub-task answers the question instead (a hop-1 "find the company X works for" answered with a
+    year), so by default only the final agent, which must answer it, sees it, and the plan writes into each
+    earlier agent's input what it needs; `all` is the old behaviour, kept to measure one against the other."""
+
+    rollout: RolloutSettings = field(default_factory=RolloutSettings)
+
+    max_tokens = _Setting[int]("agent_max_tokens")
+    temperature = _Setting[float]("agent_temperature")
+    sample_temperature = _Setting[float]("agent_sample_temperature")
+    seed = _Setting[int]("seed")
+    timeout_s = _Setting[float]("agent_timeout_s")
+    max_samples = _Setting[int | None]("agent_max_samples")
+    max_rounds = _Setting[int | None]("agent_max_rounds")
+    question_context = _Setting[AgentContext]("agent_context")
 
 
 @dataclass
@@ -87,21 +110,7 @@ class AgentRun:
             seed=self.settings.seed,
         )
         end = time.perf_counter() - self.t0
-        for c in completions:
-            self.calls.append(
-                LLMCall(
-                    messages=messages,
-                    text=c.text,
-                    finish_reason=c.finish_reason,
-                    usage=c.usage,
-                    latency_s=c.latency_s,
-                    cached=c.cached,
-                    sample_index=c.sample_index,
-                    temperature=temp,
-                    start_s=start,
-                    end_s=end,
-                )
-            )
+        self.calls.extend(LLMCall.of(c, messages, temperature=temp, start_s=start, end_s=end) for c in completions)
         return completions
 
 

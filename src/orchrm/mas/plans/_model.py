@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import deque
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ...errors import OrchrmError
 from ..options import CATALOG, OptionBound
+from ..run_config import Degree
 
-Degree = Literal["direct", "single", "dag"]
-DEGREES: tuple[str, ...] = ("direct", "single", "dag")
+DEGREES: tuple[str, ...] = get_args(Degree)  # the plan shapes a rollout may ask for, declared with the setting
 
 MAX_AGENTS = 8
 MAX_INPUT_CHARS = 2000
