@@ -2,6 +2,7 @@
 
 import importlib.util
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,11 @@ ROOT = Path(__file__).parent.parent
 def load_traces_bench():
     spec = importlib.util.spec_from_file_location("bench_traces", ROOT / "bench" / "traces.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(ROOT / "bench"))  # it imports its sibling `files`, as a bench script run from bench/ does
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
     return module
 
 
