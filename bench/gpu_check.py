@@ -34,7 +34,6 @@ Writes bench/results/gpu_check.json (or --out) after every check.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import platform
@@ -43,7 +42,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -79,6 +78,7 @@ def build_policy(args: argparse.Namespace) -> dict[str, Any]:
     from transformers import AutoConfig, AutoModelForCausalLM
 
     from orchrm.grpo import policy_weights
+    from orchrm.llm import quiet_transformers
 
     config = AutoConfig.from_pretrained(args.config_from, local_files_only=True)
     if args.tiny:  # same vocabulary (the tokenizer must fit), a model small enough for 2 CPU cores
@@ -275,22 +275,6 @@ def steps_so_far(out: Path) -> list[dict[str, Any]]:
 
     keys = ("step", "generation_s", "reward_s", "update_s", "step_s", "completion_tokens", "tokens_per_s")
     return [{k: round(getattr(t, k), 3) for k in keys} for t in read_steps(out)]
-
-
-@contextlib.contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """No transformers info lines or progress bars while saving (they flood the check's log)."""
-    from transformers.utils import logging
-
-    level, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
-    logging.set_verbosity_error()
-    logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        logging.set_verbosity(level)
-        if bars:
-            logging.enable_progress_bar()
 
 
 def digests(folder: Path, card: str) -> dict[str, str]:

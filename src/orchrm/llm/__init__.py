@@ -31,6 +31,7 @@ from .models import DEFAULT_MODEL, REGISTRY, AdapterFile, ModelFile, prepare_mod
 from .openai_backend import OpenAIBackend
 from .server import LlamaServer, ServerConfig
 from .types import Completion, GenerateConfig, Message, ToolCall, Usage
+from .weights import quiet_transformers
 
 __all__ = [
     "BACKENDS",
@@ -67,6 +68,7 @@ __all__ = [
     "open_llm",
     "open_llms",
     "prepare_model",
+    "quiet_transformers",
     "read_totals",
     "resolve_model",
     "run_ledger",
