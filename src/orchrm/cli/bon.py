@@ -19,24 +19,8 @@ from ..mas.rollout import RolloutSettings, RunConfig, agent_fields
 from ..mas.traces import TRACES_FILE, locate_traces
 from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..tasks import load_task
+from . import options as opt
 from .llms import checkpoint_label, open_models
-from .options import (
-    MODELS,
-    Checkpoint,
-    ModelOptions,
-    OrchestratorAdapter,
-    ParallelQuestions,
-    ProgressOptions,
-    TaskName,
-    checked,
-    field_option,
-    old_flag,
-    options_from,
-    profile_option,
-    renamed,
-    with_models,
-    with_progress,
-)
 from .progress import Reporter, Tokens, category_meter, result_console, rollout_info
 from .say import say, text, warn
 
@@ -125,33 +109,33 @@ def _run_config(run: dict[str, Any], llm: LLM, agent_llm: LLM, checkpoint: str |
     return RunConfig.model_validate({**run, **fields, **agent_fields(llm, agent_llm)})
 
 
-@with_models
-@with_progress
-@options_from(RolloutSettings)
+@opt.with_models
+@opt.with_progress
+@opt.options_from(RolloutSettings)
 def bon(
     ctx: typer.Context,
-    task: TaskName,
+    task: opt.TaskName,
     rm: Annotated[Path, typer.Option(help="Reward-model folder from `orchrm train-rm`.")],
     out: Annotated[Path, typer.Option(help="Output folder (created, or resumed when it exists).")],
     *,
     # own: best-of-8 on held-out questions, more plans and questions than a rollout's default 4 and 10
-    n_plans: int = field_option(RunConfig, "n_plans", default=8),
-    n: int | None = old_flag("--n", "--n-plans"),
+    n_plans: int = opt.field_option(RunConfig, "n_plans", default=8),
+    n: int | None = opt.old_flag("--n", "--n-plans"),
     n_questions: Annotated[int, typer.Option(help="Held-out (test split) questions.")] = 20,
-    profile: str = profile_option(),
+    profile: str = opt.profile_option(),
     settings: RolloutSettings,
-    judge: bool = field_option(BonConfig, "judge"),
-    judge_max_steps: int = field_option(BonConfig, "judge_max_steps", "--judge-steps"),
-    judge_max_tokens: int = field_option(BonConfig, "judge_max_tokens"),
-    judge_ns: list[int] | None = field_option(BonConfig, "judge_ns", "--judge-n", note="Repeatable."),
-    tau: float = field_option(BonConfig, "tau"),
+    judge: bool = opt.field_option(BonConfig, "judge"),
+    judge_max_steps: int = opt.field_option(BonConfig, "judge_max_steps", "--judge-steps"),
+    judge_max_tokens: int = opt.field_option(BonConfig, "judge_max_tokens"),
+    judge_ns: list[int] | None = opt.field_option(BonConfig, "judge_ns", "--judge-n", note="Repeatable."),
+    tau: float = opt.field_option(BonConfig, "tau"),
     prior_traces: Annotated[Path | None, typer.Option(help=PRIOR_HELP)] = None,
-    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=MODELS)] = "auto",
-    checkpoint: Checkpoint = None,
-    orchestrator_adapter: OrchestratorAdapter = None,
-    parallel_questions: ParallelQuestions = 2,
-    models: ModelOptions,
-    reporting: ProgressOptions,
+    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=opt.MODELS)] = "auto",
+    checkpoint: opt.Checkpoint = None,
+    orchestrator_adapter: opt.OrchestratorAdapter = None,
+    parallel_questions: opt.ParallelQuestions = 2,
+    models: opt.ModelOptions,
+    reporting: opt.ProgressOptions,
 ) -> None:
     """Compare rm, rm-adaptive, random, shortest, prior, majority, judge and oracle selection on the same N plans."""
     from ..rm.model import RewardModel  # torch: loaded only when a verb needs it
@@ -159,12 +143,12 @@ def bon(
     resolve_device(device)  # --device cuda without a GPU: one line before any model loads
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
-    n_plans = renamed(ctx, n_plans, n, "n_plans", "--n")
+    n_plans = opt.renamed(ctx, n_plans, n, "n_plans", "--n")
     judging = dict(judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens, tau=tau)
-    config = checked(BonConfig, dict(judging, judge_ns=judge_ns or [], seed=settings.seed), BON_FLAGS)
+    config = opt.checked(BonConfig, dict(judging, judge_ns=judge_ns or [], seed=settings.seed), BON_FLAGS)
     held_out = dict(task=task, split="test", n_questions=n_questions, n_plans=n_plans, execute="all", profile=profile)
     run = dict(settings.model_dump(), **held_out, backend=models.backend)
-    checked(RunConfig, run)
+    opt.checked(RunConfig, run)
     the_task, reward_model = load_task(task), RewardModel.load(rm, device=device)
     with open_models(models, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run_config = _run_config(run, llm, agent_llm, checkpoint)

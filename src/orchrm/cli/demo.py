@@ -20,22 +20,9 @@ from ..mas.run_config import RolloutSettings
 from ..rm.config import RMConfig
 from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..tasks import load_task
+from . import options as opt
 from .bon import report_bon, results_tables
 from .llms import open_models
-from .options import (
-    MODELS,
-    ModelOptions,
-    ProgressOptions,
-    TaskName,
-    checked,
-    field_option,
-    old_flag,
-    options_from,
-    profile_option,
-    renamed,
-    with_models,
-    with_progress,
-)
 from .progress import (
     Reporter,
     Tokens,
@@ -59,32 +46,32 @@ def _models(model: str, agent_model: str | None) -> str:
     return f"model {model}" if agent_model in (None, model) else f"orchestrator {model}, sub-agents {agent_model}"
 
 
-@with_models
-@with_progress
-@options_from(RolloutSettings, into="rollout")
+@opt.with_models
+@opt.with_progress
+@opt.options_from(RolloutSettings, into="rollout")
 def demo(
     ctx: typer.Context,
     out: Annotated[Path, typer.Option(help="Output folder (resumed when it exists).")] = Path("runs/demo"),
     *,
-    task: TaskName = LoopConfig.model_fields["task"].default,
-    train_questions: int = field_option(LoopConfig, "train_questions"),
-    test_questions: int = field_option(LoopConfig, "test_questions"),
-    n_plans: int = field_option(LoopConfig, "n_plans"),
-    n: int | None = old_flag("--n", "--n-plans"),
-    profile: str = profile_option(DEMO),
+    task: opt.TaskName = LoopConfig.model_fields["task"].default,
+    train_questions: int = opt.field_option(LoopConfig, "train_questions"),
+    test_questions: int = opt.field_option(LoopConfig, "test_questions"),
+    n_plans: int = opt.field_option(LoopConfig, "n_plans"),
+    n: int | None = opt.old_flag("--n", "--n-plans"),
+    profile: str = opt.profile_option(DEMO),
     rollout: RolloutSettings,
-    epochs: int = field_option(RMConfig, "epochs"),
-    judge: bool = field_option(BonConfig, "judge"),
-    judge_max_steps: int = field_option(BonConfig, "judge_max_steps", "--judge-steps"),
-    judge_max_tokens: int = field_option(BonConfig, "judge_max_tokens"),
-    parallel_questions: int = field_option(LoopConfig, "parallel_questions", panel=MODELS),
-    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=MODELS)] = "auto",
-    models: ModelOptions,
-    reporting: ProgressOptions,
+    epochs: int = opt.field_option(RMConfig, "epochs"),
+    judge: bool = opt.field_option(BonConfig, "judge"),
+    judge_max_steps: int = opt.field_option(BonConfig, "judge_max_steps", "--judge-steps"),
+    judge_max_tokens: int = opt.field_option(BonConfig, "judge_max_tokens"),
+    parallel_questions: int = opt.field_option(LoopConfig, "parallel_questions", panel=opt.MODELS),
+    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=opt.MODELS)] = "auto",
+    models: opt.ModelOptions,
+    reporting: opt.ProgressOptions,
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
-    n_plans = renamed(ctx, n_plans, n, "n_plans", "--n")
-    config = checked(
+    n_plans = opt.renamed(ctx, n_plans, n, "n_plans", "--n")
+    config = opt.checked(
         LoopConfig,
         dict(
             task=task,
@@ -124,7 +111,14 @@ def demo(
 
 
 def _run(
-    progress: Reporter, task: Task, out: Path, config: LoopConfig, models: ModelOptions, *, where: str, device: Device
+    progress: Reporter,
+    task: Task,
+    out: Path,
+    config: LoopConfig,
+    models: opt.ModelOptions,
+    *,
+    where: str,
+    device: Device,
 ) -> tuple[LoopResult, TokenLedger]:
     """The loop on freshly opened models, reporting to `progress`; its result and the orchestrator's ledger."""
     progress.note(f"opening the {where} models")  # an embedded model starts its server: seconds

