@@ -10,6 +10,7 @@ sink means no answer. Exceptions that are not `OrchrmError`s are bugs and propag
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -56,16 +57,10 @@ def resolve_input(text: str, outputs: dict[str, str], limit: int) -> str:
 
 def busy_time(intervals: list[tuple[float, float]]) -> float:
     """Length of the union of [start, end] intervals."""
-    total, cur_start, cur_end = 0.0, None, None
-    for s, e in sorted(intervals):
-        if cur_end is None or s > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start  # type: ignore[operator]
-            cur_start, cur_end = s, e
-        else:
-            cur_end = max(cur_end, e)
-    if cur_end is not None:
-        total += cur_end - cur_start  # type: ignore[operator]
+    total, reached = 0.0, -math.inf
+    for start, end in sorted(intervals):
+        total += max(0.0, end - max(start, reached))  # only the part past what earlier intervals covered
+        reached = max(reached, end)
     return total
 
 

@@ -51,18 +51,14 @@ class LLMCall(BaseModel):
     ) -> LLMCall:
         """The record of `completion`, asked with `messages` at `temperature` between `start_s` and `end_s`
         (its own sample index unless `sample_index` names another: a plan sampled alone keeps its number)."""
-        return cls(
-            messages=messages,
-            text=completion.text,
-            finish_reason=completion.finish_reason,
-            usage=completion.usage,
-            latency_s=completion.latency_s,
-            cached=completion.cached,
-            sample_index=completion.sample_index if sample_index is None else sample_index,
-            temperature=temperature,
-            start_s=start_s,
-            end_s=end_s,
-        )
+        kept = completion.model_dump(include=_FROM_COMPLETION)
+        if sample_index is not None:
+            kept["sample_index"] = sample_index
+        return cls(messages=messages, temperature=temperature, start_s=start_s, end_s=end_s, **kept)
+
+
+# What a call's record keeps of its completion (neither its tool calls nor its group: the record is per sample).
+_FROM_COMPLETION = {"text", "finish_reason", "usage", "latency_s", "cached", "sample_index"}
 
 
 class AgentEvent(BaseModel):
