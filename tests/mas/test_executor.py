@@ -2,6 +2,9 @@ import asyncio
 import json
 import time
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from mas_fakes import by_prompt, scripted_llm
 from orchrm.errors import BackendTimeout
 from orchrm.mas.agents import AgentSettings
@@ -25,6 +28,14 @@ def test_resolve_input_substitutes_and_clips():
 def test_busy_time_is_the_union_of_intervals():
     assert busy_time([(0, 2), (1, 3), (5, 6)]) == 4
     assert busy_time([]) == 0
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 12)), max_size=8))
+def test_busy_time_counts_each_covered_moment_once(spans):
+    # integer intervals: the union's length is the number of unit cells some interval covers
+    intervals = [(float(s), float(s + w)) for s, w in spans]
+    cells = {c for s, w in spans for c in range(s, s + w)}
+    assert busy_time(intervals) == len(cells)
 
 
 def test_topological_execution_passes_outputs_downstream():
