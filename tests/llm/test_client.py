@@ -83,6 +83,23 @@ def test_schema_violation_raises_records_usage_and_is_not_cached(tmp_path, reply
     assert llm.ledger.totals()["verify"].spent_completion_tokens > 0  # the tokens were spent all the same
 
 
+def test_a_sample_cut_off_at_max_tokens_is_cached_so_a_rerun_sees_it_again(tmp_path):
+    # A plan cut off at max_tokens is an invalid plan of that run; a rerun replaying the cache must see the same
+    # plan, not a fresh sample (the demo's best-of-N table is reproduced by `bon --profile demo` this way).
+    cut = '{"answer": 1234 and more words'
+    first = LLM(ScriptedBackend(cut), cache=ResponseCache(tmp_path / "c.sqlite"))
+    out = first.generate("q", category="plan", json_schema=SCHEMA, max_tokens=2, strict=False)
+    assert out[0].finish_reason == "length" and not out[0].cached
+    first.close()
+    again = LLM(ScriptedBackend('{"answer": 4}'), cache=ResponseCache(tmp_path / "c.sqlite"))
+    replay = again.generate("q", category="plan", json_schema=SCHEMA, max_tokens=2, strict=False)
+    assert replay[0].cached and replay[0].text == out[0].text and replay[0].finish_reason == "length"
+    with pytest.raises(SchemaViolation, match="cut off"):  # strict still refuses it, replayed or not
+        again.generate("q", category="plan", json_schema=SCHEMA, max_tokens=2)
+    fresh = again.generate("q", category="plan", json_schema=SCHEMA, max_tokens=64)  # another limit: another key
+    assert fresh[0].json_value() == {"answer": 4} and not fresh[0].cached
+
+
 def test_truncated_json_says_raise_max_tokens():
     llm = LLM(ScriptedBackend('{"answer": 1234 and more words'))
     with pytest.raises(SchemaViolation, match="cut off at max_tokens=2") as info:

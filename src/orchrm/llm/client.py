@@ -114,8 +114,7 @@ class LLM:
             failures.extend(errors)
             for c in completions:
                 got[c.sample_index] = c
-                if self.cache is not None and violation(c, cfg) is None:
-                    # Only answers that satisfy the request are worth replaying; a violation is retried next run.
+                if self.cache is not None and _replayable(c, cfg):
                     self.cache.put(keys[c.sample_index], self.backend.kind, self.backend.model_id, c)
         return got, failures
 
@@ -259,6 +258,13 @@ def violation(c: Completion, cfg: GenerateConfig) -> str | None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return f"output violates the schema at {where}: {error.message}"
     return None
+
+
+def _replayable(c: Completion, cfg: GenerateConfig) -> bool:
+    """Whether the cache keeps a sample: one that meets the request, and one cut off at `max_tokens` (a limit in
+    its key: asked again it is cut again, and a rerun must see the plans the first run saw); not one that breaks
+    the schema otherwise (the server may not enforce schemas), which is asked for again next run."""
+    return c.finish_reason == "length" or violation(c, cfg) is None
 
 
 def _check_structured(c: Completion, cfg: GenerateConfig) -> None:
