@@ -17,7 +17,7 @@ from ..pairs.counterfactual import (
     acollect_counterfactuals,
 )
 from ..pairs.edits import EDIT_KINDS
-from .options import ModelOptions, ProgressOptions, checked, with_models, with_progress
+from . import options as opt
 from .progress import Reporter, result_console
 from .say import say, styled
 
@@ -31,10 +31,10 @@ def _config(kinds: list[str] | None, **settings: object) -> CounterfactualConfig
     unknown = sorted(set(chosen) - set(EDIT_KINDS))
     if unknown:
         raise ConfigError(f"--kinds: unknown edit kind {', '.join(unknown)}", hint=f"use {', '.join(EDIT_KINDS)}")
-    return checked(CounterfactualConfig, {**settings, **({"kinds": chosen} if chosen else {})})
+    return opt.checked(CounterfactualConfig, {**settings, **({"kinds": chosen} if chosen else {})})
 
 
-def agent_target(models: ModelOptions) -> tuple[str, str | None, str | None]:
+def agent_target(models: opt.ModelOptions) -> tuple[str, str | None, str | None]:
     """The sub-agents' (backend, model, base URL), resolved from rollout's options as `open_agent_llm` resolves
     them: an agent option left out is the orchestrator's, so one model stays the default."""
     backend, model, base_url = models.backend, models.model, models.base_url
@@ -48,8 +48,8 @@ def agent_target(models: ModelOptions) -> tuple[str, str | None, str | None]:
     return kind, agent_model, url
 
 
-@with_models
-@with_progress
+@opt.with_models
+@opt.with_progress
 def counterfactual(
     run: Annotated[Path, typer.Option(help="Run folder from `orchrm rollout` whose executed plans are edited.")],
     out: Annotated[Path, typer.Option(help="Counterfactual folder (created, or resumed when it exists).")],
@@ -66,9 +66,9 @@ def counterfactual(
     seed: Annotated[int, typer.Option(help="Seed of the edits chosen.")] = DEFAULTS.seed,
     parallel: Annotated[int, typer.Option(help="Edited plans executing at once.")] = 4,
     *,
-    models: ModelOptions,
+    models: opt.ModelOptions,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
-    reporting: ProgressOptions,
+    reporting: opt.ProgressOptions,
 ) -> None:
     """Edit a run's executed plans, execute the edited plans, and record each edit beside its trace in OUT.
 

@@ -14,7 +14,7 @@ from rich.panel import Panel
 from .. import safejson
 from ..errors import ConfigError
 from ..llm import LLM, Completion, GenerateConfig, open_llm
-from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, Concurrency, Model
+from . import options as opt
 from .render import completions_table, usage_table
 from .say import text
 
@@ -65,10 +65,10 @@ def _show(llm: LLM, completions: list[Completion], as_json: bool) -> None:
 
 def generate(
     prompt: Annotated[str, typer.Argument(help="The user message; '-' reads it from stdin.")],
-    backend: Backend = "local",
-    model: Model = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    backend: opt.Backend = "local",
+    model: opt.Model = None,
+    base_url: opt.BaseUrl = None,
+    api_key_env: opt.ApiKeyEnv = "OPENAI_API_KEY",
     system: Annotated[str | None, typer.Option(help="A system message.")] = None,
     n: Annotated[int, typer.Option("-n", help="Number of completions.")] = 1,
     temperature: Annotated[float, typer.Option(help="0 is greedy.")] = 0.0,
@@ -79,14 +79,14 @@ def generate(
     schema: Annotated[Path | None, typer.Option(help="JSON schema file the output must satisfy.")] = None,
     category: Annotated[str, typer.Option(help="Token-accounting category.")] = "execute",
     timeout: Annotated[
-        float | None, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=MODELS)
+        float | None, typer.Option(help="Per-request timeout in seconds.", rich_help_panel=opt.MODELS)
     ] = None,
     retries: Annotated[
-        int, typer.Option(help="Retries on 429/5xx/connection errors (openai).", rich_help_panel=MODELS)
+        int, typer.Option(help="Retries on 429/5xx/connection errors (openai).", rich_help_panel=opt.MODELS)
     ] = 3,
-    concurrency: Concurrency = None,
+    concurrency: opt.Concurrency = None,
     no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=opt.MODELS)
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print completions and usage as JSON.")] = False,
 ) -> None:

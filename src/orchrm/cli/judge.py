@@ -17,7 +17,7 @@ from ..atomic import write_text_atomic
 from ..errors import ConfigError
 from ..evidence import EvaluatorConfig, Judgment, Skill, SkillEvaluator, load_skills
 from ..llm import open_llm
-from .options import MODELS, ApiKeyEnv, Backend, BaseUrl, Model, ProgressOptions, progress_options
+from . import options as opt
 from .render import usage_table
 
 Mode = Literal["pointwise", "pairwise", "listwise"]
@@ -140,7 +140,7 @@ def _run_judgment(
     mode: str,
     kind: str,
     concurrency: int,
-    reporting: ProgressOptions,
+    reporting: opt.ProgressOptions,
 ) -> list[Judgment]:
     """Every row judged with `llm` (None: rule evidence only), progress reported as rows finish."""
     ev = SkillEvaluator(llm, loaded, config)
@@ -169,7 +169,7 @@ def _write_judgments(rows: list[JudgeRow], judgments: list[Judgment], ledger: An
         err.print(usage_table(ledger))
 
 
-@progress_options(json=False)  # the judgments are the output, as JSONL
+@opt.progress_options(json=False)  # the judgments are the output, as JSONL
 def judge(
     input_path: Annotated[Path, typer.Argument(metavar="INPUT", help="JSONL rows; '-' reads stdin.")],
     mode: Annotated[str, typer.Option(help="pointwise | pairwise | listwise.")] = "pairwise",
@@ -177,10 +177,10 @@ def judge(
         Path | None, typer.Option("--output", "-o", help="Write judgments here (JSONL); default stdout.")
     ] = None,
     kind: Annotated[str, typer.Option(help="Task kind for rows without one: math, qa, trajectory, any.")] = "any",
-    backend: Backend = "local",
-    model: Model = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    backend: opt.Backend = "local",
+    model: opt.Model = None,
+    base_url: opt.BaseUrl = None,
+    api_key_env: opt.ApiKeyEnv = "OPENAI_API_KEY",
     skills: Annotated[
         list[Path] | None, typer.Option("--skill", help="A skill folder (repeatable); default: the shipped skills.")
     ] = None,
@@ -194,10 +194,10 @@ def judge(
     protocol: Annotated[str, typer.Option(help="Agent actions: auto | json | tools (native tool calls).")] = "auto",
     concurrency: Annotated[int, typer.Option(help="Rows judged at once.")] = 4,
     no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=MODELS)
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel=opt.MODELS)
     ] = False,
     *,
-    reporting: ProgressOptions,
+    reporting: opt.ProgressOptions,
 ) -> None:
     """Judge responses with the skill evaluator; one judgment per input row, token usage under `verify`."""
     rows, loaded, config = _prepare(

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..llm import DEFAULT_MODEL, LLM, FleetBackend, LocalBackend, close_llms, ensure_reachable, open_llms
 from ..llm.factory import adapter_needs_local
-from .options import ModelOptions
+from . import options as opt
 
 
 @contextmanager
@@ -44,7 +44,7 @@ def run_llms(
 
 
 def open_models(
-    models: ModelOptions,
+    models: opt.ModelOptions,
     *,
     cache: bool = True,
     orchestrator_adapter: Path | None = None,

@@ -12,7 +12,7 @@ from rich.table import Table
 from ..mas.traces import TRACES_FILE, locate_traces, read_traces
 from ..pairs import PairConfig, PairStats, build_pairs, load_counterfactual, write_pairs_dir
 from ..pairs.rows import MANIFEST_FILE, STATS_FILE, TRAIN_FILE, VAL_FILE
-from .options import options_from
+from . import options as opt
 from .say import say, text
 
 
@@ -43,7 +43,7 @@ def edits_table(stats: PairStats) -> Table:
 PAIR_FLAGS = {"sources": ("--source",), "max_pairs_per_question": ("--max-per-question",)}
 
 
-@options_from(PairConfig, into="cfg", panel=lambda name: None, flags=PAIR_FLAGS, unset=("sources",))
+@opt.options_from(PairConfig, into="cfg", panel=lambda name: None, flags=PAIR_FLAGS, unset=("sources",))
 def pairs(
     runs: Annotated[list[Path], typer.Argument(help=f"Run folders (or {TRACES_FILE} files) from `orchrm rollout`.")],
     out: Annotated[

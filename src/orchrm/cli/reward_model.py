@@ -21,7 +21,7 @@ from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.inputs import ScoreRow, plan_text
 from ..rm.reward import INVALID_PENALTY
 from ..rm.trackers import tracker_list
-from .options import ProgressOptions, field_option, options_from, profile_option, with_progress
+from . import options as opt
 from .progress import trainer_progress
 from .say import say, text
 
@@ -53,7 +53,7 @@ TRAIN_RM_FLAGS = {
 }
 
 
-@options_from(
+@opt.options_from(
     RMConfig,
     into="config",
     defaults=TRAIN_RM,
@@ -62,17 +62,17 @@ TRAIN_RM_FLAGS = {
     unset=tuple(DECODER_DEFAULTS),
     exclude=("margins",),
 )
-@with_progress
+@opt.with_progress
 def train_rm(
     pairs_dir: Annotated[Path, typer.Argument(help="Folder made by `orchrm pairs`.")],
     out: Annotated[Path, typer.Option(help="Model folder to write.")],
     *,
     config: RMConfig,
-    profile: str = profile_option(),  # its values reach `config` through the options; the card records those
-    margin: list[str] | None = field_option(
+    profile: str = opt.profile_option(),  # its values reach `config` through the options; the card records those
+    margin: list[str] | None = opt.field_option(
         RMConfig, "margins", "--margin", default=None, note="SOURCE=NUMBER (repeatable)."
     ),
-    reporting: ProgressOptions,
+    reporting: opt.ProgressOptions,
 ) -> None:
     """Train a Bradley–Terry reward model on plan pairs (TRL RewardTrainer).
 
