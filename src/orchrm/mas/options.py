@@ -60,4 +60,10 @@ CATALOG: dict[str, dict[str, OptionBound]] = {
     "debate": {"rounds": IntOption(1, 3), "roles": RolesOption()},
     "search": {"steps": IntOption(1, 5), "top_k": IntOption(1, 5)},
     "python": {"attempts": IntOption(1, 3)},
+    "lookup": {},
+    "calc": {},
 }
+
+#: Tool types: exact functions of their input and upstream answers, with no LLM call. A task offers them by
+#: name (`Task.agent_types`); a task that names none is offered the LLM types alone, as before tools existed.
+TOOL_TYPES: tuple[str, ...] = ("lookup", "calc")

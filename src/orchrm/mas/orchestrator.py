@@ -21,6 +21,7 @@ from ..llm import LLM, Completion, GenerateConfig, Message, violation
 from ..tasks.scoring import extract_answer
 from .agents.base import PROMPTS, render
 from .completion import read_plan
+from .options import TOOL_TYPES
 from .plans import AGENT_TYPES, Plan, PlanError, plan_json_schema, validate_plan
 from .run_config import RUN_VERSION, RolloutSettings, RunConfig
 from .traces import LLMCall, OrchestratorInfo, PlanErrorRecord
@@ -87,8 +88,12 @@ def system_prompt(degree: str, agent_types: tuple[str, ...], *, examples: bool =
         return (PROMPTS / "orchestrator_direct.md").read_text().strip()
     lines = (PROMPTS / "agent_types.md").read_text().splitlines()
     types_text = "\n".join(ln for ln in lines if any(ln.startswith(f"- {t}:") for t in agent_types))
-    # Arithmetic examples always (every pool has some arithmetic); retrieval ones where there is a corpus.
-    kinds = ["math", "search"] if "search" in agent_types else ["math"]
+    # Arithmetic examples always (every pool has some arithmetic); retrieval ones where there is a corpus; a pool
+    # offered tools alone sees its own one example.
+    if set(agent_types) <= set(TOOL_TYPES):
+        kinds = ["tools"]
+    else:
+        kinds = ["math", "search"] if "search" in agent_types else ["math"]
     prefix = "examples_single_" if degree == "single" else "examples_"
     shown = "\n\n".join((PROMPTS / f"{prefix}{k}.md").read_text().strip() for k in kinds) if examples else ""
     template = (PROMPTS / f"orchestrator_{degree}.md").read_text()

@@ -20,6 +20,7 @@ from ..tasks.base import Question, Task
 from .agents import AgentSettings
 from .executor import ExecutorConfig, execute_plan
 from .orchestrator import SEEDS_BY_VERSION, Orchestrator, OrchestratorConfig, PlanSample
+from .options import TOOL_TYPES
 from .plans import AGENT_TYPES
 from .run_config import RUN_VERSION, RolloutSettings, RunConfig
 from .run_folder import RunFile, first_plans, open_run_file, rollout_differences, run_questions, run_traces
@@ -109,8 +110,10 @@ class RolloutResult:
 
 
 def agent_types_for(task: Task) -> tuple[str, ...]:
-    """`search` is offered only for tasks that have a corpus."""
-    return AGENT_TYPES if task.corpus is not None else tuple(t for t in AGENT_TYPES if t != "search")
+    """The types the task names (`Task.agent_types`), else every LLM type, `search` only with a corpus."""
+    if task.agent_types is not None:
+        return task.agent_types
+    return tuple(t for t in AGENT_TYPES if t not in TOOL_TYPES and (t != "search" or task.corpus is not None))
 
 
 async def score_trace(task: Task, trace: Trace, question: Question) -> ScoreRecord:

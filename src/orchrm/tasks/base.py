@@ -7,11 +7,11 @@ both train and test, whatever seed or count draws it.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from ..errors import ConfigError
+from ..errors import ConfigError, OrchrmError
 
 Split = Literal["train", "test"]
 TEST_FRACTION = 0.2
@@ -34,6 +34,19 @@ class Retriever(Protocol):
         ...
 
 
+@runtime_checkable
+class Records(Protocol):
+    """A task's structured facts, as the exact `lookup` tool reads them: one attribute of one named entity."""
+
+    def fact(self, entity: str, attribute: str) -> str:
+        """The attribute's value as text; an unknown entity or attribute raises `UnknownFact` (never a guess)."""
+        ...
+
+
+class UnknownFact(OrchrmError):
+    """A lookup named an entity or an attribute the records do not hold."""
+
+
 def split_of(text: str, test_fraction: float = TEST_FRACTION) -> Split:
     """`test` for a stable `test_fraction` of question texts, `train` for the rest."""
     h = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
@@ -51,6 +64,8 @@ class Task:
     #: The domain hint the orchestrator sees ("math", "retrieval QA", ...).
     domain: ClassVar[str] = "general"
     corpus: Retriever | None = None
+    #: The agent types its orchestrator is offered; None: every LLM agent type (`search` only with a corpus).
+    agent_types: tuple[str, ...] | None = None
 
     def questions(self, n: int, *, split: Split = "train", seed: int = 0) -> list[Question]:
         """The first `n` questions of `split`, deterministic in `seed`."""

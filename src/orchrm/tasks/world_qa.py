@@ -12,6 +12,11 @@ nothing is answerable closed-book. Every multi-hop question is checked to need m
 single document it names or needs holds its answer. The candidate questions are fixed by the world seed; the
 pool's order (kinds interleaved) by the question seed.
 
+`tools=exact` is the positive control where content decides: the orchestrator is offered only the exact tools
+(`lookup` reads one fact from the world's records, `calc` computes), so a plan's outcome is a deterministic
+function of what it says; all six kinds are in its pool unless `kinds=` names others
+(`world_qa:tools=exact;unseen=chain`).
+
 `unseen=NAME+NAME` holds templates out of training: each NAME is a kind (all its templates) or
 `kind.template`; their questions are all in the test split, marked `metadata["unseen"]`, so a model trained
 on the train split never saw them (`world_qa:kinds=bridge+chain;unseen=bridge.employer_city+chain`).
@@ -35,6 +40,7 @@ from .scoring import (
     states_result,
 )
 from .search_qa import World, build_world, world_documents
+from .world_records import WorldRecords
 
 # The question-kind generators moved to world_qa_kinds; the `as` imports re-export them so code written
 # against this module still imports them from here.
@@ -51,6 +57,8 @@ from .world_qa_kinds import _pair as _pair
 #: from it) keeps its questions.
 KINDS = ("lookup", "bridge", "fanout", "compare", "arithmetic")
 ALL_KINDS = (*KINDS, "chain")
+#: `tools=NAME`: the agent types its orchestrator is offered.
+TOOL_PRESETS: dict[str, tuple[str, ...]] = {"exact": ("lookup", "calc")}
 #: Candidates per kind: about a fifth of each kind's 300 (by question hash) is held out, so the test split
 #: holds about 60 of each kind and its first 250 questions are balanced.
 PER_KIND = 300
@@ -124,12 +132,26 @@ class WorldQATask(Task):
     name = "world_qa"
     domain = "retrieval QA over a document collection (lookups, bridges, fan-outs, comparisons, arithmetic)"
 
-    def __init__(self, world_seed: int = 0, kinds: tuple[str, ...] = KINDS, unseen: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        world_seed: int = 0,
+        kinds: tuple[str, ...] = KINDS,
+        unseen: tuple[str, ...] = (),
+        tools: str | None = None,
+    ) -> None:
         self.world = build_world(world_seed)
         self.documents: list[Document] = world_documents(self.world)
-        self.corpus = Corpus(self.documents)
+        self.corpus: Corpus | WorldRecords = Corpus(self.documents)
         texts = {d.id: d.text for d in self.documents}
         self.candidates = candidates(self.world, texts, world_seed)
+        if tools is not None:
+            if tools not in TOOL_PRESETS:
+                raise ConfigError(f"unknown world_qa tools {tools!r}", hint=f"use tools={'|'.join(TOOL_PRESETS)}")
+            self.corpus = WorldRecords(self.world, self.corpus)
+            self.agent_types = TOOL_PRESETS[tools]
+            self.domain = "exact tools over structured records (lookups, arithmetic, comparisons)"
+            # "the cities where A, B and C were born" needs 5-7 tool agents, above the plan schema's 4.
+            self.candidates["fanout"] = [i for i in self.candidates["fanout"] if i["template"] != "birth_population"]
         self.kinds = _known_kinds(kinds)
         self.unseen = _unseen_templates(unseen, {k: self.candidates[k] for k in self.kinds})
 
@@ -186,14 +208,18 @@ class WorldQATask(Task):
 
 
 def parse_world_qa(spec: str) -> WorldQATask:
-    """`world_qa` or `world_qa:kinds=A+B;unseen=C+D.t` (either option alone) -> the task."""
+    """`world_qa` or `world_qa:kinds=A+B;unseen=C+D.t;tools=exact` (any option alone) -> the task."""
     options: dict[str, tuple[str, ...]] = {}
     for part in filter(None, spec.removeprefix("world_qa").removeprefix(":").split(";")):
         key, sep, value = part.partition("=")
-        if not sep or key.strip() not in ("kinds", "unseen"):
-            raise ConfigError(f"bad world_qa option {part!r}", hint="world_qa:kinds=bridge+chain;unseen=chain")
+        if not sep or key.strip() not in ("kinds", "unseen", "tools"):
+            raise ConfigError(
+                f"bad world_qa option {part!r}", hint="world_qa:kinds=bridge+chain;unseen=chain;tools=exact"
+            )
         options[key.strip()] = tuple(v.strip() for v in value.split("+") if v.strip())
-    return WorldQATask(kinds=options.get("kinds", KINDS), unseen=options.get("unseen", ()))
+    tools = "+".join(options["tools"]) if "tools" in options else None
+    kinds = options.get("kinds", ALL_KINDS if tools else KINDS)
+    return WorldQATask(kinds=kinds, unseen=options.get("unseen", ()), tools=tools)
 
 
 def _known_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:

@@ -7,8 +7,9 @@ from .python import ProgramFailed, Python
 from .reflexion import Reflexion, accepted
 from .search import NoCorpus, Search
 from .self_consistency import SelfConsistency
+from .tools import BadLookup, Calc, Lookup, NoRecords
 
-AGENTS: dict[str, type[Agent]] = {cls.type: cls for cls in (CoT, SelfConsistency, Reflexion, Debate, Search, Python)}
+AGENTS: dict[str, type[Agent]] = {cls.type: cls for cls in (CoT, SelfConsistency, Reflexion, Debate, Search, Python, Lookup, Calc)}
 #: Every type a plan may name, in this order (the constrained-decoding schema lists its branches in it).
 AGENT_TYPES: tuple[str, ...] = tuple(AGENTS)
 
@@ -19,8 +20,12 @@ __all__ = [
     "AgentResult",
     "AgentRun",
     "AgentSettings",
+    "BadLookup",
+    "Calc",
     "CoT",
     "Debate",
+    "Lookup",
+    "NoRecords",
     "NoCorpus",
     "ProgramFailed",
     "Python",
