@@ -122,7 +122,9 @@ def test_a_wrong_entity_or_attribute_fails_the_plan_with_the_reason():
         (f"founding year of {city}", "is a city; its attributes are country, population"),
         (f"populaton of {city}", "not 'populaton'"),
     ):
-        ex = asyncio.run(execute_plan(_plan(("a1", "lookup", text)), "q", scripted_llm("never asked"), retriever=task.corpus))
+        ex = asyncio.run(
+            execute_plan(_plan(("a1", "lookup", text)), "q", scripted_llm("never asked"), retriever=task.corpus)
+        )
         assert ex.final_answer is None
         assert why in ex.agents[0].error
 
@@ -130,7 +132,9 @@ def test_a_wrong_entity_or_attribute_fails_the_plan_with_the_reason():
 def test_lookup_without_records_is_a_recorded_failure():
     task = load_task("world_qa")  # a corpus to search, no records
     ex = asyncio.run(
-        execute_plan(_plan(("a1", "lookup", "population of X")), "q", scripted_llm("never asked"), retriever=task.corpus)
+        execute_plan(
+            _plan(("a1", "lookup", "population of X")), "q", scripted_llm("never asked"), retriever=task.corpus
+        )
     )
     assert "NoRecords" in ex.agents[0].error
 

@@ -74,7 +74,14 @@ def _run(task, plan, question):
 def test_the_preset_offers_the_tools_alone_and_every_kind(task):
     assert agent_types_for(task) == ("lookup", "calc")
     assert task.kinds == ALL_KINDS
-    assert agent_types_for(load_task("world_qa")) == ("cot", "self_consistency", "reflexion", "debate", "search", "python")
+    assert agent_types_for(load_task("world_qa")) == (
+        "cot",
+        "self_consistency",
+        "reflexion",
+        "debate",
+        "search",
+        "python",
+    )
     with pytest.raises(ConfigError, match="unknown world_qa tools"):
         load_task("world_qa:tools=fuzzy")
 

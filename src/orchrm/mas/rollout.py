@@ -19,8 +19,8 @@ from ..llm import LLM, ensure_reachable
 from ..tasks.base import Question, Task
 from .agents import AgentSettings
 from .executor import ExecutorConfig, execute_plan
-from .orchestrator import SEEDS_BY_VERSION, Orchestrator, OrchestratorConfig, PlanSample
 from .options import TOOL_TYPES
+from .orchestrator import SEEDS_BY_VERSION, Orchestrator, OrchestratorConfig, PlanSample
 from .plans import AGENT_TYPES
 from .run_config import RUN_VERSION, RolloutSettings, RunConfig
 from .run_folder import RunFile, first_plans, open_run_file, rollout_differences, run_questions, run_traces

@@ -40,7 +40,6 @@ from .scoring import (
     states_result,
 )
 from .search_qa import World, build_world, world_documents
-from .world_records import WorldRecords
 
 # The question-kind generators moved to world_qa_kinds; the `as` imports re-export them so code written
 # against this module still imports them from here.
@@ -52,6 +51,7 @@ from .world_qa_kinds import _item as _item
 from .world_qa_kinds import _join as _join
 from .world_qa_kinds import _lookups as _lookups
 from .world_qa_kinds import _pair as _pair
+from .world_records import WorldRecords
 
 #: The default pool's kinds. `chain` is asked for by name, so the default pool (and every committed run drawn
 #: from it) keeps its questions.

@@ -9,7 +9,9 @@ from .search import NoCorpus, Search
 from .self_consistency import SelfConsistency
 from .tools import BadLookup, Calc, Lookup, NoRecords
 
-AGENTS: dict[str, type[Agent]] = {cls.type: cls for cls in (CoT, SelfConsistency, Reflexion, Debate, Search, Python, Lookup, Calc)}
+AGENTS: dict[str, type[Agent]] = {
+    cls.type: cls for cls in (CoT, SelfConsistency, Reflexion, Debate, Search, Python, Lookup, Calc)
+}
 #: Every type a plan may name, in this order (the constrained-decoding schema lists its branches in it).
 AGENT_TYPES: tuple[str, ...] = tuple(AGENTS)
 
