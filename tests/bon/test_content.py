@@ -65,6 +65,10 @@ def test_same_shape_auc_rewards_reading_and_a_shape_score_is_at_chance():
         and stats.questions_with_clean_pairs == 2
     )
     assert stats.headroom.value == pytest.approx((0.0 + 2 / 3) / 2)  # q1: "other" (1 of 1) is its best shape
+    # rm − shape-mean, paired by question: 1.0 − 0.5 on both questions, so the interval is that point
+    gap = stats.rm_minus["shape-mean"]
+    assert gap.value == pytest.approx(0.5) and gap.low == pytest.approx(0.5) and gap.high == pytest.approx(0.5)
+    assert "rm" not in stats.rm_minus
 
 
 def test_example_copies_are_examples_entities_and_numbers_the_question_does_not_hold():

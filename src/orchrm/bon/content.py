@@ -62,6 +62,9 @@ class ContentStats(BaseModel):
     clean_pairs: int  # neither plan copies the prompt's examples
     questions_with_clean_pairs: int
     auc: dict[str, SameShapeAuc]
+    # rm's same-shape AUC minus each other method's, paired by question (the same questions and pairs): whether
+    # rm orders same-shape plans better than a method that cannot read them is this interval, not two overlapping ones
+    rm_minus: dict[str, Interval] = {}
 
 
 def _by_shape(case: Case) -> dict[str, list[Candidate]]:
@@ -94,22 +97,29 @@ def same_shape_pairs(case: Case, *, clean: bool) -> list[tuple[Candidate, Candid
     return out
 
 
+Scorer = tuple[Callable[[Case], Case], Callable[[Candidate], float]]  # a method's view of a case, its score
+
+
+def question_same_shape_auc(case: Case, score: Callable[[Candidate], float]) -> float | None:
+    """The share of the case's clean same-shape pairs `score` orders right (ties 1/2); None without such pairs."""
+    pairs = same_shape_pairs(case, clean=True)
+    if not pairs:
+        return None
+    return sum(1.0 if score(r) > score(w) else 0.5 if score(r) == score(w) else 0.0 for r, w in pairs) / len(pairs)
+
+
 def same_shape_auc(
     cases: list[Case], score: Callable[[Candidate], float], *, resamples: int = 2000, seed: int = 0
 ) -> SameShapeAuc:
-    values, n_pairs = [], 0
-    for case in cases:
-        pairs = same_shape_pairs(case, clean=True)
-        if pairs:
-            n_pairs += len(pairs)
-            values.append(
-                sum(1.0 if score(r) > score(w) else 0.5 if score(r) == score(w) else 0.0 for r, w in pairs) / len(pairs)
-            )
+    values = [a for a in (question_same_shape_auc(c, score) for c in cases) if a is not None]
+    n_pairs = sum(len(same_shape_pairs(c, clean=True)) for c in cases)
     iv = Bootstrap(len(values), resamples, seed).mean(values)
     return SameShapeAuc(**iv.model_dump(), n_questions=len(values), n_pairs=n_pairs)
 
 
-Scorer = tuple[Callable[[Case], Case], Callable[[Candidate], float]]  # a method's view of a case, its score
+def _per_question(cases: list[Case], scorer: Scorer) -> list[float | None]:
+    view, score = scorer
+    return [question_same_shape_auc(view(c), score) for c in cases]
 
 
 def content_stats(
@@ -127,4 +137,22 @@ def content_stats(
             name: same_shape_auc([view(c) for c in cases], score, resamples=resamples, seed=seed)
             for name, (view, score) in scorers.items()
         },
+        rm_minus=_rm_minus(cases, scorers, resamples=resamples, seed=seed),
     )
+
+
+def _rm_minus(cases: list[Case], scorers: dict[str, Scorer], *, resamples: int, seed: int) -> dict[str, Interval]:
+    """rm's same-shape AUC minus each other method's, paired bootstrap over the questions where both have pairs."""
+    if "rm" not in scorers:
+        return {}
+    rm = _per_question(cases, scorers["rm"])
+    out = {}
+    for name, scorer in scorers.items():
+        if name == "rm":
+            continue
+        both = [
+            (a, b) for a, b in zip(rm, _per_question(cases, scorer), strict=True) if a is not None and b is not None
+        ]
+        boot = Bootstrap(len(both), resamples, seed)
+        out[name] = boot.diff([a for a, _ in both], [b for _, b in both])
+    return out
