@@ -225,3 +225,13 @@ def test_a_swap_changes_exactly_what_it_says(p, seed):
                 expected = NUMBER.sub(lambda m, o=old, n=new: n if m.group() == o else m.group(), before)
             assert after == expected
             assert REFERENCE.findall(after) == REFERENCE.findall(before)
+
+
+def test_swap_attribute_changes_one_lookup_attribute_and_needs_a_lookup():
+    tools = plan("employees of Acme Works", "employees of Zeta Labs", "${a0} - ${a1}", types=["lookup", "lookup", "calc"])
+    edit = edit_plan(tools, question("Acme Works", "Zeta Labs"), "swap-attribute", random.Random(0))
+    assert edit is not None and edit.valid
+    changed = [(a, b) for a, b in zip(inputs(tools), inputs(edit.plan), strict=True) if a != b]
+    assert len(changed) == 1 and changed[0][0].startswith("employees of ")
+    assert not changed[0][1].startswith("employees") and changed[0][1].endswith(" of " + changed[0][0][13:])
+    assert edit_plan(BRIDGE, question("Ada Lund"), "swap-attribute", random.Random(0)) is None

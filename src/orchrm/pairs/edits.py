@@ -11,6 +11,8 @@ edit's intent (`pairs/counterfactual.py` executes edited plans, the builder pair
   the plan's shape stays and only the order of the hops' work changes;
 - `break-reference`: a reference points at the wrong upstream (two references of one agent swap places, two
   agents' references swap, one is redirected) or, when none of those runs, is spelled as plain text;
+- `swap-attribute`: a `lookup` tool's attribute replaced by another the records know (`employees of X` ->
+  `founding year of X`); applies only to plans with a lookup;
 - `paraphrase`: each agent's instruction frame reworded by fixed rules (`Find` -> `Look up`, or a `Sub-task:`
   frame), deterministic, never touching an entity, a number or a reference.
 
@@ -33,11 +35,18 @@ from pydantic import BaseModel, Field
 
 from .. import safejson
 from ..errors import ConfigError
+from ..mas.agents.tools import BadLookup, parse_lookup
 from ..mas.plans import Plan, PlanError, validate_plan
 from ..mas.traces import PlanErrorRecord
 from ..tasks.base import Question
+from ..tasks.world_records import ATTRIBUTES
 
-EditKind = Literal["swap-entity", "swap-number", "drop-hop", "reorder-hops", "break-reference", "paraphrase"]
+#: Every attribute name the lookup tool knows, in the records' order (entity kinds flattened).
+LOOKUP_ATTRIBUTES: tuple[str, ...] = tuple(a for names in ATTRIBUTES.values() for a in names)
+
+EditKind = Literal[
+    "swap-entity", "swap-number", "drop-hop", "reorder-hops", "break-reference", "paraphrase", "swap-attribute"
+]
 
 #: Candidate edits `edit_plan` validates before it settles for an invalid one.
 MAX_TRIES = 24
@@ -334,6 +343,26 @@ def _paraphrase(plan: Plan, ctx: _Context, rng: random.Random) -> Candidates:
     yield _with_inputs(plan, inputs), "; ".join(changes)
 
 
+def _swap_attribute(plan: Plan, ctx: _Context, rng: random.Random) -> Candidates:
+    lookups = []
+    for a in plan.agents:
+        try:
+            attribute, _ = parse_lookup(a.input) if a.type == "lookup" else ("", "")
+        except BadLookup:
+            continue
+        if attribute in LOOKUP_ATTRIBUTES:
+            lookups.append((a, attribute))
+    rng.shuffle(lookups)
+    for a, attribute in lookups:
+        options = [x for x in LOOKUP_ATTRIBUTES if x != attribute]
+        for new in rng.sample(options, min(SWAPS_PER_TOKEN, len(options))):
+            text = re.sub(rf"^\s*{re.escape(attribute)}", new, a.input, count=1, flags=re.IGNORECASE)
+            yield (
+                _with_inputs(plan, {**{b.id: b.input for b in plan.agents}, a.id: text}),
+                f"{a.id}: {attribute!r} -> {new!r}",
+            )
+
+
 EDITS: dict[str, Callable[[Plan, _Context, random.Random], Candidates]] = {
     "swap-entity": _swap_entity,
     "swap-number": _swap_number,
@@ -341,5 +370,6 @@ EDITS: dict[str, Callable[[Plan, _Context, random.Random], Candidates]] = {
     "reorder-hops": _reorder_hops,
     "break-reference": _break_reference,
     "paraphrase": _paraphrase,
+    "swap-attribute": _swap_attribute,
 }
 EDIT_KINDS: tuple[str, ...] = tuple(EDITS)
