@@ -62,15 +62,18 @@ def config_for(args: argparse.Namespace) -> LoopConfig:
 
 
 class Timing:
-    """Rollout seconds and plans sampled, summed over sittings (timing.json), from the loop's progress events."""
+    """Rollout seconds and plans sampled, summed over sittings (timing.json), from the loop's progress events;
+    written every `flush_s` while a rollout runs, so a killed sitting keeps what it measured."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, flush_s: float = 30.0) -> None:
         self.path = path
         self.totals = json.loads(path.read_text()) if path.exists() else {"rollout_s": 0.0, "plans": 0}
         self.stage: str | None = None
         self.t0 = 0.0
         self.done0 = 0
         self.done = 0
+        self.flush_s = flush_s
+        self.flushed = time.perf_counter()
 
     def __call__(self, e) -> None:  # noqa: ANN001 (a LoopEvent)
         rolling = e.rollout is not None or (e.bon is not None and e.bon.stage == "rollout")
@@ -82,14 +85,28 @@ class Timing:
                 self.close()
                 self.stage, self.t0, self.done0 = key, time.perf_counter(), done
             self.done = done
+            if time.perf_counter() - self.flushed > self.flush_s:
+                self.write(self.window())
         elif self.stage is not None:
             self.close()
 
+    def window(self) -> dict:
+        """The totals with the open window added."""
+        if self.stage is None:
+            return dict(self.totals)
+        return {
+            "rollout_s": self.totals["rollout_s"] + time.perf_counter() - self.t0,
+            "plans": self.totals["plans"] + max(0, self.done - self.done0),
+        }
+
+    def write(self, totals: dict) -> None:
+        write_text_atomic(self.path, json.dumps(totals, indent=1) + "\n")
+        self.flushed = time.perf_counter()
+
     def close(self) -> None:
         if self.stage is not None:
-            self.totals["rollout_s"] += time.perf_counter() - self.t0
-            self.totals["plans"] += max(0, self.done - self.done0)
-            write_text_atomic(self.path, json.dumps(self.totals, indent=1) + "\n")
+            self.totals = self.window()
+            self.write(self.totals)
             self.stage = None
 
 
@@ -146,8 +163,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", default=TASK)
     p.add_argument("--model", default=DEFAULT_MODEL)
-    p.add_argument("--train-questions", type=int, default=150)
-    p.add_argument("--test-questions", type=int, default=200)
+    p.add_argument("--train-questions", type=int, default=110)
+    p.add_argument("--test-questions", type=int, default=250)
     p.add_argument("--n", type=int, default=8)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--parallel-questions", type=int, default=2)

@@ -1,0 +1,154 @@
+"""RM variants on the positive control: which training makes an RM read what a plan says, on the same held-out plans.
+
+    python bench/content_variants.py --variants base,cf --seeds 0,1,2     # train and measure what is missing
+    python bench/content_variants.py --tables-only                         # summaries from the committed rows
+
+Reads the committed positive-control run (bench/results/content_decides/: its training traces and the held-out
+plans at N = 8, made by bench/content_decides.py) and, for variants named `cf*`, the executed edits of its
+training plans:
+
+    orchrm counterfactual --run bench/results/content_decides/train --out bench/results/content_decides/counterfactual \\
+        --edits-per-plan 2 --kinds swap-entity,swap-attribute,break-reference,reorder-hops,swap-number
+
+(the tools are exact: an edit executes without an LLM call). Each (variant, RM seed) builds its pairs, trains an
+RM (saved under bench/results/content_variants/, not committed), scores every held-out plan and evaluates every
+selector on those same plans as `orchrm bon` does (`compute_results`): accuracies, rm − best content-blind and
+rm − shape-mean (paired bootstrap over questions, within the run), the same-shape AUC of every scorer and rm's
+minus each other's (paired by question). A row is appended to bench/results/content_variants.json as it
+finishes; a rerun skips rows that are there. Across RM seeds, `summary` gives `orchrm.bon.stats.across_runs`
+intervals (paired by seed: one RM run holds both columns). The variants were defined before their held-out
+numbers were seen, except where a row's `added_after` says which result it answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from content_rm import load_run, truncation
+from files import write_text_atomic
+from orchrm import PairConfig, RewardModel, build_pairs, train_reward_model
+from orchrm.bon import METHODS, ContentBlind, Context, RunInfo, across_runs, build_cases, compute_results, score_plans
+from orchrm.pairs import load_counterfactual
+from stamp import stamp
+
+HERE = Path(__file__).parent
+RUN = HERE / "results" / "content_decides"
+CF = RUN / "counterfactual"
+OUT = HERE / "results" / "content_variants.json"
+RMS = HERE / "results" / "content_variants"
+BLIND = ("shortest", "prior", "kind-prior", "router", "random")
+
+#: name -> (uses counterfactual edits, RMConfig overrides, PairConfig overrides, what it tests)
+VARIANTS: dict[str, tuple[bool, dict[str, Any], dict[str, Any], str]] = {
+    "base": (False, {}, {}, "the loop's own RM: its pair sources, MiniLM, 4 epochs"),
+    "cf": (True, {}, {}, "+ executed counterfactual edits of training plans (entity, attribute, reference, order)"),
+    "epochs8": (False, {"epochs": 8}, {}, "twice the epochs: is base under-trained?"),
+    "cf-epochs8": (True, {"epochs": 8}, {}, "both"),
+    "uncapped": (False, {}, {"max_pairs_per_question": 64}, "every pair a question has (cap 64, not 12)"),
+}
+
+
+def one(variant: str, seed: int) -> dict[str, Any]:
+    config, train, _, _ = load_run(RUN)
+    uses_cf, rm_over, pair_over, what = VARIANTS[variant]
+    edits = load_counterfactual(CF) if uses_cf else ()
+    sources = PairConfig().sources if uses_cf else tuple(s for s in PairConfig().sources if s != "counterfactual")
+    pairs = build_pairs(train, PairConfig(seed=config.seed, sources=sources, **pair_over), counterfactual=edits)
+    stats = json.loads(pairs.stats.model_dump_json())
+    rm_config = config.rm.model_copy(update={"seed": seed, **rm_over})
+    start = time.perf_counter()
+    result = train_reward_model(pairs.train, pairs.val, rm_config, pair_stats=stats, progress=False)
+    train_s = round(time.perf_counter() - start, 1)
+    folder = RMS / f"{variant}-{seed}"
+    result.model.save(folder)
+    return {
+        "variant": variant,
+        "seed": seed,
+        "what": what,
+        "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
+        "train_pairs": len(pairs.train),
+        "train_s": train_s,
+    } | measure(RewardModel.load(folder))
+
+
+def measure(rm: RewardModel) -> dict[str, Any]:
+    config, train, grouped, held_ids = load_run(RUN)
+    rewards, rm_s, rm_tokens = score_plans(rm, grouped)
+    blind = ContentBlind.fit(train, strength=config.bon.prior_strength, exclude=held_ids)
+    cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
+    results = compute_results(cases, config.bon, [], meta=RunInfo(task=config.task)).dump()
+    pick = lambda case, m: METHODS[m].run(case, Context()).correct  # noqa: E731
+    return {
+        "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
+        "marks": results["marks"],
+        "content": results["content"],
+        "by_template": results.get("by_template"),
+        "columns": {m: [pick(c, m) for c in cases] for m in ("rm", "shape-mean", "oracle", *BLIND)},
+        "questions": len(cases),
+        "truncation": truncation(rm, grouped),
+        "stamp": stamp(),
+    }
+
+
+def rows() -> list[dict[str, Any]]:
+    return json.loads(OUT.read_text())["rows"] if OUT.exists() else []
+
+
+def summary(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per variant across its RM seeds: rm accuracy, rm − best content-blind and rm − shape-mean (paired by seed)."""
+    out = {}
+    for variant in dict.fromkeys(r["variant"] for r in all_rows):
+        runs = [r for r in all_rows if r["variant"] == variant]
+        seeds = [r["seed"] for r in runs]
+        rm = [r["columns"]["rm"] for r in runs]
+        blind = {m: runs[0]["columns"][m] for m in BLIND}
+        best = max(blind, key=lambda m: statistics.fmean(blind[m]))
+        paired = {"seeds": seeds, "seeds_minus": seeds, "min_pairs": 2}
+        out[variant] = {
+            "seeds": seeds,
+            "rm": across_runs(rm, seeds=seeds).model_dump(),
+            "best_content_blind": best,
+            "rm_minus_best_content_blind": across_runs(rm, [blind[best]] * len(runs), **paired).model_dump(),
+            "rm_minus_shape_mean": across_runs(rm, [r["columns"]["shape-mean"] for r in runs], **paired).model_dump(),
+            "same_shape_auc_rm": [r["content"]["auc"]["rm"]["value"] for r in runs],
+            "same_shape_auc_rm_minus": {m: [r["content"]["rm_minus"].get(m) for r in runs] for m in BLIND},
+        }
+    return out
+
+
+def write(all_rows: list[dict[str, Any]]) -> None:
+    write_text_atomic(OUT, json.dumps({"rows": all_rows, "summary": summary(all_rows)}, indent=1) + "\n")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--variants", default="base,cf")
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--tables-only", action="store_true")
+    args = p.parse_args()
+    done = rows()
+    if not args.tables_only:
+        for variant in args.variants.split(","):
+            for seed in (int(s) for s in args.seeds.split(",")):
+                if any(r["variant"] == variant and r["seed"] == seed for r in done):
+                    continue
+                row = one(variant, seed)
+                done.append(row)
+                write(done)
+                acc = row["accuracy"]
+                print(
+                    f"[{time.strftime('%H:%M:%S')}] {variant} seed {seed}: rm {acc['rm']['value']:.3f}, "
+                    f"same-shape AUC {row['content']['auc']['rm']['value']:.3f}, {row['train_s']} s",
+                    flush=True,
+                )
+    write(done)
+    print(json.dumps(summary(done), indent=1)[:4000])
+
+
+if __name__ == "__main__":
+    main()
