@@ -9,12 +9,17 @@ of 8-16 points SD. The model below gives those: on the logit scale a question's 
 arms), an arm-by-question effect, a run effect (with part of it shared by the two arms' runs of one training
 seed in the paired case), a question-by-run effect; then 4 plans drawn at that probability. Both arms come from
 the same distribution, so the true difference is 0, and one arm's true accuracy is the model's expectation.
+
+The 400 replications are a quick guard (Monte Carlo SE about 0.011); bench/across_runs_coverage.py measures the
+coverage at 20,000 replications a setting. On these draws (issue #47's floor on the run term's own interval):
+paired 0.950, unpaired 0.9825, one arm 0.945; Satterthwaite's df alone gave 0.9475, 0.9775 and 0.9375.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.special import expit
 
 from orchrm.bon.stats import across_runs
@@ -82,18 +87,39 @@ def test_a_difference_of_zero_is_covered_at_the_nominal_rate(shared_seed, seeds_
     found = [across_runs(a[i], b[i], seeds=[1, 2, 3], seeds_minus=seeds_minus) for i in range(REPS)]
     assert all(iv.paired is paired for iv in found)
     coverage = covers([(iv.low, iv.high) for iv in found], 0.0)
-    assert coverage >= 0.93, coverage
+    assert coverage >= 0.94, coverage
 
 
 def test_one_arm_covers_its_accuracy_over_runs_and_questions():
     a, _ = grid(np.random.default_rng(2), shared_seed=0.0)
     found = [across_runs(a[i]) for i in range(REPS)]
-    assert covers([(iv.low, iv.high) for iv in found], true_accuracy()) >= 0.93
+    assert covers([(iv.low, iv.high) for iv in found], true_accuracy()) >= 0.94
+
+
+def test_no_interval_is_narrower_than_the_t_over_run_means_alone():
+    """Issue #47: Satterthwaite's df over the run and question terms may not narrow the interval below the run
+    term's own t interval on runs - 1 df (a paired difference: the paired t over per-seed differences; one arm:
+    the t over its run means), and the df it reports still gives the interval it states."""
+    a, b = grid(np.random.default_rng(1), shared_seed=0.5)
+    bound = 0
+    for i in range(100):
+        paired = across_runs(a[i], b[i], seeds=[1, 2, 3], seeds_minus=[1, 2, 3])
+        one = across_runs(a[i])
+        for iv, plain in (
+            (paired, stats.ttest_rel(a[i].mean(axis=1), b[i].mean(axis=1))),
+            (one, stats.ttest_1samp(a[i].mean(axis=1), 0)),
+        ):
+            ci = plain.confidence_interval(0.95)
+            half, plain_half = (iv.high - iv.low) / 2, (ci.high - ci.low) / 2
+            assert half >= plain_half * (1 - 1e-9)
+            assert half == pytest.approx(stats.t.ppf(0.975, iv.df) * iv.se) and iv.df >= 2
+            bound += bool(half == pytest.approx(plain_half))
+    assert 0 < bound < 200, bound  # the floor binds on some of these draws, not on all
 
 
 def test_the_old_percentile_method_under_covers_where_the_t_interval_does_not():
-    """On these draws the percentile method held 0 in 91.75% of replications and `across_runs` in 97.75%
-    (at 2,000 replications of the same model, 90.8% and 95.6%)."""
+    """On these draws the percentile method held 0 in 91.75% of replications and `across_runs` in 98.25% (97.75%
+    before issue #47); at 2,000 replications of the same model (generator seed 1), 89.95% and 96.35% (95.95%)."""
     a, b = grid(np.random.default_rng(1), shared_seed=0.0)  # the unpaired case above, the same draws
     old = covers([percentile_two_way(a[i], b[i], resamples=500, seed=i) for i in range(REPS)], 0.0)
     new = covers([(iv.low, iv.high) for iv in (across_runs(a[i], b[i]) for i in range(REPS))], 0.0)
