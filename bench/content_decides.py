@@ -35,7 +35,9 @@ from orchrm import BonConfig, RMConfig
 from orchrm.bon import RESULTS_FILE, read_results
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.loop import PAIRS_DIR, LoopConfig, arun_loop
+from orchrm.pairs import STATS_FILE
 from orchrm.tasks import load_task
+from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
 
 HERE = Path(__file__).parent
 ROOT = HERE / "results" / "content_decides"
@@ -135,7 +137,7 @@ def summarize() -> dict:
     """The marks of issue #47, read from the loop's results.json and pair stats."""
     r = read_results(ROOT / "bon" / RESULTS_FILE)
     d = r.model_dump()
-    stats = json.loads((ROOT / PAIRS_DIR / "stats.json").read_text())
+    stats = json.loads((ROOT / PAIRS_DIR / STATS_FILE).read_text())
     timing = json.loads((ROOT / "timing.json").read_text()) if (ROOT / "timing.json").exists() else {}
     content = d.get("content") or {}
     auc = content.get("auc", {})
@@ -154,6 +156,7 @@ def summarize() -> dict:
         "rm_same_shape_auc": auc.get("rm"),
         "content_blind_same_shape_auc": blind_auc,
         "by_template": d.get("by_template"),
+        "stamp": stamp(),
     }
     write_text_atomic(ROOT / "summary.json", json.dumps(summary, indent=1) + "\n")
     return summary

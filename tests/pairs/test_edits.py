@@ -228,7 +228,9 @@ def test_a_swap_changes_exactly_what_it_says(p, seed):
 
 
 def test_swap_attribute_changes_one_lookup_attribute_and_needs_a_lookup():
-    tools = plan("employees of Acme Works", "employees of Zeta Labs", "${a0} - ${a1}", types=["lookup", "lookup", "calc"])
+    tools = plan(
+        "employees of Acme Works", "employees of Zeta Labs", "${a0} - ${a1}", types=["lookup", "lookup", "calc"]
+    )
     edit = edit_plan(tools, question("Acme Works", "Zeta Labs"), "swap-attribute", random.Random(0))
     assert edit is not None and edit.valid
     changed = [(a, b) for a, b in zip(inputs(tools), inputs(edit.plan), strict=True) if a != b]
