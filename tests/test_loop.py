@@ -93,7 +93,8 @@ def committed_loop_files():
     files = subprocess.run(
         ["git", "ls-files", "*loop.json"], cwd=root, capture_output=True, text=True, check=True
     ).stdout.split()
-    return [root / f for f in files]
+    # Only files written before `n_plans` (the old flat layout) are what this test reads back; newer ones are models.
+    return [root / f for f in files if "n_plans" not in (root / f).read_text()]
 
 
 @pytest.mark.parametrize("path", committed_loop_files(), ids=lambda p: p.parent.name)
