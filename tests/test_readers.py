@@ -63,6 +63,7 @@ ALLOWED: dict[str, str] = {
     "mas/agents/python.py|run|int|self.options['attempts']": "plan options, read by safejson and bounded by the schema",
     "mas/agents/search.py|run|int|self.options['top_k']": "plan options, read by safejson and bounded by the schema",
     "mas/agents/search.py|run|int|self.options['steps']": "plan options, read by safejson and bounded by the schema",
+    "mas/agents/arithmetic.py|formatted|int|value": "an integral float calc computed, bounded by MAX_MAGNITUDE",
     "mas/interop/_mas_orchestra.py|_integer|int|value": "matched first by [+-]?[0-9]{1,9}",
     "mas/rollout.py|add|int|trace.valid": COUNT,
     "mas/rollout.py|add|int|bool(trace.score and trace.score.correct)": COUNT,

@@ -18,8 +18,8 @@ def run_agent(type_, llm, options=None, retriever=None, task="Solve it.", settin
     return result, run
 
 
-def test_registry_has_the_six_types():
-    assert set(AGENTS) == {"cot", "self_consistency", "reflexion", "debate", "search", "python"}
+def test_registry_has_the_six_llm_types_and_the_two_tools():
+    assert set(AGENTS) == {"cot", "self_consistency", "reflexion", "debate", "search", "python", "lookup", "calc"}
 
 
 def test_cot_is_one_call_with_question_and_input():
