@@ -3,6 +3,7 @@
 import json
 import random
 import re
+from typing import get_args
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,14 +11,8 @@ from hypothesis import strategies as st
 
 from orchrm.errors import ConfigError
 from orchrm.mas.plans import REFERENCE, parse_and_validate, validate_plan
-from orchrm.pairs.edits import (
-    EDIT_KINDS,
-    NUMBER,
-    choose_edits,
-    edit_plan,
-    nearby_numbers,
-    numbers_in,
-)
+from orchrm.pairs.edit_kinds import EDIT_KINDS, NUMBER, EditKind, nearby_numbers, numbers_in
+from orchrm.pairs.edits import choose_edits, edit_plan
 from orchrm.tasks.base import Question
 
 PEOPLE = ["Ada Lund", "Bo Ek", "Cy Moss", "Di Park"]
@@ -237,3 +232,35 @@ def test_swap_attribute_changes_one_lookup_attribute_and_needs_a_lookup():
     assert len(changed) == 1 and changed[0][0].startswith("employees of ")
     assert not changed[0][1].startswith("employees") and changed[0][1].endswith(" of " + changed[0][0][13:])
     assert edit_plan(BRIDGE, question("Ada Lund"), "swap-attribute", random.Random(0)) is None
+
+
+def test_flip_operator_changes_one_operator_or_the_branches_and_keeps_references():
+    tools = plan(
+        "population of Oslo",
+        "population of Rome",
+        "'Oslo' if ${a0} > ${a1} else 'Rome'",
+        "${a2} ${a0}-${a1}",
+        types=["lookup", "lookup", "calc", "calc"],
+    )
+    seen = set()
+    for seed in range(12):
+        edit = edit_plan(tools, question("Oslo", "Rome"), "flip-operator", random.Random(seed))
+        assert edit is not None and edit.valid
+        changed = [(a, b) for a, b in zip(inputs(tools), inputs(edit.plan), strict=True) if a != b]
+        assert len(changed) == 1
+        seen.add(changed[0][1])
+        assert REFERENCE.findall(changed[0][1]) == REFERENCE.findall(changed[0][0])
+    assert seen == {
+        "'Oslo' if ${a0} < ${a1} else 'Rome'",
+        "'Rome' if ${a0} > ${a1} else 'Oslo'",
+        "${a2} ${a0}+${a1}",
+    }
+
+
+def test_flip_operator_leaves_hyphens_and_signs_alone():
+    words = plan("Find the co-founder of Acme Works.", "Subtract -3 from ${a0}.")
+    assert edit_plan(words, question("Acme Works"), "flip-operator", random.Random(0)) is None
+
+
+def test_the_edit_kind_type_names_every_registered_kind():
+    assert EDIT_KINDS == get_args(EditKind)

@@ -16,7 +16,7 @@ from ..pairs.counterfactual import (
     CounterfactualProgress,
     acollect_counterfactuals,
 )
-from ..pairs.edits import EDIT_KINDS
+from ..pairs.edit_kinds import EDIT_KINDS
 from . import options as opt
 from .progress import Reporter, result_console
 from .say import say, styled

@@ -6,7 +6,8 @@ from .counterfactual import (
     acollect_counterfactuals,
     load_counterfactual,
 )
-from .edits import EDIT_KINDS, Edit, edit_plan
+from .edit_kinds import EDIT_KINDS
+from .edits import Edit, edit_plan
 from .render import RENDER_VERSION, render_plan, render_question
 from .rows import (
     MANIFEST_FILE,

@@ -39,7 +39,8 @@ from ..mas.run_folder import read_run_config, run_questions, run_traces, settle_
 from ..mas.traces import TRACES_FILE, Trace, TraceWriter, find_traces, read_traces
 from ..tasks import load_task
 from ..tasks.base import Question, Task
-from .edits import EDIT_KINDS, Edit, EditKind, choose_edits
+from .edit_kinds import EDIT_KINDS, EditKind
+from .edits import Edit, choose_edits
 
 CONFIG_FILE = "counterfactual.json"
 EDITS_FILE = "edits.jsonl"
