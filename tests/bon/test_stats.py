@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from orchrm.bon.stats import Bootstrap, across_runs, compare, equivalence
+from orchrm.bon.bootstrap import Bootstrap
+from orchrm.bon.stats import across_runs, compare, equivalence
 
 
 def test_mean_interval_contains_the_mean_and_shrinks_with_more_questions():

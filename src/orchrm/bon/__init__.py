@@ -3,6 +3,7 @@ statistics and the report."""
 
 from .auc import question_auc, within_question_auc
 from .blind import ContentBlind
+from .bootstrap import Bootstrap, Interval
 from .candidates import Candidate, Case, Outcome
 from .cases import build_cases, plan_lengths
 from .compute import compute_results, per_question_rows
@@ -24,7 +25,7 @@ from .results import (
 from .router import Router
 from .run import BonProgress, BonResult, abon, score_plans
 from .selection import METHODS, Context, Method
-from .stats import Bootstrap, Interval, across_runs, compare, equivalence, reading
+from .stats import across_runs, compare, equivalence, reading
 
 __all__ = [
     "JUDGMENTS_FILE",

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .bootstrap import Bootstrap
 from .candidates import Candidate, Case
-from .stats import Bootstrap
 
 
 def question_auc(case: Case, score: Callable[[Candidate], float]) -> float | None:

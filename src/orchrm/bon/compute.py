@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .auc import within_question_auc
+from .bootstrap import Bootstrap, Interval
 from .candidates import CATEGORIES, Case, Outcome
 from .config import BonConfig
 from .content import content_stats
@@ -17,7 +18,6 @@ from .judge import JudgeRecord
 from .results import Auc, BonResults, CurvePoint, MethodSummary, RunInfo, SweepPoint, TemplateGroup
 from .selection import CONTENT_BLIND, METHODS, TRIVIAL, Context
 from .selectors import select_adaptive
-from .stats import Bootstrap, Interval
 
 CURVE_NS = (1, 2, 4, 8, 16)
 Judgments = dict[tuple[str, int], JudgeRecord]

@@ -23,8 +23,8 @@ from functools import cache
 from pydantic import BaseModel
 
 from ..mas.agents.base import PROMPTS
+from .bootstrap import Bootstrap, Interval
 from .candidates import Candidate, Case
-from .stats import Bootstrap, Interval
 
 # A name of two or more capitalised words ("Velmor Labs"), a lone capitalised word inside a sentence ("Ann"),
 # a number of two digits or more.

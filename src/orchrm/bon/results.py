@@ -19,9 +19,9 @@ from ..atomic import write_text_atomic
 from ..errors import RunFileError
 from ..folders import stamp_folder
 from .blind import BaselinesInfo
+from .bootstrap import Interval
 from .config import BonConfig
 from .content import ContentStats
-from .stats import Interval
 
 RESULTS_FILE = "results.json"
 PER_QUESTION_FILE = "per_question.jsonl"
