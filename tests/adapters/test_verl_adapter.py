@@ -68,7 +68,7 @@ def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
             data_sources=["x"] * 5,
             solution_strs=[p, "", p, p, "<|im_start|>assistant\n<|im_end|>"],
             ground_truths=[None] * 5,
-            extra_infos=[{"question": q}, {"question": q}, None, {"prompt": q}, {"question": q}],
+            extra_infos=[{"question": q}, {"question": q}, {"question": ""}, {"question": None}, {"question": q}],
         )
     assert all(set(r) == KEYS for r in got)  # verl keeps one list per key: every result has them all
     assert [r["score"] for r in got[1:]] == [-7.0, 0.0, 0.0, -7.0] and got[0]["score"] not in (-7.0, 0.0)
@@ -77,8 +77,8 @@ def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
     empty = "no valid plan (parse): the completion holds no text outside reasoning blocks"
     assert [r["orchrm_error"] for r in got[1:]] == [
         empty,
-        "extra_info has no 'question'",
-        "extra_info has no 'question'",
+        'extra_info["question"] is empty',
+        'extra_info["question"] is empty',
         empty,
     ]
     lines = [r.getMessage() for r in caplog.records]
@@ -88,6 +88,23 @@ def test_unscorable_responses_get_the_penalty_recorded(rm_folder, caplog):
         other_key(data_source="x", solution_str=p, ground_truth=None, extra_info={"prompt": q})["orchrm_unscored"]
         == 0.0
     )
+
+
+@pytest.mark.parametrize("extra_info", [{"prompt": "q", "index": 3}, {}, None])
+def test_a_row_without_the_question_key_is_an_error_naming_it(extra_info, tmp_path):
+    """A dataset built without the question would train on 0.0 rewards: the step stops, the key named, before
+    any model loads (the folder here does not exist)."""
+    from orchrm.errors import ConfigError
+
+    one = load("compute_score", rm=str(tmp_path / "no-rm"))
+    with pytest.raises(ConfigError, match=r'no extra_info\["question"\] for the orchrm reward') as raised:
+        one(data_source="orchrm/chain_sum", solution_str="{}", ground_truth="4", extra_info=extra_info)
+    assert "orchrm prompts --format verl" in str(raised.value)
+    if extra_info:
+        assert "(its extra_info: index, prompt)" in str(raised.value)
+    other = load("compute_score", rm=str(tmp_path / "no-rm"), question_key="prompt")
+    with pytest.raises(ConfigError, match=r'no extra_info\["prompt"\]'):
+        other(data_source="x", solution_str="{}", ground_truth=None, extra_info={"question": "q"})
 
 
 def test_a_server_that_is_down_is_unscored_then_stops_the_step(garbage):
@@ -133,7 +150,7 @@ def test_odd_batches_are_unscored_never_a_crash(rm_folder):
         data_sources=[None] * 3,
         solution_strs=[None, 7, b"bytes"],
         ground_truths=[object()] * 3,
-        extra_infos=[{"question": "q"}, "not a dict", {"question": ["a list"]}],
+        extra_infos=[{"question": "q"}, {"question": 7}, {"question": ["a list"]}],
     )
     assert [r["score"] for r in got] == [0.0] * 3  # unscored, never the invalid-plan penalty
     assert [r["orchrm_unscored"] for r in got] == [1.0] * 3

@@ -8,13 +8,14 @@ managers (`naive`, the default; `dapo`, `rate_limited`, ...) call, one response 
 (`compute_score_batch` takes lists of the same, for a reward manager of your own: verl 0.9 has no batch one.)
 
 verl passes no prompt: the question travels in `extra_info["question"]` (another key with
-`reward_kwargs.question_key`). The reward model is the server at `reward_kwargs.url` (bearer token in
+`reward_kwargs.question_key`; `orchrm prompts --format verl` writes rows that hold it). A row without the key
+raises a `ConfigError` naming it: a dataset built without the question would otherwise train on 0.0 rewards. The reward model is the server at `reward_kwargs.url` (bearer token in
 `token`, or the `ORCHRM_TOKEN` environment variable) or a model folder at `reward_kwargs.rm`, loaded once
 per worker process on `reward_kwargs.device` (auto, the default: the GPU if torch sees one; cpu; cuda). Each
 result is `{"score", "orchrm_invalid", "orchrm_unscored", "orchrm_error"}`, paid by the reward contract
 (`orchrm.rm.reward`) exactly as `train-orchestrator --reward rm` pays: a valid plan the sigmoid of
 `RewardModel.score(question, [plan])` (`scale: raw`, the score itself); a response with no valid plan `penalty`
-(-1.0) and `orchrm_invalid` 1.0; a response that cannot be judged (no question, not text) `unscored_reward` (0.0,
+(-1.0) and `orchrm_invalid` 1.0; a response that cannot be judged (an empty question, not text) `unscored_reward` (0.0,
 never the penalty) and `orchrm_unscored` 1.0; the reason in `orchrm_error`, so verl's reward metrics show how many
 and why. Every result has the same keys, as verl's per-key lists need.
 A busy or absent server is waited for up to `deadline_s` (300 s) a request; past it the sample is unscored,
@@ -46,7 +47,20 @@ DEFAULT_PENALTY = INVALID_PENALTY
 
 
 def _question(extra_info: Any, key: str) -> Any:
-    return extra_info.get(key) if isinstance(extra_info, dict) else None
+    """The row's question. A row without the key is a dataset built without it, not an odd sample: every row would
+    be unscored (0.0) and the run would learn nothing, so it stops the step with the key's name."""
+    if not isinstance(extra_info, dict) or key not in extra_info:
+        has = ", ".join(sorted(map(str, extra_info))) if isinstance(extra_info, dict) else type(extra_info).__name__
+        raise ConfigError(
+            f"a verl row has no {_key(key)} for the orchrm reward (its extra_info: {has or 'empty'})",
+            hint="write the dataset with `orchrm prompts --format verl`, or name your key with "
+            "+reward.custom_reward_function.reward_kwargs.question_key",
+        )
+    return extra_info[key]
+
+
+def _key(key: str) -> str:
+    return f'extra_info["{key}"]'
 
 
 def _contract(penalty: Any, degree: Any, agent_types: Any, scale: Any) -> RewardContract:
@@ -82,9 +96,9 @@ def compute_score_batch(
 ) -> list[dict[str, Any]]:
     """One result per response, in order."""
     contract = _contract(penalty, degree, agent_types, scale)
-    scorer = cached_scorer(rm, url, token or os.environ.get("ORCHRM_TOKEN"), deadline_s, device)
     questions = [_question(info, question_key) for info in extra_infos]
-    missing = f"extra_info has no {question_key!r}"
+    scorer = cached_scorer(rm, url, token or os.environ.get("ORCHRM_TOKEN"), deadline_s, device)
+    missing = f"{_key(question_key)} is empty"
     verdicts = judge(scorer, questions, list(solution_strs), contract=contract, missing=missing)
     report(verdicts, "verl compute_score")
     FAILURES.charge(verdicts, max_unscored, "verl compute_score")

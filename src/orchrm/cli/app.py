@@ -112,6 +112,12 @@ VERBS = (
         "Train LoRA adapters on the plan-writing model with GRPO (TRL); the adapter lands in OUT/adapter.",
     ),
     Verb(
+        "prompts",
+        "prompts",
+        "prompts",
+        "Write the orchestrator's training prompts as a verl, OpenRLHF or TRL dataset file.",
+    ),
+    Verb(
         "view",
         "view",
         "view",
