@@ -4,6 +4,8 @@
   orchrm `Plan` (graph read as MAS-Orchestra's own parser reads it) and written from one (agent names map to
   orchrm types by `AGENT_NAMES`); `read_mas_orchestra` keeps descriptions and thinking for writing back, and
   `looks_like_mas_orchestra` tells cheaply whether a text is in that format.
+- `read_completion`: the one reading of an orchestrator's text, shared by the reward path (`mas.completion`)
+  and `orchrm import`, with the reason MAS-Orchestra's own parser would read the text otherwise, if any.
 - `import_executions`: executions a team ran on its own MAS (question, plan text, final answer or grade,
   optional tokens and checkpoint label), from JSONL or a saved `datasets` folder, turned into orchrm
   `Trace`s in a run folder that `orchrm pairs` reads like one made by `orchrm rollout`.
@@ -29,6 +31,7 @@ from ._mas_orchestra import (
     read_mas_orchestra,
     to_mas_orchestra,
 )
+from ._reading import Reading, plan_region, read_completion
 
 __all__ = [
     "AGENT_NAMES",
@@ -39,9 +42,12 @@ __all__ = [
     "ImportDefaults",
     "ImportReport",
     "MasOrchestraPlan",
+    "Reading",
     "import_executions",
     "looks_like_mas_orchestra",
     "parse_mas_orchestra",
+    "plan_region",
+    "read_completion",
     "read_datasets_rows",
     "read_jsonl_rows",
     "read_mas_orchestra",

@@ -1,7 +1,7 @@
 """Executions run elsewhere -> orchrm traces, so `orchrm pairs` trains an RM on a team's own MAS runs.
 
 A row is one (question, plan) execution: the question, the plan text as the orchestrator wrote it (orchrm
-JSON or MAS-Orchestra XML), and what came of it: a final answer and/or a grade (`correct`, or a `score` in
+JSON or MAS-Orchestra XML, read as the reward path reads it), and what came of it: a final answer and/or a grade (`correct`, or a `score` in
 [0, 1]), optional token counts per category and an optional checkpoint label (for `specialized-over-base`).
 Rows come from a JSONL file or a folder saved with `datasets.Dataset.save_to_disk`.
 
@@ -28,9 +28,9 @@ from ...errors import ConfigError, RunFileError
 from ...folders import stamp_folder
 from ...llm import CATEGORIES, TokenCount
 from ...version import __version__
-from ..plans import Plan, PlanError, parse_plan, validate_plan
+from ..plans import Plan, PlanError, validate_plan
 from ..traces import RUN_FILE, TRACES_FILE, OrchestratorInfo, PlanErrorRecord, ScoreRecord, Trace
-from ._mas_orchestra import parse_mas_orchestra
+from ._reading import read_completion
 
 PlanFormat = Literal["orchrm", "mas-orchestra"]
 PLAN_FORMATS: tuple[str, ...] = ("orchrm", "mas-orchestra")
@@ -176,10 +176,15 @@ def read_datasets_rows(path: Path, split: str | None = None) -> Iterator[tuple[s
 
 
 def _plan(text: str, plan_format: PlanFormat) -> tuple[Plan | None, PlanErrorRecord | None, str]:
-    """The validated plan (or the error it is recorded with) and its degree."""
+    """The validated plan (or the error it is recorded with) and its degree. The text is read as the reward
+    path reads it (`read_completion`); a MAS-Orchestra row whose text MAS-Orchestra's parser would have read
+    otherwise is refused, since the execution it records is not of the plan orchrm reads."""
     degree = "dag"
     try:
-        plan = parse_mas_orchestra(text) if plan_format == "mas-orchestra" else parse_plan(text)
+        reading = read_completion(text)
+        if plan_format == "mas-orchestra" and reading.mas_orchestra_differs is not None:
+            raise reading.mas_orchestra_differs
+        plan = reading.plan
         degree = "direct" if not plan.agents and plan.answer is not None else "dag"
         return validate_plan(plan, degree=degree), None, degree
     except PlanError as exc:

@@ -6,16 +6,15 @@ from __future__ import annotations
 from ..plans import REFERENCE, AgentSpec, PlanError
 
 
-def _data_flow(agents: list[AgentSpec], edges: list[tuple[str, str]]) -> tuple[list[AgentSpec], dict[str, list[str]]]:
-    """The agents with inputs whose `${id}` references match the data flow one to one: MAS-Orchestra's graph
-    checked as `validate_graph` checks it, each edge's target given a `${src}` it lacks, and each reference
-    MAS-Orchestra substitutes kept (it becomes an edge). Returns the agents and the references added."""
+def _data_flow(agents: list[AgentSpec], edges: list[tuple[str, str]]) -> tuple[list[AgentSpec], list[tuple[str, str]]]:
+    """MAS-Orchestra's graph checked as `validate_graph` checks it, and its data flow: a `${id}` it substitutes
+    (`id` ran earlier in its execution order) is kept, and becomes an edge; an `<edge>` whose target quotes no
+    `${source}` orders the two and carries nothing, so it is returned as order-only. A `${id}` it would leave as
+    text is refused: orchrm would read it as an edge. Returns the agents and the order-only edges."""
     ids: list[str] = []
     for a in agents:
         if not REFERENCE.fullmatch(f"${{{a.id}}}"):
             raise PlanError("bad_id", f"agent id {a.id!r} must be letters, digits, '_' or '-'", agent=a.id)
-        if a.id in ids:
-            raise PlanError("duplicate_id", f"agent id {a.id!r} is used twice", agent=a.id)
         ids.append(a.id)
     if len(agents) > 1 and not edges:
         raise PlanError(
@@ -26,33 +25,35 @@ def _data_flow(agents: list[AgentSpec], edges: list[tuple[str, str]]) -> tuple[l
         )
     order = _execution_order(ids, edges) if edges else ids
     position = {agent_id: i for i, agent_id in enumerate(order)}
-    sources: dict[str, list[str]] = {}
-    for src, dst in edges:
-        sources.setdefault(dst, [])
-        if src not in sources[dst]:
-            sources[dst].append(src)
-    out: list[AgentSpec] = []
-    added: dict[str, list[str]] = {}
     for a in agents:
-        for ref in a.references():
-            if ref == a.id:
-                raise PlanError("self_reference", f"agent {a.id!r} references its own output", agent=a.id)
-            if ref not in position:
-                raise PlanError("unknown_reference", f"agent {a.id!r} references unknown agent ${{{ref}}}", agent=a.id)
-            if position[ref] > position[a.id]:
-                raise PlanError(
-                    "reference_order",
-                    f"agent {a.id!r} references ${{{ref}}}, which MAS-Orchestra runs after it (no edge path "
-                    f"{ref}->{a.id}): it would pass the text unsubstituted",
-                    agent=a.id,
-                )
-        have = set(a.references())
-        missing = [src for src in sources.get(a.id, []) if src not in have]
-        if missing:
-            added[a.id] = missing
-            a = a.model_copy(update={"input": a.input + "\n\n" + "\n".join(f"${{{src}}}" for src in missing)})
-        out.append(a)
-    return out, added
+        if edges or len(agents) > 1:
+            _check_references(a, position)
+        elif a.references() or a.malformed_references():  # one agent: MAS-Orchestra substitutes nothing
+            _check_references(a, {})
+    quoted = {(ref, a.id) for a in agents for ref in a.references()}
+    order_only = [e for e in dict.fromkeys(edges) if e not in quoted]
+    return agents, order_only
+
+
+def _check_references(a: AgentSpec, position: dict[str, int]) -> None:
+    for bad in a.malformed_references():
+        raise PlanError(
+            "bad_reference",
+            f"agent {a.id!r} writes ${{{bad}}}, which MAS-Orchestra passes on as text and orchrm refuses",
+            agent=a.id,
+        )
+    for ref in a.references():
+        if ref == a.id:
+            raise PlanError("self_reference", f"agent {a.id!r} references its own output", agent=a.id)
+        if ref not in position:
+            raise PlanError("unknown_reference", f"agent {a.id!r} references unknown agent ${{{ref}}}", agent=a.id)
+        if position[ref] > position[a.id]:
+            raise PlanError(
+                "reference_order",
+                f"agent {a.id!r} references ${{{ref}}}, which MAS-Orchestra runs after it (no edge path "
+                f"{ref}->{a.id}): it would pass the text unsubstituted",
+                agent=a.id,
+            )
 
 
 def _execution_order(ids: list[str], edges: list[tuple[str, str]]) -> list[str]:

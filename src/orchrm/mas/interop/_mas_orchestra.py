@@ -29,27 +29,30 @@ Reading never executes or evaluates anything and expands no entity (see `_tags`)
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
 from ... import safejson
 from ..options import RolesOption
-from ..plans import AgentSpec, Plan, PlanError, option_bounds
+from ..plans import AgentSpec, Edge, Plan, PlanError, option_bounds
 from ._mas_graph import _data_flow
-from ._tags import Block, blocks, closes_inside
+from ._mas_read import Span, child_tags, closes_inside, pairs, plan_segments, spans
+from ._mas_read import field as xml_field
 
-#: MAS-Orchestra agent names -> orchrm agent types (matched case-insensitively, as MAS-Orchestra does).
-#: `PythonAgent` is a block in MAS-Orchestra's library that its medium-level parser does not dispatch.
+#: MAS-Orchestra agent names -> orchrm agent types (matched case-insensitively, as MAS-Orchestra does). Its
+#: library has a `PythonAgent` block, but its medium-level parser dispatches none ("Unknown agent name"), so
+#: orchrm's `python` (and tool) agents have no name there.
 AGENT_NAMES: dict[str, str] = {
     "CoTAgent": "cot",
     "SCAgent": "self_consistency",
     "DebateAgent": "debate",
     "ReflexionAgent": "reflexion",
     "WebSearchAgent": "search",
-    "PythonAgent": "python",
 }
 _TYPES = {t: name for name, t in AGENT_NAMES.items()}
 _BY_LOWER = {name.lower(): t for name, t in AGENT_NAMES.items()}
@@ -69,19 +72,19 @@ _TOP = ("agent", "edge", "thinking", "answer")
 _AGENT_FIELDS = ("agent_id", "agent_name", "agent_description", "required_arguments")
 _TAGS = (*_TOP, *_AGENT_FIELDS, "agent_input", "debate_roles", "from", "to")
 _INT = re.compile(r"[+-]?[0-9]{1,9}")
-_QUOTED = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"")
+#: One Python string literal without prefix or triple quotes (escapes allowed), and a list body of them.
+_PY_STRING = re.compile(r"'(?:[^'\\\n]|\\.){0,2000}'|\"(?:[^\"\\\n]|\\.){0,2000}\"", re.DOTALL)
+_PY_LIST = re.compile(rf"\s*(?:(?:{_PY_STRING.pattern})\s*,\s*)*(?:(?:{_PY_STRING.pattern})\s*)?", re.DOTALL)
 
 
 @dataclass
 class MasOrchestraPlan:
     """A MAS-Orchestra plan as orchrm reads it: the `Plan`, plus the free texts orchrm plans have no field
-    for (each agent's description, the `<thinking>` section), kept so a plan can be written back whole, and
-    the `${src}` references the conversion added to inputs, by agent id (edges whose target had none)."""
+    for (each agent's description, the `<thinking>` section), kept so a plan can be written back whole."""
 
     plan: Plan
     descriptions: dict[str, str] = field(default_factory=dict)
     thinking: str | None = None
-    added_references: dict[str, list[str]] = field(default_factory=dict)
 
 
 #: A MAS-Orchestra-format text as far as routing needs: an `<agent>` block with an `<agent_id>` after it.
@@ -106,98 +109,136 @@ def parse_mas_orchestra(text: str) -> Plan:
 
 
 def read_mas_orchestra(text: str) -> MasOrchestraPlan:
-    """`parse_mas_orchestra`, keeping what the `Plan` has no field for (descriptions, thinking, the
-    references the conversion added), so that `to_mas_orchestra` can write the plan back whole."""
+    """`parse_mas_orchestra`, keeping what the `Plan` has no field for (descriptions, thinking), so that `to_mas_orchestra` can write the plan back whole. `text` is one
+    reply's plan region: its `<thinking>` section is kept as text, never read as plan (`mas.completion` drops
+    reasoning before it calls here); of several plans (each ending with its `<edge>` block) the last is read."""
     if not isinstance(text, str):
         raise PlanError("parse", f"the orchestrator's output is a {type(text).__name__}, not text")
     if not text.strip():
         raise PlanError("parse", "the orchestrator's output is empty")
     if len(text) > MAX_TEXT_CHARS:
         raise PlanError("too_large", f"{len(text)} characters, at most {MAX_TEXT_CHARS} are read")
-    top = blocks(text, _TOP, where="the plan", limit=MAX_AGENT_BLOCKS + 3)
-    by_name: dict[str, list[Block]] = {n: [] for n in _TOP}
-    for b in top:
-        by_name[b.name.lower()].append(b)
-    for name in ("edge", "thinking", "answer"):
-        if len(by_name[name]) > 1:
-            raise PlanError("parse", f"{len(by_name[name])} <{name}> blocks; a plan has at most one")
-    thinking = by_name["thinking"][0].content.strip() if by_name["thinking"] else None
-    if not by_name["agent"]:
-        if by_name["answer"]:
-            return MasOrchestraPlan(Plan(answer=by_name["answer"][0].content.strip()), thinking=thinking)
-        raise PlanError("parse", "no <agent> block or <answer> found in the output")
-    if len(by_name["agent"]) > MAX_AGENT_BLOCKS:
-        raise PlanError("too_many_agents", f"{len(by_name['agent'])} agents, at most {MAX_AGENT_BLOCKS} are read")
+    _refuse_lookalike_tags(text)
+    thinking_spans = _bounded(lambda: spans(text, "thinking", MAX_AGENT_BLOCKS))
+    thinking = thinking_spans[0].content.strip() if thinking_spans else None
+    body = _cut(text, thinking_spans)
+    segments = _bounded(lambda: plan_segments(body, limit=MAX_AGENT_BLOCKS))
+    plan_text = segments[-1]
+    blocks_ = _bounded(lambda: spans(plan_text, "agent", MAX_AGENT_BLOCKS))
+    if not blocks_:
+        answer = xml_field(plan_text, "answer")
+        if answer:  # MAS-Orchestra takes an empty one for no answer
+            return MasOrchestraPlan(Plan(answer=answer), thinking=thinking)
+        raise PlanError("parse", "no <agent> block or non-empty <answer> found in the output")
     agents: list[AgentSpec] = []
     descriptions: dict[str, str] = {}
     dropped: dict[str, list[str]] = {}
-    for i, b in enumerate(by_name["agent"]):
+    for i, b in enumerate(blocks_):
         spec, description, unknown = _agent(b.content, i)
+        if any(a.id == spec.id for a in agents):
+            continue  # MAS-Orchestra runs the first block of an id and never the later ones
         agents.append(spec)
         if description:
-            descriptions.setdefault(spec.id, description)
+            descriptions[spec.id] = description
         if unknown:
-            dropped.setdefault(spec.id, []).extend(unknown)
-    edges = _edges(by_name["edge"][0].content) if by_name["edge"] else []
-    agents, added = _data_flow(agents, edges)
+            dropped[spec.id] = unknown
+    edge_block = xml_field(plan_text, "edge")
+    edges = _edges(edge_block) if edge_block else []
+    agents, order_only = _data_flow(agents, edges)
     plan = Plan(agents=agents, dropped_options=dropped)
-    plan = plan.model_copy(update={"edges": plan.implied_edges()})
-    return MasOrchestraPlan(plan, descriptions, thinking, added)
+    order = [Edge(src=s, dst=d) for s, d in order_only]
+    plan = plan.model_copy(update={"edges": plan.implied_edges() + order, "order_edges": order})
+    return MasOrchestraPlan(plan, descriptions, thinking)
+
+
+def several_plans(text: str) -> int:
+    """How many plans a region holds (each ending with its `<edge>` block); MAS-Orchestra reads all agent
+    blocks of all of them with the first `<edge>` block, orchrm the last plan."""
+    return len(
+        _bounded(lambda: plan_segments(_cut(text, spans(text, "thinking", MAX_AGENT_BLOCKS)), limit=MAX_AGENT_BLOCKS))
+    )
+
+
+def _bounded(read):  # noqa: ANN001, ANN202 - a thunk of the scanner, whose only exception is its limit
+    try:
+        return read()
+    except ValueError as exc:
+        raise PlanError("too_many_blocks", str(exc)) from None
+
+
+def _cut(text: str, parts: list[Span]) -> str:
+    """`text` without the given blocks."""
+    kept, pos = [], 0
+    for p in parts:
+        kept.append(text[pos : p.start])
+        pos = p.end
+    kept.append(text[pos:])
+    return "".join(kept)
+
+
+#: A tag of the format spelled with a character Python's case folding reads as ASCII (`ſ` as s, `K` as k,
+#: `ı`/`İ` as i): MAS-Orchestra reads it as that tag, orchrm refuses the text rather than guess.
+_LOOKALIKE = re.compile(r"</?([A-Za-z_\u017f\u212a\u0131\u0130]{2,40})>")
+_FOLD = str.maketrans({"\u017f": "s", "\u212a": "k", "\u0131": "i", "\u0130": "i"})
+
+
+def _refuse_lookalike_tags(text: str) -> None:
+    for m in _LOOKALIKE.finditer(text):
+        name = m.group(1)
+        if not name.isascii() and name.translate(_FOLD).lower() in _TAGS:
+            raise PlanError(
+                "lookalike_tag", f"{m.group(0)!r} at character {m.start()} reads as a tag only by case folding"
+            )
 
 
 def _agent(content: str, index: int) -> tuple[AgentSpec, str, list[str]]:
     where = f"agent block {index + 1}"
-    fields: dict[str, str] = {}
-    for b in blocks(content, _AGENT_FIELDS, where=where, limit=len(_AGENT_FIELDS) + 1):
-        key = b.name.lower()
-        if key in fields:
-            raise PlanError("parse", f"{where} has two <{key}>")
-        fields[key] = b.content
-    agent_id = fields.get("agent_id", "").strip()
+    agent_id = (xml_field(content, "agent_id") or "").strip()
     if not agent_id:
         raise PlanError("parse", f"{where} has no <agent_id>")
     if len(agent_id) > 40:  # checked before the id is quoted in any message
         raise PlanError("schema", f"{where}: agent_id {agent_id[:40]!r}... is over 40 characters", agent=agent_id[:40])
-    name = fields.get("agent_name", "").strip()
+    name = (xml_field(content, "agent_name") or "").strip()
     agent_type = _BY_LOWER.get(name.lower())
     if agent_type is None:
         known = ", ".join(AGENT_NAMES)
-        raise PlanError(
-            "unknown_type", f"agent {agent_id!r} has agent_name {name[:60]!r}; known: {known}", agent=agent_id
+        why = (
+            ' (MAS-Orchestra\'s medium-level parser runs none: "Unknown agent name")'
+            if name.lower() == "pythonagent"
+            else ""
         )
-    agent_input = ""
+        raise PlanError(
+            "unknown_type", f"agent {agent_id!r} has agent_name {name[:60]!r}{why}; known: {known}", agent=agent_id
+        )
+    arguments = xml_field(content, "required_arguments") or ""
+    agent_input = xml_field(arguments, "agent_input") or ""
+    if agent_input == '""':  # MAS-Orchestra's spelling of "the original question" (and `''` is not one)
+        agent_input = ""
     options: dict[str, object] = {}
-    unknown: list[str] = []
     bounds = option_bounds(agent_type) or {}
-    arguments = blocks(
-        fields.get("required_arguments", ""), None, where=f"{where}'s required_arguments", limit=MAX_ARGUMENTS
-    )
     # The argument each option is written as: MAS-Orchestra's own name where it has one, else the option's.
     option_of = {_ARGUMENT_NAMES.get((agent_type, o), o): o for o in bounds}
-    seen: set[str] = set()
-    for arg in arguments:
-        key = arg.name.lower()
-        if key in seen:
-            raise PlanError("parse", f"agent {agent_id!r} sets <{key}> twice", agent=agent_id)
-        seen.add(key)
-        if key == "agent_input":
-            agent_input = arg.content.strip()
-        elif key in option_of and isinstance(bounds[option_of[key]], RolesOption):
-            options[option_of[key]] = _roles(arg.content, agent_id)
-        elif key in option_of:
-            options[option_of[key]] = _integer(arg.content, agent_id, option_of[key])
-        else:
-            unknown.append(key)
-    if agent_input in ("", '""', "''"):
-        agent_input = ORIGINAL_QUESTION_INPUT
     try:
-        spec = AgentSpec(id=agent_id, type=agent_type, input=agent_input, options=options)
+        names = child_tags(arguments, MAX_ARGUMENTS)
+    except ValueError:
+        raise PlanError("too_many_blocks", f"more than {MAX_ARGUMENTS} arguments in {where}") from None
+    unknown = [n for n in names if n != "agent_input" and n not in option_of]
+    for tag, option in option_of.items():
+        raw = xml_field(arguments, tag)
+        if raw is None:
+            continue
+        if isinstance(bounds[option], RolesOption):
+            options[option] = _roles(raw, agent_id)
+        else:
+            options[option] = _integer(raw, agent_id, option)
+    try:
+        spec = AgentSpec(id=agent_id, type=agent_type, input=agent_input or ORIGINAL_QUESTION_INPUT, options=options)
     except ValidationError as exc:  # the bounds are checked above; kept so a new AgentSpec rule is a PlanError
         err = exc.errors()[0]
         raise PlanError(
             "schema", f"agent {agent_id!r} {'.'.join(map(str, err['loc']))}: {err['msg']}", agent=agent_id
         ) from None
-    return spec, fields.get("agent_description", "").strip(), unknown
+    return spec, (xml_field(content, "agent_description") or "").strip(), unknown
 
 
 def _integer(raw: str, agent_id: str, option: str) -> int:
@@ -210,39 +251,53 @@ def _integer(raw: str, agent_id: str, option: str) -> int:
 
 
 def _roles(raw: str, agent_id: str) -> list[str]:
-    """`["A", "B"]` as JSON, or a flat list of single- or double-quoted strings (`['A', 'B']`, as Python
-    writes one): read without evaluating anything."""
+    """`["A", "B"]` as JSON, or a flat list of Python string literals (`['A', 'B']`, `['O\\'Brien', "B",]`, as
+    MAS-Orchestra's `ast.literal_eval` reads one): each literal is matched whole by a pattern before its escapes
+    are decoded, so nothing but a string is ever read. MAS-Orchestra's own rule follows: at least two roles,
+    each of two characters or more (it drops a debate block that breaks it)."""
     value = raw.strip()
     try:
         parsed = safejson.loads(value, safejson.Limits(max_chars=20_000, max_depth=2, max_number_chars=20))
     except safejson.UnsafeJSONError:
-        parsed = None
-        if value.startswith("[") and value.endswith("]"):
-            inner = value[1:-1]
-            items = [m.group(1) if m.group(1) is not None else m.group(2) for m in _QUOTED.finditer(inner)]
-            if not _QUOTED.sub("", inner).replace(",", "").strip():
-                parsed = items
+        parsed = _python_strings(value)
     if not isinstance(parsed, list) or not all(isinstance(r, str) for r in parsed):
         raise PlanError(
             "options", f"agent {agent_id!r} debate_roles {value[:60]!r} is not a list of strings", agent=agent_id
         )
+    if len(parsed) < 2 or any(len(r) < 2 for r in parsed):
+        raise PlanError(
+            "options",
+            f"agent {agent_id!r} debate_roles {value[:60]!r}: MAS-Orchestra needs two roles or more, each of two "
+            "characters or more (it drops the block)",
+            agent=agent_id,
+        )
     return parsed
+
+
+def _python_strings(value: str) -> list[str] | None:
+    if len(value) > 20_000 or not (value.startswith("[") and value.endswith("]")):
+        return None
+    inner = value[1:-1]
+    if _PY_LIST.fullmatch(inner) is None:
+        return None
+    try:
+        with warnings.catch_warnings():  # an unknown escape (`\\d`) is a warning there, kept as written
+            warnings.simplefilter("ignore")
+            return [ast.literal_eval(m.group(0)) for m in _PY_STRING.finditer(inner)]
+    except (SyntaxError, ValueError):  # a malformed escape (`\\N`, `\\x1`): MAS-Orchestra cannot read it either
+        return None
 
 
 def _edges(content: str) -> list[tuple[str, str]]:
     """The `<edge>` block's pairs, as MAS-Orchestra reads them: the n-th `<from>` with the n-th `<to>`,
     stripped (repeats kept: its execution order counts them). Unequal counts, which MAS-Orchestra truncates
     silently, are a `PlanError` here."""
-    ends: dict[str, list[str]] = {"from": [], "to": []}
-    for b in blocks(content, ("from", "to"), where="the <edge> block", limit=2 * MAX_EDGES):
-        end = b.content.strip()
+    froms, tos = _bounded(lambda: pairs(content, MAX_EDGES))
+    for end in (*froms, *tos):
         if len(end) > 40:  # no agent id is longer; checked before the text is quoted in any message
             raise PlanError(
-                "unknown_edge_end",
-                f"<{b.name}>{end[:40]}...</{b.name}> names no agent (ids have at most 40 characters)",
+                "unknown_edge_end", f"edge end {end[:40]!r}... names no agent (ids have at most 40 characters)"
             )
-        ends[b.name.lower()].append(end)
-    froms, tos = ends["from"], ends["to"]
     if len(froms) != len(tos):
         raise PlanError(
             "edge_pairs", f"the <edge> block has {len(froms)} <from> and {len(tos)} <to>; each edge needs one of each"
@@ -277,14 +332,26 @@ def to_mas_orchestra(
         if name is None:
             raise PlanError(
                 "unrepresentable",
-                f"agent {a.id!r} has type {a.type!r}, which MAS-Orchestra has no agent for",
+                f"agent {a.id!r} has type {a.type!r}, which MAS-Orchestra's medium-level parser runs no agent for"
+                + (' (its PythonAgent fails there: "Unknown agent name")' if a.type == "python" else ""),
                 agent=a.id,
             )
-        description = descriptions.get(a.id) or f"{name}: an orchrm {a.type} agent."
+        if a.input.strip() == '""':
+            raise PlanError(
+                "unrepresentable", f"agent {a.id!r} input '\"\"' reads as the original question there", agent=a.id
+            )
+        description = _code_safe(descriptions.get(a.id) or f"{name}: an orchrm {a.type} agent.", a.id)
         agent_input = "" if a.input.strip() == ORIGINAL_QUESTION_INPUT else a.input
         args = [f"    <agent_input>{_text(agent_input, 'agent_input', a.id)}</agent_input>"]
         for key, value in sorted(a.options.items()):
             tag = _ARGUMENT_NAMES.get((a.type, key), key)
+            if isinstance(value, list) and (len(value) < 2 or any(len(str(v)) < 2 for v in value)):
+                raise PlanError(
+                    "unrepresentable",
+                    f"agent {a.id!r} {tag} {value!r}: MAS-Orchestra drops a debate with fewer than two roles or a "
+                    "role shorter than two characters",
+                    agent=a.id,
+                )
             if isinstance(value, list):
                 rendered = "[" + ", ".join(_json_string(str(v)) for v in value) + "]"
             else:
@@ -307,12 +374,26 @@ def to_mas_orchestra(
 
 def _text(value: str, tag: str, agent: str | None = None) -> str:
     """`value` as a block's content: without surrounding whitespace (the format drops it), and refused when
-    it holds a closing tag of the format, which would end a block early."""
+    it holds a tag of the format (MAS-Orchestra reads an `<agent>` or `<edge>` anywhere, a closing tag ends a
+    block early), matched with MAS-Orchestra's Unicode case folding."""
     bad = closes_inside(value, _TAGS)
     if bad is not None:
         what = f"agent {agent!r} {tag}" if agent else tag
-        raise PlanError("unrepresentable", f"{what} contains {bad!r}, which would end a block early", agent=agent)
+        raise PlanError("unrepresentable", f"{what} contains {bad!r}, which MAS-Orchestra reads as a tag", agent=agent)
     return value.strip()
+
+
+def _code_safe(description: str, agent: str) -> str:
+    """MAS-Orchestra pastes a lone agent's description into generated Python inside `\"\"\"...\"\"\"`: a
+    description holding `\"\"\"` or a backslash, or ending in `"`, would break that code or change its text."""
+    if '"""' in description or "\\" in description or description.rstrip().endswith('"'):
+        raise PlanError(
+            "unrepresentable",
+            f"agent {agent!r} agent_description holds a backslash or a triple quote, or ends in a quote, which breaks "
+            "the code MAS-Orchestra generates for it",
+            agent=agent,
+        )
+    return description
 
 
 def _json_string(value: str) -> str:

@@ -32,11 +32,14 @@ from ._model import (
     topological_order,
 )
 from ._parse import MAX_PLAN_TEXT_CHARS, PLAN_JSON_LIMITS, drop_unknown_options, parse_plan
+from ._region import ASSISTANT_HEADER, END_TOKENS, Region, split_region
 from ._schema import SCHEMA_MAX_AGENTS, plan_json_schema, schema_agent_id
 from ._validate import parse_and_validate, validate_plan
 
 __all__ = [
     "AGENT_TYPES",
+    "ASSISTANT_HEADER",
+    "END_TOKENS",
     "DEGREES",
     "MAX_AGENTS",
     "MAX_INPUT_CHARS",
@@ -49,6 +52,7 @@ __all__ = [
     "Edge",
     "Plan",
     "PlanError",
+    "Region",
     "agent_types",
     "drop_unknown_options",
     "option_bounds",
@@ -57,6 +61,7 @@ __all__ = [
     "plan_json_schema",
     "plan_shape",
     "schema_agent_id",
+    "split_region",
     "topological_order",
     "validate_plan",
 ]

@@ -18,7 +18,8 @@ DEGREES: tuple[str, ...] = get_args(Degree)  # the plan shapes a rollout may ask
 
 MAX_AGENTS = 8
 MAX_INPUT_CHARS = 2000
-ID = r"[A-Za-z_][A-Za-z0-9_\-]*"
+# A leading digit is allowed: MAS-Orchestra's prompt asks for ids of letters, digits and `_` in any order.
+ID = r"[A-Za-z0-9_][A-Za-z0-9_\-]*"
 REFERENCE = re.compile(r"\$\{(" + ID + r")\}")
 # Anything written like a reference; those REFERENCE does not match (`${ a }`, `${1}`, a Cyrillic letter
 # that looks Latin) would otherwise pass silently as plain text and run the agent without its input.
@@ -94,13 +95,18 @@ class Plan(BaseModel):
     # parsing drops them instead of voiding the plan and notes here what it dropped. Constrained decoding
     # never writes one; the raw text keeps them.
     dropped_options: dict[str, list[str]] = Field(default_factory=dict)
+    # Edges that order two agents but carry no data: MAS-Orchestra runs an `<edge>`'s target after its source
+    # whether or not the target's input quotes `${source}`, and passes nothing when it does not. Only the
+    # MAS-Orchestra reader sets them (an orchestrator's JSON may not); validation keeps them in `edges`.
+    order_edges: list[Edge] = Field(default_factory=list)
 
     @model_serializer(mode="wrap")
     def _omit_empty_note(self, handler: Any) -> dict[str, Any]:
         # Plans with nothing dropped serialise as they did before the note existed (traces, plan JSON).
         data = handler(self)
-        if not self.dropped_options:
-            data.pop("dropped_options", None)
+        for key in ("dropped_options", "order_edges"):
+            if not getattr(self, key):
+                data.pop(key, None)
         return data
 
     def agent(self, agent_id: str) -> AgentSpec:
@@ -123,7 +129,7 @@ class Plan(BaseModel):
 
     def to_json(self) -> str:
         """The plan as an orchestrator would write it (without the parser's note, which traces keep)."""
-        return self.model_dump_json(by_alias=True, exclude_none=True, exclude={"dropped_options"})
+        return self.model_dump_json(by_alias=True, exclude_none=True, exclude={"dropped_options", "order_edges"})
 
     def implied_edges(self) -> list[Edge]:
         """The edges the `${id}` references imply, in agent then reference order."""

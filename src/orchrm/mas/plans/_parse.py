@@ -69,8 +69,9 @@ def parse_plan(text: str) -> Plan:
             if isinstance(value["answer"], (list, dict))
             else str(value["answer"]),
         }
-    if "dropped_options" in value:  # the parser's own note: an orchestrator may not write it
-        raise PlanError("schema", "dropped_options: Extra inputs are not permitted")
+    for note in ("dropped_options", "order_edges"):  # the readers' own notes: an orchestrator may not write them
+        if note in value:
+            raise PlanError("schema", f"{note}: Extra inputs are not permitted")
     try:
         plan = Plan.model_validate(value)
     except ValidationError as exc:

@@ -13,6 +13,7 @@ from ._model import (
     MAX_AGENTS,
     MAX_INPUT_CHARS,
     AgentSpec,
+    Edge,
     Plan,
     PlanError,
     option_bounds,
@@ -57,9 +58,16 @@ def validate_plan(
     for a in plan.agents:
         _check_references(a, ids)
     _check_edges(plan, ids)
-    plan = plan.model_copy(update={"edges": plan.implied_edges()})
+    plan = plan.model_copy(update={"edges": _edges_kept(plan)})
     _check_graph(plan)
     return plan
+
+
+def _edges_kept(plan: Plan) -> list[Edge]:
+    """The implied edges, then the order-only ones (an imported MAS-Orchestra edge that carries no data)."""
+    implied = plan.implied_edges()
+    have = {(e.src, e.dst) for e in implied}
+    return implied + [e for e in plan.order_edges if (e.src, e.dst) not in have]
 
 
 def _check_agent(a: AgentSpec, seen: set[str], types: tuple[str, ...], max_input_chars: int) -> None:
@@ -99,7 +107,7 @@ def _check_references(a: AgentSpec, ids: set[str]) -> None:
 
 def _check_edges(plan: Plan, ids: set[str]) -> None:
     seen_edges: set[tuple[str, str]] = set()
-    for e in plan.edges:
+    for e in [*plan.edges, *(o for o in plan.order_edges if o not in plan.edges)]:
         for end in (e.src, e.dst):
             if end not in ids:
                 raise PlanError("unknown_edge_end", f"edge {e.src}->{e.dst} names unknown agent {end!r}", agent=end)
@@ -108,8 +116,10 @@ def _check_edges(plan: Plan, ids: set[str]) -> None:
         if (e.src, e.dst) in seen_edges:
             raise PlanError("duplicate_edge", f"edge {e.src}->{e.dst} appears twice", agent=e.dst)
         seen_edges.add((e.src, e.dst))
-    # An explicit edge must carry data; a reference without an explicit edge is implied by it.
+    # An explicit edge must carry data, unless the MAS-Orchestra reader marked it order-only; a reference
+    # without an explicit edge is implied by it.
     referenced = {(ref, a.id) for a in plan.agents for ref in a.references()}
+    referenced |= {(e.src, e.dst) for e in plan.order_edges}
     for src, dst in sorted(seen_edges - referenced):
         raise PlanError("edge_mismatch", f"edge {src}->{dst} has no ${{{src}}} in {dst!r}'s input", agent=dst)
 
