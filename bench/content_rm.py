@@ -42,6 +42,7 @@ from files import write_text_atomic
 from orchrm import PairConfig, RewardModel, build_pairs, read_traces, train_reward_model
 from orchrm.bon import (
     METHODS,
+    Case,
     ContentBlind,
     Context,
     RunInfo,
@@ -116,13 +117,19 @@ def _trained_on(folder: Path, train: list, seed: int) -> bool:
     return card.training_data_sha256 == data_hash(train) and card.config.seed == seed
 
 
-def measure(rm: RewardModel) -> dict[str, Any]:
-    """Every selector on the held-out plans with this RM's rewards; the content measures; truncation."""
-    config, train, grouped, held_ids = load_run(RUN)
+def evaluate(rm: RewardModel, run: Path) -> tuple[list[Case], dict[str, Any]]:
+    """A run's held-out cases with this RM's rewards, and every selector on them as `orchrm bon` computes it."""
+    config, train, grouped, held_ids = load_run(run)
     rewards, rm_s, rm_tokens = score_plans(rm, grouped)
     blind = ContentBlind.fit(train, strength=config.bon.prior_strength, exclude=held_ids)
     cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
-    results = compute_results(cases, config.bon, [], meta=RunInfo(task=config.task)).dump()
+    return cases, compute_results(cases, config.bon, [], meta=RunInfo(task=config.task)).dump()
+
+
+def measure(rm: RewardModel) -> dict[str, Any]:
+    """Every selector on the held-out plans with this RM's rewards; the content measures; truncation."""
+    cases, results = evaluate(rm, RUN)
+    grouped = load_run(RUN)[2]
     return {
         "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
         "rm_minus": {k[9:]: v for k, v in results["marks"].items() if k.startswith("rm_minus_")},

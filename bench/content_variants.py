@@ -29,34 +29,51 @@ import time
 from pathlib import Path
 from typing import Any
 
-from content_rm import load_run, truncation
+from content_rm import evaluate, load_run, truncation
 from files import write_text_atomic
 from orchrm import PairConfig, RewardModel, build_pairs, train_reward_model
-from orchrm.bon import METHODS, ContentBlind, Context, RunInfo, across_runs, build_cases, compute_results, score_plans
+from orchrm.bon import METHODS, Context, across_runs
+from orchrm.bon.content import question_same_shape_auc
 from orchrm.pairs import load_counterfactual
 from stamp import stamp
 
 HERE = Path(__file__).parent
 RUN = HERE / "results" / "content_decides"
 CF = RUN / "counterfactual"
+# The same training plans' edits with flip-operator too, 3 a plan (added after the base/cf rows: reading 20
+# same-shape pairs by hand found wrong plans that differ from right ones by an operator or an if/else's sides):
+#   orchrm counterfactual ... --out bench/results/content_decides/counterfactual-ops --edits-per-plan 3 \
+#       --kinds swap-entity,swap-attribute,break-reference,reorder-hops,swap-number,flip-operator
+CF_OPS = RUN / "counterfactual-ops"
 OUT = HERE / "results" / "content_variants.json"
 RMS = HERE / "results" / "content_variants"
 BLIND = ("shortest", "prior", "kind-prior", "router", "random")
 
-#: name -> (uses counterfactual edits, RMConfig overrides, PairConfig overrides, what it tests)
-VARIANTS: dict[str, tuple[bool, dict[str, Any], dict[str, Any], str]] = {
-    "base": (False, {}, {}, "the loop's own RM: its pair sources, MiniLM, 4 epochs"),
-    "cf": (True, {}, {}, "+ executed counterfactual edits of training plans (entity, attribute, reference, order)"),
-    "epochs8": (False, {"epochs": 8}, {}, "twice the epochs: is base under-trained?"),
-    "cf-epochs8": (True, {"epochs": 8}, {}, "both"),
-    "uncapped": (False, {}, {"max_pairs_per_question": 64}, "every pair a question has (cap 64, not 12)"),
+#: name -> (counterfactual edits folder or None, RMConfig overrides, PairConfig overrides, what it tests)
+VARIANTS: dict[str, tuple[Path | None, dict[str, Any], dict[str, Any], str]] = {
+    "base": (None, {}, {}, "the loop's own RM: its pair sources, MiniLM, 4 epochs"),
+    "cf": (CF, {}, {}, "+ executed counterfactual edits of training plans (entity, attribute, reference, order)"),
+    "epochs8": (None, {"epochs": 8}, {}, "twice the epochs: is base under-trained?"),
+    "cf-epochs8": (CF, {"epochs": 8}, {}, "both"),
+    "uncapped": (None, {}, {"max_pairs_per_question": 64}, "every pair a question has (cap 64, not 12)"),
+    "cf-ops": (CF_OPS, {}, {}, "+ edits that flip an operator or an if/else's sides, 3 edits a plan (added after cf)"),
+    "cf-ops-uncapped": (
+        CF_OPS,
+        {},
+        {"max_counterfactual_per_question": 96},
+        "cf-ops with every edit pair a question has (cap 96, not 24; added after cf)",
+    ),
 }
+# Held-out questions at even positions of the run's held-out order choose among variants ("dev"); the odd ones
+# report the chosen one ("report"). The split was made after the base and cf rows were seen on all 250.
+HALVES = {"dev": 0, "report": 1}
 
 
 def one(variant: str, seed: int) -> dict[str, Any]:
     config, train, _, _ = load_run(RUN)
-    uses_cf, rm_over, pair_over, what = VARIANTS[variant]
-    edits = load_counterfactual(CF) if uses_cf else ()
+    cf, rm_over, pair_over, what = VARIANTS[variant]
+    uses_cf = cf is not None
+    edits = load_counterfactual(cf) if cf is not None else ()
     sources = PairConfig().sources if uses_cf else tuple(s for s in PairConfig().sources if s != "counterfactual")
     pairs = build_pairs(train, PairConfig(seed=config.seed, sources=sources, **pair_over), counterfactual=edits)
     stats = json.loads(pairs.stats.model_dump_json())
@@ -77,11 +94,7 @@ def one(variant: str, seed: int) -> dict[str, Any]:
 
 
 def measure(rm: RewardModel) -> dict[str, Any]:
-    config, train, grouped, held_ids = load_run(RUN)
-    rewards, rm_s, rm_tokens = score_plans(rm, grouped)
-    blind = ContentBlind.fit(train, strength=config.bon.prior_strength, exclude=held_ids)
-    cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
-    results = compute_results(cases, config.bon, [], meta=RunInfo(task=config.task)).dump()
+    cases, results = evaluate(rm, RUN)
     pick = lambda case, m: METHODS[m].run(case, Context()).correct  # noqa: E731
     return {
         "accuracy": {m: v["accuracy"] for m, v in results["methods"].items()},
@@ -90,7 +103,14 @@ def measure(rm: RewardModel) -> dict[str, Any]:
         "by_template": results.get("by_template"),
         "columns": {m: [pick(c, m) for c in cases] for m in ("rm", "shape-mean", "oracle", *BLIND)},
         "questions": len(cases),
-        "truncation": truncation(rm, grouped),
+        "question_ids": [c.question_id for c in cases],
+        # per question (None: no clean same-shape pair), for any split of the held-out questions after the fact
+        "same_shape_auc_by_question": {
+            m: [question_same_shape_auc(METHODS[m].seen(c), METHODS[m].score) for c in cases]
+            for m in ("rm", "shape-mean", *BLIND)
+            if METHODS[m].score is not None
+        },
+        "truncation": truncation(rm, load_run(RUN)[2]),
         "stamp": stamp(),
     }
 
@@ -117,8 +137,35 @@ def summary(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
             "rm_minus_shape_mean": across_runs(rm, [r["columns"]["shape-mean"] for r in runs], **paired).model_dump(),
             "same_shape_auc_rm": [r["content"]["auc"]["rm"]["value"] for r in runs],
             "same_shape_auc_rm_minus": {m: [r["content"]["rm_minus"].get(m) for r in runs] for m in BLIND},
+            "halves": {half: _half(runs, parity) for half, parity in HALVES.items()},
         }
     return out
+
+
+def _half(runs: list[dict[str, Any]], parity: int) -> dict[str, Any] | None:
+    """Accuracy and same-shape AUC on one half of the held-out questions, across the variant's RM seeds."""
+    if any("same_shape_auc_by_question" not in r for r in runs):
+        return None
+    keep = [i for i in range(runs[0]["questions"]) if i % 2 == parity]
+    col = lambda r, m: [r["columns"][m][i] for i in keep]  # noqa: E731
+    blind = {m: col(runs[0], m) for m in BLIND}
+    best = max(blind, key=lambda m: statistics.fmean(blind[m]))
+    seeds = [r["seed"] for r in runs]
+    paired = {"seeds": seeds, "seeds_minus": seeds, "min_pairs": 2}
+
+    def auc(r: dict[str, Any], m: str) -> float:
+        values = [r["same_shape_auc_by_question"][m][i] for i in keep]
+        return statistics.fmean(v for v in values if v is not None)
+
+    return {
+        "questions": len(keep),
+        "rm": across_runs([col(r, "rm") for r in runs], seeds=seeds).model_dump(),
+        "best_content_blind": best,
+        "rm_minus_best_content_blind": across_runs(
+            [col(r, "rm") for r in runs], [blind[best]] * len(runs), **paired
+        ).model_dump(),
+        "same_shape_auc": {m: statistics.fmean(auc(r, m) for r in runs) for m in runs[0]["same_shape_auc_by_question"]},
+    }
 
 
 def write(all_rows: list[dict[str, Any]]) -> None:
@@ -135,10 +182,15 @@ def main() -> None:
     if not args.tables_only:
         for variant in args.variants.split(","):
             for seed in (int(s) for s in args.seeds.split(",")):
-                if any(r["variant"] == variant and r["seed"] == seed for r in done):
+                old = next((r for r in done if r["variant"] == variant and r["seed"] == seed), None)
+                if old is not None and "same_shape_auc_by_question" in old:
                     continue
-                row = one(variant, seed)
-                done.append(row)
+                if old is not None:  # a row from before per-question AUCs: its saved RM measured again
+                    row = old | measure(RewardModel.load(RMS / f"{variant}-{seed}"))
+                    done[done.index(old)] = row
+                else:
+                    row = one(variant, seed)
+                    done.append(row)
                 write(done)
                 acc = row["accuracy"]
                 print(

@@ -569,6 +569,10 @@ KIND_PAIRS = (
     ("rm-decoder", "execute"),
     ("router", "prior"),
     ("router", "execute"),
+    # what validity alone leaves: each other reward against `valid` (issue #47's claims)
+    ("execute", "valid"),
+    ("router", "valid"),
+    ("prior", "valid"),
     ("scratch-kl", "scratch"),
     ("scratch-entropy", "scratch"),
     ("execute", "scratch"),
