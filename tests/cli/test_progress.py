@@ -169,3 +169,31 @@ def test_a_trainers_own_token_count_is_shown_between_steps():
     text = out.text()
     assert "training RM 0/2" in text[1] and " 0 tok" in text[1]
     assert "training RM 2/2 (100%) · done · 600 tok" in text[-1]
+
+
+def test_a_trainer_stopped_early_says_why_in_its_last_line():
+    from types import SimpleNamespace
+
+    from orchrm.cli.progress import stop_reason
+
+    args = SimpleNamespace(metric_for_best_model="pairwise_accuracy", greater_is_better=True, eval_strategy="epoch")
+    evals = [
+        {"eval_pairwise_accuracy": 0.75, "epoch": 1.0},
+        {"loss": 0.6, "epoch": 1.5},
+        {"eval_pairwise_accuracy": 0.70, "epoch": 2.0},
+        {"eval_pairwise_accuracy": 0.75, "epoch": 3.0},  # equal is no gain, as for transformers' early stopping
+    ]
+    state = SimpleNamespace(max_steps=30, global_step=15, log_history=evals, is_world_process_zero=True)
+    assert stop_reason(args, state) == (
+        "stopped early at step 15 of 30: held-out pairwise accuracy did not improve for 2 epochs (best 0.750 at epoch 1)"
+    )
+    assert stop_reason(args, SimpleNamespace(max_steps=30, global_step=30, log_history=evals)) == ""  # ran them all
+    assert stop_reason(None, state) == "stopped early at step 15 of 30"  # no metric: where, at least
+
+    out = Timed()
+    with Reporter(Mode.lines, interval_s=INTERVAL, stream=out) as progress:
+        callback = trainer_progress(progress, "training RM")
+        callback.on_train_begin(args, state, None)
+        callback.on_train_end(args, state, None)
+    assert "training RM 15/30 (50%) · done" in out.text()[-1]
+    assert out.text()[-1].endswith("did not improve for 2 epochs (best 0.750 at epoch 1)")

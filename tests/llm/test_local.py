@@ -100,3 +100,18 @@ def test_server_dies_with_a_killed_parent(fake_env, tmp_path):
     proc.kill()
     proc.wait()
     assert _gone(server_pid), "llama-server outlived the process that started it"
+
+
+def test_a_registry_model_is_named_by_its_registry_name_with_its_sha256_beside():
+    from orchrm.llm import DEFAULT_MODEL, REGISTRY, described
+
+    backend = LocalBackend(DEFAULT_MODEL)  # nothing starts: the registry knows the sha256
+    sha = REGISTRY[DEFAULT_MODEL].sha256
+    assert backend.model_id == f"gguf:{sha}"  # the cache's identity is unchanged
+    assert backend.display_name == DEFAULT_MODEL
+    assert described(backend) == f"{DEFAULT_MODEL} (gguf:{sha})"
+
+
+def test_a_gguf_path_is_named_by_its_file_name(fake_env):
+    backend = LocalBackend(str(fake_env), server=ServerConfig(parallel=1))
+    assert backend.display_name == "tiny.gguf"

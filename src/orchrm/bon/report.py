@@ -85,7 +85,7 @@ def plot(results: BonResults, folder: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    model = results.model or ""
+    model = results.model_name or results.model or ""
     model = model if len(model) <= 24 else model[:20] + "…"  # a GGUF's identity is its sha256
     title = f"{results.task} · {results.questions} held-out questions · N={results.n} · {model}"
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -237,9 +237,14 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _named(name: str | None, identity: str) -> str:
+    """A model as the report names it: its name with its identity beside it (older results: the identity)."""
+    return identity if not name or name == identity else f"{name} ({identity})"
+
+
 def _models_line(r: BonResults) -> str:
-    model = r.model or ""
-    agent = r.agent_model or model
+    model = _named(r.model_name, r.model or "")
+    agent = _named(r.agent_model_name, r.agent_model or r.model or "")
     return (
         f"orchestrator and sub-agents: `{model}`"
         if agent == model

@@ -84,8 +84,10 @@ class RunInfo(BaseModel):
     """What the run was: task, models, RM, rollout settings. Only the fields given are written."""
 
     task: str
-    model: str | None = None
+    model: str | None = None  # the identity (a GGUF's is its sha256): what the response cache keys by
     agent_model: str | None = None
+    model_name: str | None = None  # the name a person knows it by (`qwen2.5-coder-0.5b`), shown beside `model`
+    agent_model_name: str | None = None
     rm: RMInfo | None = None
     rollout: dict[str, Any] | None = None
     warnings: list[str] = Field(default_factory=list)

@@ -78,13 +78,22 @@ def shown(path: Path | None) -> str:
 
 
 def run_info(
-    task: Task, rm: RewardModel, run_config: RunConfig, warnings: list[str], blind: ContentBlind | None
+    task: Task,
+    rm: RewardModel,
+    run_config: RunConfig,
+    warnings: list[str],
+    blind: ContentBlind | None,
+    names: tuple[str, str] | None = None,
 ) -> RunInfo:
+    """What the results say the run was; `names` are the orchestrator's and the agents' models as a person names
+    them (`Backend.display_name`), written beside their identities."""
     card = rm.card
+    named = {"model_name": names[0], "agent_model_name": names[1]} if names is not None else {}
     return RunInfo(
         task=task.name,
         model=run_config.model_id,
         agent_model=run_config.agent_model_id or run_config.model_id,
+        **named,
         rm=RMInfo(path=shown(rm.path), backbone=card.backbone, tasks=card.tasks, weights_sha256=card.weights_sha256),
         rollout=run_config.model_dump(),
         warnings=warnings,
@@ -174,6 +183,7 @@ async def abon(
 
     judgments = await _judged(llm, config, grouped, out, state, report)
     cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
-    results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, blind))
+    names = (llm.backend.display_name, (agent_llm or llm).backend.display_name)
+    results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, blind, names))
     write_results(out, results, per_question_rows(cases, config, judgments))
     return BonResult(results, cases, warnings)

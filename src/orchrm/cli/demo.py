@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from ..bon.config import BonConfig
-from ..llm import DEFAULT_MODEL, TokenLedger
+from ..llm import DEFAULT_MODEL, LLM, TokenLedger, described
 from ..loop import LoopConfig, LoopEvent, LoopResult, arun_loop
 from ..mas.run_config import RolloutSettings
 from ..rm.config import RMConfig
@@ -40,6 +40,14 @@ if TYPE_CHECKING:
 
 #: The profile the demo runs with unless told otherwise: its settings fit the loop to 2 CPU cores.
 DEMO = "demo"
+
+
+def models_line(llm: LLM, agent_llm: LLM) -> str:
+    """The opened models by name with their identities beside (`qwen2.5-coder-0.5b (gguf:<sha256>)`)."""
+    plans, agents = described(llm.backend), described(agent_llm.backend)
+    return (
+        f"orchestrator and sub-agents: {plans}" if plans == agents else f"orchestrator: {plans}; sub-agents: {agents}"
+    )
 
 
 def _models(model: str, agent_model: str | None) -> str:
@@ -123,6 +131,7 @@ def _run(
     """The loop on freshly opened models, reporting to `progress`; its result and the orchestrator's ledger."""
     progress.note(f"opening the {where} models")  # an embedded model starts its server: seconds
     with open_models(models) as (llm, agent_llm):
+        progress.note(models_line(llm, agent_llm))
         # The RM's steps line counts the trainer's own non-padding tokens; the judge's reads the `verify` calls.
         result = asyncio.run(
             arun_loop(

@@ -321,7 +321,39 @@ def trainer_progress(reporter: Reporter, stage: str, info: Any = None, tokens: A
                 self.report(state, " · ".join(p for p in (epoch, self.shown) if p))
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            if state.is_world_process_zero:  # early stopping ends before max_steps
-                self.report(state, self.shown, finished=True)
+            if state.is_world_process_zero:  # early stopping ends before max_steps: the last line says so
+                self.report(state, " · ".join(p for p in (self.shown, stop_reason(args, state)) if p), finished=True)
 
     return StepProgress()
+
+
+def stop_reason(args: Any, state: Any) -> str:
+    """Why a trainer ended before its `max_steps`, read from its state ("" when it ran them all): early stopping
+    (transformers' `EarlyStoppingCallback`) ends it once `args.metric_for_best_model` has not beaten its best for
+    the patience's number of evaluations in a row, so the trailing evaluations that did not beat it are the reason."""
+    if not state.max_steps or state.global_step >= state.max_steps:
+        return ""
+    where = f"stopped early at step {state.global_step} of {state.max_steps}"
+    metric = getattr(args, "metric_for_best_model", None)
+    if not metric:
+        return where
+    key = metric if metric.startswith("eval_") else f"eval_{metric}"
+    higher = getattr(args, "greater_is_better", True) is not False
+    best, best_epoch, stale = None, None, 0
+    for logged in state.log_history:
+        value = logged.get(key)
+        if not isinstance(value, (int, float)):
+            continue
+        if best is None or (value > best if higher else value < best):
+            best, best_epoch, stale = value, logged.get("epoch"), 0
+        else:
+            stale += 1
+    if best is None or not stale:
+        return where
+    strategy = getattr(args, "eval_strategy", None)
+    unit = "epoch" if getattr(strategy, "value", strategy) == "epoch" else "evaluation"
+    name = key.removeprefix("eval_").replace("_", " ")
+    at = f" at epoch {best_epoch:g}" if isinstance(best_epoch, (int, float)) else ""
+    return (
+        f"{where}: held-out {name} did not improve for {stale} {unit}{'s' if stale > 1 else ''} (best {best:.3f}{at})"
+    )

@@ -12,7 +12,7 @@ from .accounting import (
     read_totals,
     run_ledger,
 )
-from .backend import Backend
+from .backend import Backend, described
 from .cache import ResponseCache
 from .client import LLM, violation
 from .factory import (
@@ -63,6 +63,7 @@ __all__ = [
     "UsageRecord",
     "close_llms",
     "create_backend",
+    "described",
     "ensure_reachable",
     "open_agent_llm",
     "open_llm",

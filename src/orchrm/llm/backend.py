@@ -20,6 +20,12 @@ class Backend(ABC):
         """What identifies the weights answering (for a GGUF file: its sha256). Part of every cache key."""
 
     @property
+    def display_name(self) -> str:
+        """The model as a person names it (a registry name, a served model's name); reports and the CLI show it
+        beside `model_id`, which stays the identity the cache keys by. Default: `model_id` itself."""
+        return self.model_id
+
+    @property
     def max_concurrency(self) -> int:
         """How many requests are worth keeping in flight at once."""
         return 4
@@ -60,3 +66,10 @@ class Backend(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - an optional hook: most backends hold nothing
         """Release connections and processes. Safe to call twice."""
+
+
+def described(backend: Backend) -> str:
+    """`qwen2.5-coder-0.5b (gguf:<sha256>)`: the name a person knows with the identity beside it; the identity
+    alone when the two are one (a served model's name)."""
+    name, identity = backend.display_name, backend.model_id
+    return identity if name == identity else f"{name} ({identity})"

@@ -10,6 +10,7 @@ import asyncio
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TypeVar
 
 from ..errors import BackendUnreachable
@@ -80,6 +81,12 @@ class LocalBackend(Backend):
         else:
             raise RuntimeError("model id of a GGUF path is known only after start()")
         return f"{base}+lora:{self.adapter.sha256}" if self.adapter is not None else base
+
+    @property
+    def display_name(self) -> str:
+        """The registry name (a GGUF path: its file name), with the adapter's name when one is loaded."""
+        name = self.model_name if self.model_name in REGISTRY else Path(self.model_name).name
+        return f"{name}+{self.adapter.name}" if self.adapter is not None else name
 
     @property
     def max_concurrency(self) -> int:
