@@ -125,3 +125,26 @@ def test_the_backoff_grows_jittered_and_never_passes_the_deadline():
     assert all(0 < w <= 5.0 for w in waits) and waits[0] <= 0.375 and max(waits) >= 1.0
     assert Backoff(deadline_s=0).wait(5.0, "x") is None
     assert Backoff(deadline_s=0.5).wait(MAX_RETRY_AFTER_S, "x") <= 0.5
+
+
+def test_a_plan_as_text_is_sent_as_written_like_reward_model_score_takes_it(script):
+    # RewardModel.score takes a Plan or the orchestrator's raw text; a served RM takes the same.
+    import json
+
+    bodies = []
+    server = script((200, b'{"scores": [0.5, 0.25], "errors": [null, null]}', {}))
+    handler = server.httpd.RequestHandlerClass
+    original = handler.do_POST
+
+    def recording(self):
+        length = int(self.headers.get("content-length", 0))
+        raw = self.rfile.read(length)
+        bodies.append(json.loads(raw))
+        self.rfile = __import__("io").BytesIO(raw)
+        self.headers.replace_header("content-length", str(len(raw)))
+        original(self)
+
+    handler.do_POST = recording
+    assert RemoteScorer(server.url).score([("q", VALID), ("q", GOOD)]) == [0.5, 0.25]
+    plans = [item["plan"] for item in bodies[0]["items"]]
+    assert plans[0] == VALID.model_dump(mode="json") and plans[1] == GOOD

@@ -81,9 +81,15 @@ class _Try:
     response: Any = None
 
 
+def _plan_field(plan: Plan | str) -> Any:
+    if isinstance(plan, str):
+        return plan
+    return plan.model_dump(mode="json")
+
+
 class RemoteScorer:
-    """`orchrm serve` over HTTP (`POST {url}/score`): the raw score of each valid plan, or the server's reason for
-    none. Busy and unreachable servers are waited for (module docstring); anything else that is not one finite
+    """`orchrm serve` over HTTP (`POST {url}/score`): the raw score of each plan (a `Plan`, or the orchestrator's raw
+    text, as `RewardModel.score` takes), or the server's reason for none. Busy and unreachable servers are waited for (module docstring); anything else that is not one finite
     score or `null` per item is a `RewardServerError`."""
 
     def __init__(
@@ -98,13 +104,14 @@ class RemoteScorer:
         self.timeout = timeout
         self.deadline_s = deadline_s
 
-    def _body(self, items: Sequence[tuple[str, Plan]]) -> dict[str, Any]:
-        return {"items": [{"question": q, "plan": p.model_dump(mode="json")} for q, p in items]}
+    def _body(self, items: Sequence[tuple[str, Plan | str]]) -> dict[str, Any]:
+        # A plan as text is sent as written: the server reads it with the same reader `RewardModel.score` uses.
+        return {"items": [{"question": q, "plan": _plan_field(p)} for q, p in items]}
 
-    def _chunks(self, items: Sequence[tuple[str, Plan]]) -> list[Sequence[tuple[str, Plan]]]:
+    def _chunks(self, items: Sequence[tuple[str, Plan | str]]) -> list[Sequence[tuple[str, Plan | str]]]:
         return [items[i : i + REQUEST_ITEMS] for i in range(0, len(items), REQUEST_ITEMS)]
 
-    def score(self, items: Sequence[tuple[str, Plan]]) -> list[Raw]:
+    def score(self, items: Sequence[tuple[str, Plan | str]]) -> list[Raw]:
         import httpx
 
         out: list[Raw] = []
@@ -119,7 +126,7 @@ class RemoteScorer:
                     step.response = exc
         return out
 
-    async def ascore(self, items: Sequence[tuple[str, Plan]]) -> list[Raw]:
+    async def ascore(self, items: Sequence[tuple[str, Plan | str]]) -> list[Raw]:
         import httpx
 
         out: list[Raw] = []
@@ -134,7 +141,7 @@ class RemoteScorer:
                     step.response = exc
         return out
 
-    def _steps(self, items: Sequence[tuple[str, Plan]], out: list[Raw]) -> Iterator[_Try | float]:
+    def _steps(self, items: Sequence[tuple[str, Plan | str]], out: list[Raw]) -> Iterator[_Try | float]:
         """The retry loop, written once for `score` and `ascore`: each step is a `_Try` to post (the driver sets its
         `response`, a transport error included, before asking for the next step) or seconds to sleep. The scores
         are appended to `out`, chunk by chunk; the deadline passed or a 4xx answer raises from here."""

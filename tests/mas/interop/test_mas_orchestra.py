@@ -283,7 +283,7 @@ def test_the_writer_refuses_agents_mas_orchestra_cannot_run(agent_type):
     # MAS-Orchestra's medium.py dispatches five agent names and raises "Unknown agent name" for any other.
     with pytest.raises(PlanError) as info:
         to_mas_orchestra(Plan(agents=[AgentSpec(id="p", type=agent_type, input="compute")]))
-    assert info.value.rule == "unrepresentable" and "no agent" in info.value.reason
+    assert info.value.rule == "unrepresentable" and "has no agent for" in info.value.reason
     assert rule_of(agent_block(name="PythonAgent")) == "unknown_type"
 
 

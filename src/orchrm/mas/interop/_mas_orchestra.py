@@ -332,7 +332,7 @@ def to_mas_orchestra(
         if name is None:
             raise PlanError(
                 "unrepresentable",
-                f"agent {a.id!r} has type {a.type!r}, which MAS-Orchestra's medium-level parser runs no agent for"
+                f"agent {a.id!r} has type {a.type!r}, which MAS-Orchestra has no agent for (its medium-level parser runs five names)"
                 + (' (its PythonAgent fails there: "Unknown agent name")' if a.type == "python" else ""),
                 agent=a.id,
             )
