@@ -143,5 +143,73 @@ def test_two_models_plans_and_judge_on_the_orchestrator_agents_on_the_agent_mode
     assert len(big.backend.calls) == 12 + len(judge_calls) and len(small.backend.calls) > 0
     assert not any("orchestrator" in m[0].content for m, _, _ in small.backend.calls)
     assert (res.model, res.agent_model) == ("big", "small")
+    assert (res.model_name, res.agent_model_name) == ("big", "small")  # a scripted model: its name is its id
     md = write_reports(res, tmp_path / "bon")["md"].read_text()
     assert "orchestrator: `big`; sub-agents: `small`" in md
+
+
+def _discerning(log: list[str] | None = None):
+    """`replies()`, but the judge scores each trajectory by its text (so its pick differs between questions), and
+    `log` records each request's kind in the order they reach the backend."""
+    import hashlib
+
+    base = replies()
+
+    def reply(messages, config):
+        judged = config.json_schema is not None or config.tools
+        if log is not None:
+            log.append("judge" if judged else "rollout")
+        if not judged:
+            return base(messages, config)
+        score = int(hashlib.sha256(messages[-1].content.encode()).hexdigest()[:4], 16) / 65535
+        return json.dumps({"action": "final_answer", "score": round(score, 3), "reason": "ok", "confidence": 0.6})
+
+    return reply
+
+
+def _verdicts(path):
+    return sorted(
+        (j.question_id, j.n, j.best, j.scores, j.prompt_tokens, j.completion_tokens) for j in read_judgments(path)
+    )
+
+
+def test_the_judge_beside_the_rollout_judges_exactly_as_judging_after_it(tmp_path, rm_dir):
+    import shutil
+
+    from orchrm.bon.judge import judge_evaluator, judge_missing
+    from orchrm.bon.run import HELDOUT_DIR
+    from orchrm.mas.traces import TRACES_FILE, read_traces
+
+    task, rm = make_task(tmp_path), RewardModel.load(rm_dir)
+    run, cfg = configs(n_questions=4)
+    asyncio.run(abon(task, scripted_llm(_discerning()), rm, tmp_path / "bon", run, cfg, parallel_questions=1))
+    overlapped = _verdicts(tmp_path / "bon" / JUDGMENTS_FILE)
+    # the sequential path on the very same plans: every question's first N plans, judged after the rollout
+    traces = read_traces(tmp_path / "bon" / HELDOUT_DIR / TRACES_FILE)
+    grouped = {
+        q: sorted((t for t in traces if t.question_id == q), key=lambda t: t.plan_index)
+        for q in {t.question_id for t in traces}
+    }
+    after = tmp_path / "after"
+    after.mkdir()
+    evaluator = judge_evaluator(scripted_llm(_discerning()), cfg)
+    asyncio.run(judge_missing(evaluator, grouped, cfg, after / JUDGMENTS_FILE))
+    assert len(overlapped) == 4 and overlapped == _verdicts(after / JUDGMENTS_FILE)
+    assert len({str(v[3]) for v in overlapped}) == 4  # scores differ by question: a constant judge proves little
+    shutil.rmtree(after)
+
+
+def test_a_questions_judge_starts_while_other_questions_still_roll_out(tmp_path, rm_dir):
+    task, rm = make_task(tmp_path), RewardModel.load(rm_dir)
+    run, cfg = configs(n_questions=3)
+    log: list[str] = []
+    llm = scripted_llm(_discerning(log), delay_s=0.1)  # a request takes a while, as on a server
+    seen = []
+
+    def progress(p):
+        seen.append((p.judged, p.rollout.plans_done if p.rollout else 0))
+
+    asyncio.run(abon(task, llm, rm, tmp_path / "bon", run, cfg, parallel_questions=1, on_progress=progress))
+    first_judge, last_rollout = log.index("judge"), len(log) - 1 - log[::-1].index("rollout")
+    assert first_judge < last_rollout  # a judge request reached the backend before the last rollout request
+    assert any(judged and plans < 12 for judged, plans in seen)  # a judgment finished with plans still to run

@@ -68,6 +68,81 @@ def judge_evaluator(llm: LLM, config: BonConfig) -> SkillEvaluator:
     )
 
 
+class JudgeQueue:
+    """The listwise judge on questions as their plans come in: `submit` starts a question's judgments at once (at
+    most `config.judge_concurrency` questions judged together), so the judge shares the model's slots with the
+    rollout still running instead of waiting for its last plan; `finish` submits whatever was not submitted, waits
+    for every judgment and returns the file's records with this key. What is judged, with which plans and
+    settings, is what judging after the rollout judged: one judgment per (question, N) over its first N plans,
+    none for one already in the file or with fewer than two judgeable plans. `on_progress(done, total)` counts
+    the (question, N) expected for the questions named by `expect` (a skipped one counts as done)."""
+
+    def __init__(
+        self,
+        evaluator: SkillEvaluator,
+        config: BonConfig,
+        path: Path,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.evaluator, self.config, self.path, self.on_progress = evaluator, config, path, on_progress
+        self.key = config.judge_key()
+        self._have = {(r.question_id, r.n) for r in read_judgments(path) if r.key == self.key}
+        self._seen: set[tuple[str, int]] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._sem = asyncio.Semaphore(config.judge_concurrency)
+        self.done = self.total = 0
+
+    def expect(self, question_ids: list[str], n_plans: int) -> None:
+        """The (question, N) still to judge among these questions, as the progress total."""
+        ns = self.config.judged_ns(n_plans)
+        self.total = sum((q, n) not in self._have for q in question_ids for n in ns)
+        self._report()
+
+    def submit(self, question_id: str, plans: list[Trace]) -> None:
+        """Judge a question whose plans are all in: `plans` are its first N, in plan order."""
+        for n in self.config.judged_ns(len(plans)):
+            if (question_id, n) in self._have or (question_id, n) in self._seen:
+                continue
+            self._seen.add((question_id, n))
+            if len(judgeable(plans[:n])) < 2:
+                self._count()  # nothing to judge: counted as done, as the total counted it
+                continue
+            self._tasks.append(asyncio.create_task(self._one(question_id, n, judgeable(plans[:n]))))
+
+    async def finish(self, grouped: dict[str, list[Trace]]) -> list[JudgeRecord]:
+        """Every question of `grouped` judged (those not submitted yet now); the records with this key."""
+        for q, plans in grouped.items():
+            self.submit(q, plans)
+        try:
+            await asyncio.gather(*self._tasks)
+        finally:
+            self.cancel()
+        return [r for r in read_judgments(self.path) if r.key == self.key]
+
+    def cancel(self) -> None:
+        """Stop the judgments still running (the rollout beside them failed); finished ones are in the file."""
+        for task in self._tasks:
+            task.cancel()
+
+    async def _one(self, q: str, n: int, plans: list[Trace]) -> None:
+        async with self._sem:
+            start = time.perf_counter()
+            responses = [trajectory_response(t) for t in plans]
+            j = await self.evaluator.alistwise(plans[0].question, responses, kind="trajectory")
+            wall = time.perf_counter() - start
+        jsonl.append(self.path, JudgeRecord.of(q, n, self.key, plans, j, wall))
+        self._count()
+
+    def _count(self) -> None:
+        self.done += 1
+        self.total = max(self.total, self.done)
+        self._report()
+
+    def _report(self) -> None:
+        if self.on_progress:
+            self.on_progress(self.done, self.total)
+
+
 async def judge_missing(
     evaluator: SkillEvaluator,
     grouped: dict[str, list[Trace]],
@@ -76,30 +151,6 @@ async def judge_missing(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> list[JudgeRecord]:
     """Run the listwise judge on every (question, N) that has no judgment yet; append each as it finishes."""
-    key = config.judge_key()
-    have = {(r.question_id, r.n) for r in read_judgments(path) if r.key == key}
-    todo = [
-        (q, n)
-        for q, plans in grouped.items()
-        for n in config.judged_ns(len(plans))
-        if (q, n) not in have and len(judgeable(plans[:n])) >= 2
-    ]
-    done = 0
-    if on_progress:
-        on_progress(done, len(todo))
-    sem = asyncio.Semaphore(config.judge_concurrency)
-
-    async def one(q: str, n: int) -> None:
-        nonlocal done
-        plans = judgeable(grouped[q][:n])
-        async with sem:
-            start = time.perf_counter()
-            j = await evaluator.alistwise(plans[0].question, [trajectory_response(t) for t in plans], kind="trajectory")
-            wall = time.perf_counter() - start
-        jsonl.append(path, JudgeRecord.of(q, n, key, plans, j, wall))
-        done += 1
-        if on_progress:
-            on_progress(done, len(todo))
-
-    await asyncio.gather(*(one(q, n) for q, n in todo))
-    return [r for r in read_judgments(path) if r.key == key]
+    queue = JudgeQueue(evaluator, config, path, on_progress)
+    queue.expect(list(grouped), max((len(p) for p in grouped.values()), default=0))
+    return await queue.finish(grouped)

@@ -10,6 +10,7 @@ them in seconds, so a larger `--n-questions` extends a run instead of starting o
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from .candidates import Case
 from .cases import build_cases
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
-from .judge import JUDGMENTS_FILE, JudgeRecord, judge_evaluator, judge_missing
+from .judge import JUDGMENTS_FILE, JudgeQueue, judge_evaluator
 from .results import BonResults, RMInfo, RunInfo, write_results
 
 HELDOUT_DIR = "heldout"
@@ -35,7 +36,11 @@ HELDOUT_DIR = "heldout"
 
 @dataclass
 class BonProgress:
-    stage: str = "rollout"  # then "score" (the RM scores every plan), then "judge" when the judge runs
+    """Best-of-N's counters. `stage` is what the report at hand is about: "rollout" (the held-out plans),
+    "score" (the RM scores every plan) or "judge" (a judgment started or finished). The judge runs beside the
+    rollout, each question judged once its plans are in, so "judge" and "rollout" reports interleave."""
+
+    stage: str = "rollout"
     rollout: Progress | None = None
     judged: int = 0
     to_judge: int = 0
@@ -109,25 +114,49 @@ def _check(run_config: RunConfig) -> None:
         raise ConfigError("the held-out rollout must execute every plan it samples")
 
 
-async def _judged(
-    llm: LLM,
-    config: BonConfig,
-    grouped: dict[str, list[Trace]],
-    out: Path,
-    state: BonProgress,
-    report: Callable[[BonProgress], None],
-) -> list[JudgeRecord]:
-    """The judge's verdict on every plan (resuming from the run's judgments file), reported as it goes; none when
-    `config.judge` is off."""
+def _judge_queue(
+    llm: LLM, config: BonConfig, out: Path, state: BonProgress, report: Callable[[BonProgress], None]
+) -> JudgeQueue | None:
+    """The judge, reporting as it goes, ready to take questions as their plans come in; None when `config.judge`
+    is off."""
     if not config.judge:
-        return []
-    state.stage = "judge"
+        return None
 
     def judge_progress(done: int, total: int) -> None:
-        state.judged, state.to_judge = done, total
+        state.stage, state.judged, state.to_judge = "judge", done, total
         report(state)
 
-    return await judge_missing(judge_evaluator(llm, config), grouped, config, out / JUDGMENTS_FILE, judge_progress)
+    return JudgeQueue(judge_evaluator(llm, config), config, out / JUDGMENTS_FILE, judge_progress)
+
+
+async def _heldout_plans(
+    task: Task,
+    llm: LLM,
+    heldout: Path,
+    run_config: RunConfig,
+    agent_llm: LLM | None,
+    parallel_questions: int,
+    on_progress: Callable[[Progress], None],
+    judge: JudgeQueue | None,
+) -> dict[str, list[Trace]]:
+    """The held-out rollout (resuming), each question handed to `judge` as soon as its N plans are in; every
+    question's first N plans, refused when one has fewer."""
+    rollout = await arollout(
+        task,
+        llm,
+        heldout,
+        run_config,
+        agent_llm=agent_llm,
+        parallel_questions=parallel_questions,
+        on_progress=on_progress,
+        on_question=(lambda q, plans: judge.submit(q.id, plans)) if judge is not None else None,
+    )
+    n = run_config.n_plans
+    grouped = rollout.first_plans(n)
+    short = {q: len(p) for q, p in grouped.items() if len(p) < n}
+    if short:
+        raise ConfigError(f"{len(short)} held-out questions have fewer than N={n} plans in {heldout}")
+    return grouped
 
 
 async def abon(
@@ -160,28 +189,24 @@ async def abon(
     heldout = out / HELDOUT_DIR
 
     def rollout_progress(p: Progress) -> None:
-        state.rollout = p
+        state.stage, state.rollout = "rollout", p
         report(state)
 
-    rollout = await arollout(
-        task,
-        llm,
-        heldout,
-        run_config,
-        agent_llm=agent_llm,
-        parallel_questions=parallel_questions,
-        on_progress=rollout_progress,
-    )
-    n = run_config.n_plans
-    grouped = rollout.first_plans(n)
-    short = {q: len(p) for q, p in grouped.items() if len(p) < n}
-    if short:
-        raise ConfigError(f"{len(short)} held-out questions have fewer than N={n} plans in {heldout}")
-    state.stage = "score"
-    report(state)
-    rewards, rm_s, rm_tokens = score_plans(rm, grouped)
-
-    judgments = await _judged(llm, config, grouped, out, state, report)
+    judge = _judge_queue(llm, config, out, state, report)
+    if judge is not None:
+        judge.expect([q.id for q in questions], run_config.n_plans)
+    try:
+        grouped = await _heldout_plans(
+            task, llm, heldout, run_config, agent_llm, parallel_questions, rollout_progress, judge
+        )
+        state.stage = "score"
+        report(state)
+        # In a thread: the judgments still running go on sending requests while the RM scores.
+        rewards, rm_s, rm_tokens = await asyncio.to_thread(score_plans, rm, grouped)
+        judgments = await judge.finish(grouped) if judge is not None else []
+    finally:
+        if judge is not None:
+            judge.cancel()
     cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
     names = (llm.backend.display_name, (agent_llm or llm).backend.display_name)
     results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, blind, names))

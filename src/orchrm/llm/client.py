@@ -1,8 +1,9 @@
 """`LLM`: the one interface all of orchrm generates through.
 
 It draws `n` samples from a backend (as one request where the backend can serve a group, else concurrently;
-in flight never more than the backend's concurrency), serves repeats from the response cache, checks structured
-output against its schema, and records every completion's usage in a token ledger under the caller's category.
+in flight never more than the backend's concurrency), serves repeats from the response cache (and a request
+identical to one in flight from that one's answer: `inflight.py`), checks structured output against its schema,
+and records every completion's usage in a token ledger under the caller's category.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..errors import ConfigError, MalformedResponse, SchemaViolation
 from .accounting import TokenLedger
 from .backend import Backend
 from .cache import ResponseCache
+from .inflight import InFlight
 from .permits import Permits
 from .types import Completion, GenerateConfig, Message, cache_key, messages_from
 
@@ -39,6 +41,7 @@ class LLM:
         self.ledger = ledger if ledger is not None else TokenLedger()
         self.config = config or GenerateConfig()
         self._slots: dict[int, Permits] = {}
+        self._inflight = InFlight()
         self._sync_loop: asyncio.AbstractEventLoop | None = None
 
     async def agenerate(
@@ -77,7 +80,11 @@ class LLM:
             _check_schema_itself(cfg.json_schema)
         keys = {i: cache_key(self.backend.kind, self.backend.model_id, messages, cfg, i) for i in wanted}
         got = self._cached(keys) if use_cache else {}
-        fresh, failures = await self._sample(messages, cfg, [i for i in wanted if i not in got], keys)
+        missing = [i for i in wanted if i not in got]
+        if use_cache and self.cache is not None:
+            fresh, failures = await self._shared(messages, cfg, missing, keys)
+        else:
+            fresh, failures = await self._sample(messages, cfg, missing, keys)
         got.update(fresh)
         done = [got[i] for i in wanted if i in got]
         self.ledger.record(category, self.backend.kind, self.backend.model_id, done)
@@ -94,6 +101,28 @@ class LLM:
             return {}
         hits = {i: self.cache.get(key) for i, key in keys.items()}
         return {i: hit.model_copy(update={"sample_index": i}) for i, hit in hits.items() if hit is not None}
+
+    async def _shared(
+        self, messages: list[Message], cfg: GenerateConfig, missing: list[int], keys: dict[int, str]
+    ) -> tuple[dict[int, Completion], list[BaseException]]:
+        """`_sample`, but a sample another caller is asking the backend for right now is taken from its answer
+        (`InFlight`): an identical request in flight is sent once."""
+        follow, lead = self._inflight.split({i: keys[i] for i in missing})
+        got: dict[int, Completion] = {}
+        failures: list[BaseException] = []
+        try:
+            if lead:
+                got, failures = await self._sample(messages, cfg, lead, keys)
+        finally:
+            self._inflight.settle({i: keys[i] for i in lead}, got, lambda c: _replayable(c, cfg))
+        shared = await self._inflight.answers(follow)
+        got.update((i, c) for i, c in shared.items() if c is not None)
+        again = [i for i, c in shared.items() if c is None]
+        if again:  # the leader brought back nothing the cache keeps: ask as if it had never been asked
+            more, more_failures = await self._sample(messages, cfg, again, keys)
+            got.update(more)
+            failures.extend(more_failures)
+        return got, failures
 
     async def _sample(
         self, messages: list[Message], cfg: GenerateConfig, missing: list[int], keys: dict[int, str]

@@ -184,9 +184,12 @@ async def arollout(
     agent_llm: LLM | None = None,
     parallel_questions: int = 2,
     on_progress: Callable[[Progress], None] | None = None,
+    on_question: Callable[[Question, list[Trace]], None] | None = None,
 ) -> RolloutResult:
     """Sample and execute the missing (question, plan) pairs of a run; returns what it wrote (`RolloutResult`:
-    the questions, the traces file, the final counters).
+    the questions, the traces file, the final counters). `on_question(question, plans)` is told of each question
+    as soon as its first N plans are all held (in plan order; a question complete before the run began, at once),
+    so work on one question's plans can start while the others still run.
 
     A new folder's `run.json` is written before the first plan; a resume that grows the run (more questions
     or plans) rewrites it only after every plan has run, so a resume that fails leaves it byte for byte.
@@ -205,6 +208,11 @@ async def arollout(
     done, progress = _resumed(existing, questions, config.n_plans)
     if on_progress:
         on_progress(progress)
+    told = _Told(on_question, config.n_plans)
+    if on_question is not None:
+        held = first_plans(existing, [q.id for q in questions], config.n_plans)
+        for q in questions:
+            told.held(q, held[q.id])
     if progress.questions_done == len(questions):  # `_resumed` counted every question already complete
         return RolloutResult(config, questions, found, progress)  # nothing to run: a packed run needs no unpacking
     orchestrator = Orchestrator(llm, orchestrator_config(config), agent_types_for(task))
@@ -229,6 +237,7 @@ async def arollout(
                         progress.questions_done += 1
                     if on_progress:
                         on_progress(progress)
+                    told.add(q, trace)
 
                 await _sample_and_run(orchestrator, q.question, config.n_plans, missing, run)
 
@@ -276,6 +285,27 @@ def _resumed(existing: list[Trace], questions: list[Question], n_plans: int) -> 
         progress.resumed += len(plans)
         progress.questions_done += int(len(plans) == n_plans)
     return {q: {t.plan_index for t in plans} for q, plans in held.items() if plans}, progress
+
+
+class _Told:
+    """Tells `on_question` of each question once its first N plans are all held: the resumed ones and the new."""
+
+    def __init__(self, on_question: Callable[[Question, list[Trace]], None] | None, n_plans: int) -> None:
+        self.on_question, self.n_plans = on_question, n_plans
+        self.plans: dict[str, list[Trace]] = {}
+
+    def held(self, q: Question, plans: list[Trace]) -> None:
+        self.plans[q.id] = list(plans)
+        self._check(q)
+
+    def add(self, q: Question, trace: Trace) -> None:
+        self.plans.setdefault(q.id, []).append(trace)
+        self._check(q)
+
+    def _check(self, q: Question) -> None:
+        plans = self.plans[q.id]
+        if self.on_question is not None and len(plans) == self.n_plans:
+            self.on_question(q, sorted(plans, key=lambda t: t.plan_index))
 
 
 async def replay(
