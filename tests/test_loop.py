@@ -174,3 +174,29 @@ def test_a_rerun_with_other_settings_is_refused_before_anything_is_touched(tmp_p
     )
     assert loop_differences(grown, made) == []
     assert loop_differences(LoopConfig(task="other"), LoopConfig()) == [f"task: {LoopConfig().task!r} -> 'other'"]
+
+
+def test_the_held_out_rollout_and_judge_run_beside_the_training_rollout(tmp_path):
+    task = make_task(tmp_path)
+    config = LoopConfig(
+        task="jsonl",
+        train_questions=4,
+        test_questions=2,
+        n_plans=2,
+        parallel_questions=1,
+        constrained=False,
+        rm=RMConfig(epochs=1, max_length=96),
+        bon=BonConfig(resamples=200),
+    )
+    events = []
+
+    def seen(e):
+        held = e.bon.rollout.plans_done if e.bon is not None and e.bon.rollout is not None else 0
+        train = e.rollout.plans_done if e.rollout is not None else None
+        events.append((e.stage, held, train))
+
+    llm = scripted_llm(replies(), delay_s=0.05)  # requests take a while, as on a server
+    result = asyncio.run(arun_loop(task, llm, tmp_path / "demo", config, on_event=seen))
+    pairs_at = [s for s, _, _ in events].index("pairs")  # the training rollout is over here
+    assert any(stage == "bon" and held > 0 for stage, held, _ in events[:pairs_at])  # held-out plans ran before
+    assert result.bon.results.questions == 2 and "judge" in result.bon.results.methods

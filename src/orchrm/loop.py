@@ -1,7 +1,10 @@
 """The main job, end to end: rollouts on training questions -> evidence labels -> pairs -> a trained RM ->
 best-of-N on held-out questions against every baseline -> the report.
 
-Each stage writes into its own subfolder of one output folder and resumes from it: the rollouts append
+The held-out rollout and its listwise judge need no RM, so they run from the start beside the training rollout
+and the RM's training, sharing the model's slots; the RM then scores the held-out plans and every method is
+compared (`bon.run.aheldout`, then `aselect`). Each stage writes into its own subfolder of one output folder and
+resumes from it: the rollouts append
 traces, the pairs are rebuilt from the traces (seconds), the RM is retrained only when its pairs changed
 (its card records their hash), and best-of-N resumes its own rollout and judgments. With the response cache,
 a second run of the same command replays every LLM call and finishes in minutes.
@@ -15,6 +18,8 @@ nothing else; any other change is refused in one line naming it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +31,7 @@ from pydantic import BaseModel, Field, model_validator
 from .atomic import recover
 from .bon.config import BonConfig
 from .bon.report import write_reports
-from .bon.run import BonProgress, BonResult, abon
+from .bon.run import BonProgress, BonResult, aheldout, aselect, fit_blind, model_names
 from .errors import OutdatedModel
 from .llm import LLM
 from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, arollout, ensure_models_reachable
@@ -213,38 +218,70 @@ async def arun_loop(
     def run_config(split: str) -> RunConfig:
         return config.run_config(split, llm.backend.model_id, backend=llm.backend.kind, **agent_fields(llm, agent_llm))
 
-    rollout = await arollout(
-        task,
-        llm,
-        out / TRAIN_DIR,
-        run_config("train"),
-        agent_llm=agent_llm,
-        parallel_questions=config.parallel_questions,
-        on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
+    # The held-out rollout and its judge need no RM: they run beside the training rollout and the RM's training,
+    # sharing the model's slots, instead of waiting for them.
+    test_config = run_config("test")
+    held_task = asyncio.create_task(
+        aheldout(
+            task,
+            llm,
+            out / BON_DIR,
+            test_config,
+            config.bon,
+            agent_llm=agent_llm,
+            parallel_questions=config.parallel_questions,
+            on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
+        )
     )
-
-    emit(LoopEvent("pairs"))
-    pairs = build_pairs(rollout.traces(), PairConfig(seed=config.seed))
-    write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
-
-    rm, trained = _reward_model(pairs, out / RM_DIR, config.rm, emit, rm_device=rm_device, rm_callbacks=rm_callbacks)
+    try:
+        rollout = await arollout(
+            task,
+            llm,
+            out / TRAIN_DIR,
+            run_config("train"),
+            agent_llm=agent_llm,
+            parallel_questions=config.parallel_questions,
+            on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
+        )
+        emit(LoopEvent("pairs"))
+        pairs = build_pairs(rollout.traces(), PairConfig(seed=config.seed))
+        write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
+        # A thread: the held-out requests go on being sent while the RM trains.
+        rm, trained = await asyncio.to_thread(
+            _reward_model, pairs, out / RM_DIR, config.rm, emit, rm_device=rm_device, rm_callbacks=rm_callbacks
+        )
+        held = await held_task
+    finally:
+        await _stopped(held_task)
 
     bon_dir = out / BON_DIR
-    bon = await abon(
+    blind = fit_blind(rollout.traces_path, config.bon, set(held.grouped))
+    bon = await aselect(
         task,
-        llm,
         rm,
         bon_dir,
-        run_config("test"),
+        test_config,
         config.bon,
-        agent_llm=agent_llm,
-        parallel_questions=config.parallel_questions,
+        held,
+        blind=blind,
+        names=model_names(llm, agent_llm),
         on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
-        prior_traces=rollout.traces_path,
     )
     emit(LoopEvent("report"))
     reports = write_reports(bon.results, bon_dir)
     return LoopResult(pairs.stats, rm.card.metrics, trained, bon, reports)
+
+
+async def _stopped(task: asyncio.Task[Any]) -> None:
+    """`task` cancelled and waited for when it is still running (the work beside it failed); a finished one is
+    left as it is, its outcome read by whoever awaited it."""
+    if task.done():
+        if not task.cancelled():
+            task.exception()  # read: a failure the other error overtook is not reported again as never retrieved
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def _reward_model(

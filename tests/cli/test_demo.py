@@ -210,7 +210,10 @@ def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_pa
     shown = list(zip(steps, ["<start>", *text]))
     assert steps[0] < LOG_EVERY / 3 + DELAY and max(steps[:-1]) <= LOG_EVERY + DELAY, shown
     assert text[0].endswith("opening the offline models")  # before an embedded model's server starts
-    assert any("training RM: preparing the trainer" in line and "elapsed" in line for line in text)  # while loading
+    # While the RM loads the held-out judge is still running beside it: its heartbeat is what keeps the log moving
+    # (`steps` above), and the loading is said when it starts.
+    loading = next(i for i, line in enumerate(text) if "training RM: preparing the trainer" in line)
+    assert any("judge (listwise)" in line and "· done ·" not in line for line in text[loading + 1 :])
     rm_lines = [line for line in text if "training RM" in line]
     assert len(rm_lines) >= 4 and "training RM 2/2 (100%) · done · 600 tok" in rm_lines[-1]  # start, beats, end
     for last, questions in (("train rollouts 9/9", "3/3 questions"), ("held-out plans 6/6", "2/2 questions")):

@@ -1,5 +1,7 @@
 """`abon`: best-of-N on held-out questions — sample N plans once, execute them, judge them, and compare every
-selection method on the same plans.
+selection method on the same plans. In two parts: `aheldout` is the model's work, which needs no RM (the
+rollout, each question judged as soon as its plans are in, beside the rollout still running), and `aselect` the
+RM's scoring and the results; the loop runs the first beside its training.
 
 A bon folder holds `heldout/` (a rollout run on the task's test split: one trace per (question, plan),
 appended as it finishes), `judgments.jsonl` (one listwise judgment per (question, N), appended as it
@@ -28,7 +30,7 @@ from .candidates import Case
 from .cases import build_cases
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
-from .judge import JUDGMENTS_FILE, JudgeQueue, judge_evaluator
+from .judge import JUDGMENTS_FILE, JudgeQueue, JudgeRecord, judge_evaluator
 from .results import BonResults, RMInfo, RunInfo, write_results
 
 HELDOUT_DIR = "heldout"
@@ -159,6 +161,88 @@ async def _heldout_plans(
     return grouped
 
 
+@dataclass
+class HeldOut:
+    """The held-out plans (each question's first N, in plan order) and the judge's records on them: all that
+    selection reads besides the RM."""
+
+    grouped: dict[str, list[Trace]]
+    judgments: list[JudgeRecord]
+
+
+async def aheldout(
+    task: Task,
+    llm: LLM,
+    out: Path,
+    run_config: RunConfig,
+    config: BonConfig,
+    *,
+    agent_llm: LLM | None = None,
+    parallel_questions: int = 2,
+    on_progress: Callable[[BonProgress], None] | None = None,
+) -> HeldOut:
+    """Best-of-N's model work, which needs no RM: roll out N plans on the held-out questions (resuming) and judge
+    each question as soon as its plans are in, so the judge shares the model's slots with the rollout."""
+    _check(run_config)
+    questions = run_questions(task, run_config.n_questions, "test", run_config.seed, run_config.skip_questions)
+    state, report = BonProgress(), on_progress or (lambda s: None)
+
+    def rollout_progress(p: Progress) -> None:
+        state.stage, state.rollout = "rollout", p
+        report(state)
+
+    judge = _judge_queue(llm, config, out, state, report)
+    if judge is not None:
+        judge.expect([q.id for q in questions], run_config.n_plans)
+    try:
+        grouped = await _heldout_plans(
+            task, llm, out / HELDOUT_DIR, run_config, agent_llm, parallel_questions, rollout_progress, judge
+        )
+        judgments = await judge.finish(grouped) if judge is not None else []
+    finally:
+        if judge is not None:
+            judge.cancel()
+    return HeldOut(grouped, judgments)
+
+
+def fit_blind(prior_traces: Path | None, config: BonConfig, held_out: set[str]) -> ContentBlind | None:
+    """The content-blind baselines fitted on the training traces (held-out questions never count toward them);
+    None without traces."""
+    if prior_traces is None:
+        return None
+    return ContentBlind.from_file(prior_traces, strength=config.prior_strength, exclude=held_out)
+
+
+async def aselect(
+    task: Task,
+    rm: RewardModel,
+    out: Path,
+    run_config: RunConfig,
+    config: BonConfig,
+    held: HeldOut,
+    *,
+    blind: ContentBlind | None = None,
+    names: tuple[str, str] | None = None,
+    on_progress: Callable[[BonProgress], None] | None = None,
+) -> BonResult:
+    """Score every held-out plan with the RM and compute, then write, every method's results. `names`: the
+    orchestrator's and agents' models as a person names them."""
+    (on_progress or (lambda s: None))(BonProgress(stage="score"))
+    # A thread: in the loop other work may still be sending requests on this event loop.
+    rewards, rm_s, rm_tokens = await asyncio.to_thread(score_plans, rm, held.grouped)
+    warnings = rm_warnings(rm, task, run_config.task)
+    cases = build_cases(held.grouped, rewards, rm_s, blind, rm_tokens)
+    meta = run_info(task, rm, run_config, warnings, blind, names)
+    results = compute_results(cases, config, held.judgments, meta=meta)
+    write_results(out, results, per_question_rows(cases, config, held.judgments))
+    return BonResult(results, cases, warnings)
+
+
+def model_names(llm: LLM, agent_llm: LLM | None = None) -> tuple[str, str]:
+    """The orchestrator's and the agents' models as a person names them (`Backend.display_name`)."""
+    return llm.backend.display_name, (agent_llm or llm).backend.display_name
+
+
 async def abon(
     task: Task,
     llm: LLM,
@@ -173,42 +257,22 @@ async def abon(
     prior_traces: Path | None = None,
 ) -> BonResult:
     """Roll out N plans (`run_config.n_plans`) on held-out questions (resuming), judge them, and compute every
-    method's results.
+    method's results (`aheldout`, then `aselect`).
     `llm` writes the plans (and judges); `agent_llm` (default `llm`) runs the sub-agents. `prior_traces` (the
     run's training traces) fits the content-blind baselines `prior`, `kind-prior` and `router`; without it they
     are absent."""
     _check(run_config)
-    warnings = rm_warnings(rm, task, run_config.task)
     questions = run_questions(task, run_config.n_questions, "test", run_config.seed, run_config.skip_questions)
-    # Fitted first, so a missing file fails before any rollout; held-out questions never count toward it.
-    blind = None
-    if prior_traces is not None:
-        blind = ContentBlind.from_file(prior_traces, strength=config.prior_strength, exclude={q.id for q in questions})
-    state = BonProgress()
-    report = on_progress or (lambda s: None)
-    heldout = out / HELDOUT_DIR
-
-    def rollout_progress(p: Progress) -> None:
-        state.stage, state.rollout = "rollout", p
-        report(state)
-
-    judge = _judge_queue(llm, config, out, state, report)
-    if judge is not None:
-        judge.expect([q.id for q in questions], run_config.n_plans)
-    try:
-        grouped = await _heldout_plans(
-            task, llm, heldout, run_config, agent_llm, parallel_questions, rollout_progress, judge
-        )
-        state.stage = "score"
-        report(state)
-        # In a thread: the judgments still running go on sending requests while the RM scores.
-        rewards, rm_s, rm_tokens = await asyncio.to_thread(score_plans, rm, grouped)
-        judgments = await judge.finish(grouped) if judge is not None else []
-    finally:
-        if judge is not None:
-            judge.cancel()
-    cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
-    names = (llm.backend.display_name, (agent_llm or llm).backend.display_name)
-    results = compute_results(cases, config, judgments, meta=run_info(task, rm, run_config, warnings, blind, names))
-    write_results(out, results, per_question_rows(cases, config, judgments))
-    return BonResult(results, cases, warnings)
+    blind = fit_blind(prior_traces, config, {q.id for q in questions})  # first: a missing file fails before any rollout
+    held = await aheldout(
+        task,
+        llm,
+        out,
+        run_config,
+        config,
+        agent_llm=agent_llm,
+        parallel_questions=parallel_questions,
+        on_progress=on_progress,
+    )
+    names = model_names(llm, agent_llm)
+    return await aselect(task, rm, out, run_config, config, held, blind=blind, names=names, on_progress=on_progress)

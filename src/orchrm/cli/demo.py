@@ -152,7 +152,7 @@ def _run(
 NOTES = {
     "pairs": "building pairs from the training traces",
     "train": "training the reward model ({message})",
-    "save": "saving the reward model to {message}, then best-of-N on the held-out questions",
+    "save": "saving the reward model to {message}",
     "report": "writing the report",
 }
 
