@@ -32,8 +32,7 @@ from typing import Any
 from content_rm import evaluate, load_run, truncation
 from files import write_text_atomic
 from orchrm import PairConfig, RewardModel, build_pairs, train_reward_model
-from orchrm.bon import METHODS, Context, across_runs
-from orchrm.bon.content import question_same_shape_auc
+from orchrm.bon import METHODS, Context, across_runs, question_same_shape_auc
 from orchrm.pairs import load_counterfactual
 from stamp import stamp
 

@@ -8,7 +8,7 @@ from .candidates import Candidate, Case, Outcome
 from .cases import build_cases, plan_lengths
 from .compute import compute_results, per_question_rows
 from .config import BonConfig
-from .content import copies_examples, question_headroom, same_shape_pairs
+from .content import copies_examples, question_headroom, question_same_shape_auc, same_shape_pairs
 from .judge import JUDGMENTS_FILE, JudgeRecord, read_judgments
 from .prior import KindPrior, ShapePrior, plan_shape, plan_signature
 from .report import write_reports
@@ -63,6 +63,7 @@ __all__ = [
     "plan_signature",
     "question_auc",
     "question_headroom",
+    "question_same_shape_auc",
     "read_judgments",
     "read_per_question",
     "read_results",
