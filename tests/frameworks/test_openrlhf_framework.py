@@ -29,6 +29,7 @@ from live_server import free_port  # noqa: E402
 
 TRAINER = "openrlhf.cli.train_ppo_ray"
 SUBST = re.compile(r"\$\(python -c '([^']*)'\)")
+VARIABLE = re.compile(r"\$(\w+)")
 
 
 def test_openrlhf_is_the_pinned_release():
@@ -38,7 +39,8 @@ def test_openrlhf_is_the_pinned_release():
 @functools.cache
 def shell_commands():
     """The README block's commands, as a shell sees them: comments' commands too (the `# or in process:` form),
-    continuation lines joined, `$(python -c ...)` run. Each: (environment assignments, argv)."""
+    continuation lines joined, `$(python -c ...)` run, shell variables set by one line expanded in the next (and
+    split into words, as an unquoted `$data` is). Each: (environment assignments, argv)."""
     lines = [re.sub(r"^#\s*(or in process:\s*)?", "", line) for line in readme_block(TRAINER).splitlines()]
     commands, current = [], ""
     for line in lines:
@@ -47,8 +49,9 @@ def shell_commands():
             commands.append(current.strip().removesuffix("&").strip())
             current = ""
         current = current.removesuffix("\\")
-    out = []
+    out, variables = [], {}
     for command in filter(None, commands):
+        command = VARIABLE.sub(lambda m: variables[m.group(1)], command)
         command = SUBST.sub(
             lambda m: subprocess.run(
                 [sys.executable, "-c", m.group(1)], check=True, capture_output=True, text=True
@@ -57,11 +60,20 @@ def shell_commands():
         )
         argv = shlex.split(command)
         env = {}
-        while argv and re.fullmatch(r"[A-Z_]+=.*", argv[0]):
+        while argv and re.fullmatch(r"[A-Za-z_]+=.*", argv[0]):
             key, value = argv.pop(0).split("=", 1)
             env[key] = value
-        out.append((env, tuple(argv)))
+        if argv:
+            out.append((env, tuple(argv)))
+        else:  # `name=value` alone: a shell variable for the lines below
+            variables.update(env)
     return tuple(out)
+
+
+def readme_prompts():
+    """The README's `orchrm prompts` argv."""
+    (prompts,) = [list(argv) for _, argv in shell_commands() if argv[:2] == ("orchrm", "prompts")]
+    return prompts
 
 
 def readme_runs():
@@ -69,7 +81,7 @@ def readme_runs():
     commands = shell_commands()
     serve = [list(argv) for _, argv in commands if argv[:2] == ("orchrm", "serve")]
     trainers = [(env, argv) for env, argv in commands if argv[:3] == ("python", "-m", TRAINER)]
-    assert len(serve) == 1 and len(trainers) == 2, commands
+    assert len(serve) == 1 and len(trainers) == 2 and len(commands) == 4, commands
     runs = []
     for env, argv in trainers:
         argv = [a for a in argv[3:] if a != "..."]  # `...`: the rest of the user's command line
@@ -105,6 +117,10 @@ def test_the_readme_commands_parse_with_openrlhfs_own_cli():
     serve, runs = readme_runs()
     (remote_env, remote), (file_env, file) = runs
     assert remote.data.label_key == file.data.label_key == "question"
+    for args in (remote, file):  # the `orchrm prompts --format openrlhf` file, its chat prompt as the input
+        assert args.data.prompt_dataset == "/abs/data/train.jsonl" and args.data.input_key == "prompt"
+        assert args.data.apply_chat_template
+    assert readme_prompts()[-2:] == ["--out", "/abs/data/train.jsonl"] and "openrlhf" in readme_prompts()
     assert remote.reward.remote_url == ["http://HOST:8765/openrlhf"] and remote_env == {}
     import orchrm.adapters.openrlhf as adapter
 
@@ -150,19 +166,47 @@ class Engine:
         return SimpleNamespace(outputs=[SimpleNamespace(token_ids=ids, finish_reason="stop", logprobs=None)])
 
 
-def rollouts(args, tokenizer, items, rows=None):
-    """OpenRLHF's rollout of `items` up to their rewards: each row made a (prompt, label) by its dataset code
-    (`--data.apply_chat_template`, the question column under `--data.label_key`), then its single-turn executor
-    (built from `--reward.remote_url` as each vLLM rollout actor builds it) run concurrently, one per sample."""
-    from openrlhf.datasets.prompts_dataset import preprocess_data
+@pytest.fixture(scope="module")
+def prompts_folder(tmp_path_factory):
+    """The README's `orchrm prompts` line, run as written with a folder for /abs/data."""
+    folder = tmp_path_factory.mktemp("data")
+    argv = [a.replace("/abs/data", str(folder)) for a in readme_prompts()]
+    exe = os.path.join(os.path.dirname(sys.executable), "orchrm")
+    subprocess.run([exe, *argv[1:]], check=True, capture_output=True, text=True)
+    return folder
+
+
+def openrlhf_prompts(args, tokenizer, folder):
+    """OpenRLHF's training prompts from the README's file, read as its trainer's `prepare_datasets` reads them (its
+    module imports Ray, which this venv leaves out: its two calls are made here with its arguments):
+    `blending_datasets` loads the file, `PromptDataset` applies the chat template to `--data.input_key` and takes
+    `--data.label_key` as the label; its `collate_fn` batches them. Each: (datasource, prompt, label)."""
+    from openrlhf.datasets import PromptDataset
+    from openrlhf.datasets.utils import blending_datasets
+    from torch.utils.data import DataLoader
+
+    args.data.prompt_dataset = args.data.prompt_dataset.replace("/abs/data", str(folder))
+    strategy = SimpleNamespace(args=args, print=lambda *a: None, is_rank_0=lambda: True)  # DeepSpeed's, where it prints
+    data = blending_datasets(
+        args.data.prompt_dataset,
+        args.data.prompt_probs,
+        strategy,
+        args.train.seed,
+        max_count=args.data.max_samples,
+        dataset_split=args.data.prompt_split,
+    )
+    dataset = PromptDataset(data, tokenizer, strategy, input_template=args.data.input_template)
+    loader = DataLoader(dataset, 16, collate_fn=dataset.collate_fn)
+    return [row for sources, prompts, labels, _ in loader for row in zip(sources, prompts, labels)]
+
+
+def rollouts(args, tokenizer, pairs, texts):
+    """OpenRLHF's rollout up to the rewards: for each (prompt, label) OpenRLHF's dataset made, its single-turn
+    executor (built from `--reward.remote_url` as each vLLM rollout actor builds it) run concurrently, the response
+    to the i-th prompt scripted as `texts[i]`."""
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
-    rows = rows or [{"input": q, "question": q} for q, _ in items]
-    pairs = [
-        preprocess_data(row, None, args.data.input_key, args.data.label_key, tokenizer.apply_chat_template)
-        for row in rows
-    ]
-    engine = Engine(tokenizer, [(prompt, text) for (prompt, _), (_, text) in zip(pairs, items)])
+    engine = Engine(tokenizer, [(prompt, text) for (prompt, _), text in zip(pairs, texts)])
     executor = SingleTurnAgentExecutor(args.reward.remote_url)
     params = SimpleNamespace(max_tokens=1024, logprobs=None)
 
@@ -174,8 +218,26 @@ def rollouts(args, tokenizer, items, rows=None):
     return executor, asyncio.run(run())
 
 
+def test_openrlhfs_data_reader_loads_the_prompts_file(rm_folder, prompts_folder):
+    from transformers import AutoTokenizer
+
+    from orchrm.adapters.prompt_rows import prompt_rows
+    from orchrm.tasks import load_task
+
+    _, runs = readme_runs()
+    _, args = runs[0]
+    tokenizer = AutoTokenizer.from_pretrained(rm_folder)
+    got = openrlhf_prompts(args, tokenizer, prompts_folder)
+    made = prompt_rows(load_task("chain_sum"), "openrlhf")  # the verb's defaults: train-orchestrator's prompt set
+    assert len(got) == len(made.rows) == 64
+    for (source, prompt, label), row in zip(got, made.rows):
+        messages = [m.model_dump() for m in row.prompt]
+        assert prompt == tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        assert label == row.question and source == "orchrm/chain_sum"
+
+
 @pytest.mark.parametrize("form", ["remote", "file"])
-def test_openrlhfs_reward_step_pays_orchrms_reward(form, rm_folder, rm, orchrm_serve, monkeypatch):
+def test_openrlhfs_reward_step_pays_orchrms_reward(form, rm_folder, rm, orchrm_serve, prompts_folder, monkeypatch):
     from transformers import AutoTokenizer
 
     _, runs = readme_runs()
@@ -185,18 +247,20 @@ def test_openrlhfs_reward_step_pays_orchrms_reward(form, rm_folder, rm, orchrm_s
     for key, value in env.items():
         monkeypatch.setenv(key, value.replace("/abs/rm", str(rm_folder)))
     tokenizer = AutoTokenizer.from_pretrained(rm_folder)
-    executor, outputs = rollouts(args, tokenizer, ITEMS)
+    pairs = [(prompt, label) for _, prompt, label in openrlhf_prompts(args, tokenizer, prompts_folder)[: len(ITEMS)]]
+    texts = [text for _, text in ITEMS]  # a plan, a direct answer, prose, ... for the file's first questions
+    executor, outputs = rollouts(args, tokenizer, pairs, texts)
     assert (executor.reward_func is not None) == (form == "file")  # the file, loaded by OpenRLHF itself
 
-    want = [expected_reward(rm, q, text) for q, text in ITEMS]
+    want = [expected_reward(rm, question, text) for (_, question), text in zip(pairs, texts)]
     # OpenRLHF swallows a failed reward call (the reward stays None): every sample must have orchrm's reward
     assert [o["reward"] for o in outputs] == [pytest.approx([w], abs=1e-5) for w in want]
     assert [o["scores"] for o in outputs] == [pytest.approx([w], abs=1e-5) for w in want]  # dynamic filtering's value
     assert all(o["extra_logs"]["orchrm_unscored"] == [0.0] for o in outputs)
-    assert [o["label"] for o in outputs] == [q for q, _ in ITEMS]
+    assert [o["label"] for o in outputs] == [question for _, question in pairs]
 
 
-def test_a_label_that_is_not_the_question_is_flagged(rm_folder, orchrm_serve, monkeypatch):
+def test_a_label_that_is_not_the_question_is_flagged(rm_folder, orchrm_serve, prompts_folder, monkeypatch):
     """Started without `--data.label_key`, OpenRLHF sends "" as every label: penalised and counted, not scored."""
     from transformers import AutoTokenizer
 
@@ -204,5 +268,7 @@ def test_a_label_that_is_not_the_question_is_flagged(rm_folder, orchrm_serve, mo
     _, args = runs[0]
     args.reward.remote_url = [u.replace("http://HOST:8765", orchrm_serve) for u in args.reward.remote_url]
     args.data.label_key = None
-    _, outputs = rollouts(args, AutoTokenizer.from_pretrained(rm_folder), ITEMS[:1])
+    tokenizer = AutoTokenizer.from_pretrained(rm_folder)
+    pairs = [(prompt, label) for _, prompt, label in openrlhf_prompts(args, tokenizer, prompts_folder)[:1]]
+    _, outputs = rollouts(args, tokenizer, pairs, [ITEMS[0][1]])
     assert outputs[0]["label"] == "" and outputs[0]["extra_logs"]["orchrm_unscored"] == [1.0]

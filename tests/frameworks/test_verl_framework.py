@@ -3,14 +3,11 @@
 `load_reward_manager` -> the registered `naive` manager -> the file at `reward.custom_reward_function.path`) run
 over a tokenised `DataProto`, as the trainer runs it each step. Needs verl (ci/frameworks/verl.txt)."""
 
-import functools
-import re
-import subprocess
-import sys
 import time
 
 import pytest
-from framework_helpers import expected_reward, framework, readme_block
+from framework_helpers import expected_reward, framework
+from verl_config import compose, readme_overrides
 
 verl = framework("verl")
 
@@ -21,67 +18,10 @@ from adapter_fakes import ITEMS  # noqa: E402
 
 #: A data source verl has its own scorer for: were orchrm's function not called, verl's gsm8k rule would be.
 DATA_SOURCE = "openai/gsm8k"
-#: The rest of a GRPO command line: enough for `validate_config` (the README shows it as `...`).
-BASE = [
-    "algorithm.adv_estimator=grpo",
-    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
-    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
-    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1",
-    "reward.num_workers=1",
-    "ray_kwargs.ray_init.num_cpus=2",
-]
-OVERRIDE = re.compile(r"(\+?reward\.[\w.]+)=(\$\(python -c '[^']*'\)|\S+)")
 
 
 def test_verl_is_the_pinned_release():
     assert verl.__version__ == "0.9.1"
-
-
-@functools.cache
-def python_c(code):
-    """What `$(python -c CODE)` expands to in the user's shell (here: this venv's Python)."""
-    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def readme_overrides(rm_folder, url):
-    """The README's verl override lines, as a shell would hand them to `main_ppo`: `$(python -c ...)` run, the
-    placeholders filled. Returns (the lines every run has, {"rm": line, "url": line})."""
-    found = OVERRIDE.findall(readme_block("verl.trainer.main_ppo"))
-    keys = [k for k, _ in found]
-    assert keys == [
-        "reward.custom_reward_function.path",
-        "reward.custom_reward_function.name",
-        "+reward.custom_reward_function.reward_kwargs.rm",
-        "+reward.custom_reward_function.reward_kwargs.url",
-    ], keys
-    lines = {}
-    for key, value in found:
-        if value.startswith("$("):
-            value = python_c(re.fullmatch(r"\$\(python -c '([^']*)'\)", value).group(1))
-        lines[key.rsplit(".", 1)[-1]] = (
-            f"{key}={value.replace('/abs/rm', str(rm_folder)).replace('http://HOST:8765', url)}"
-        )
-    return [lines["path"], lines["name"]], {"rm": lines["rm"], "url": lines["url"]}
-
-
-def compose(overrides, rm_folder):
-    """The config as `main_ppo` gets it from Hydra (verl's packaged ppo_trainer.yaml plus the command line),
-    checked by `main_ppo`'s own steps; the tiny RM folder's tokenizer stands in for the policy's."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_module
-    from omegaconf import OmegaConf
-    from verl.trainer.ppo.utils import need_critic, need_reference_policy
-    from verl.utils.config import validate_config
-    from verl.utils.device import auto_set_device
-
-    with initialize_config_module(config_module="verl.trainer.config", version_base=None):
-        config = hydra_compose(
-            "ppo_trainer", overrides=[*BASE, f"actor_rollout_ref.model.path={rm_folder}", *overrides]
-        )
-    auto_set_device(config)
-    validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
-    OmegaConf.resolve(config)
-    return config
 
 
 def batch(tokenizer, items, extra_infos=None):
@@ -180,16 +120,20 @@ def test_the_reward_loop_pays_orchrms_reward(where, ray_cluster, rm_folder, serv
     assert list(out.non_tensor_batch["score"]) == pytest.approx(want, abs=1e-5)
 
 
-def test_a_row_without_a_question_is_flagged_not_scored(ray_cluster, rm_folder, server):
+def test_an_empty_question_is_flagged_and_a_missing_one_stops_the_step(ray_cluster, rm_folder, server):
     common, choice = readme_overrides(rm_folder, server)
     config = compose([*common, choice["rm"]], rm_folder)
     from verl.utils import hf_tokenizer
 
     q, text = ITEMS[0]
-    data = batch(hf_tokenizer(str(rm_folder)), [(q, text), (q, text)], extra_infos=[{"question": q}, {"prompt": q}])
+    tokenizer = hf_tokenizer(str(rm_folder))
+    data = batch(tokenizer, [(q, text), (q, text)], extra_infos=[{"question": q}, {"question": ""}])
     _, out = run_reward_loop(ray_cluster, config, data)
     assert list(out.non_tensor_batch["orchrm_unscored"]) == [0.0, 1.0]
-    assert out.non_tensor_batch["orchrm_error"][1] == "extra_info has no 'question'"
+    assert out.non_tensor_batch["orchrm_error"][1] == 'extra_info["question"] is empty'
+    data = batch(tokenizer, [(q, text), (q, text)], extra_infos=[{"question": q}, {"prompt": q}])
+    with pytest.raises(Exception, match=r'a verl row has no extra_info\["question"\] for the orchrm reward'):
+        run_reward_loop(ray_cluster, config, data)
 
 
 def test_the_pre_09_keys_are_ignored_and_verl_falls_back_to_its_own_scorer(rm_folder, server):
