@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,18 @@ from pydantic import BaseModel, Field, model_validator
 from .atomic import recover
 from .bon.config import BonConfig
 from .bon.report import write_reports
-from .bon.run import BonProgress, BonResult, aheldout, aselect, fit_blind, model_names
+from .bon.run import BonProgress, BonResult, HeldOut, aheldout, aselect, fit_blind, model_names
 from .errors import OutdatedModel
 from .llm import LLM
-from .mas.rollout import Progress, RolloutSettings, RunConfig, agent_fields, arollout, ensure_models_reachable
+from .mas.rollout import (
+    Progress,
+    RolloutResult,
+    RolloutSettings,
+    RunConfig,
+    agent_fields,
+    arollout,
+    ensure_models_reachable,
+)
 from .mas.run_folder import read_settings, settle_run_file
 from .pairs.builder import PairConfig, PairSet, PairStats, build_pairs
 from .pairs.rows import write_pairs_dir
@@ -221,58 +229,85 @@ async def arun_loop(
     # The held-out rollout and its judge need no RM: they run beside the training rollout and the RM's training,
     # sharing the model's slots, instead of waiting for them.
     test_config = run_config("test")
-    held_task = asyncio.create_task(
-        aheldout(
-            task,
-            llm,
-            out / BON_DIR,
-            test_config,
-            config.bon,
-            agent_llm=agent_llm,
-            parallel_questions=config.parallel_questions,
-            on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
-        )
-    )
-    try:
-        rollout = await arollout(
-            task,
-            llm,
-            out / TRAIN_DIR,
-            run_config("train"),
-            agent_llm=agent_llm,
-            parallel_questions=config.parallel_questions,
-            on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
-        )
-        emit(LoopEvent("pairs"))
-        pairs = build_pairs(rollout.traces(), PairConfig(seed=config.seed))
-        write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
-        # A thread: the held-out requests go on being sent while the RM trains.
-        rm, trained = await asyncio.to_thread(
-            _reward_model, pairs, out / RM_DIR, config.rm, emit, rm_device=rm_device, rm_callbacks=rm_callbacks
-        )
-        held = await held_task
-    finally:
-        await _stopped(held_task)
 
-    bon_dir = out / BON_DIR
-    blind = fit_blind(rollout.traces_path, config.bon, set(held.grouped))
-    bon = await aselect(
+    def bon_events(p: BonProgress) -> None:  # both halves of best-of-N report as one stage
+        emit(LoopEvent("bon", bon=p))
+
+    held_out = aheldout(
         task,
-        rm,
-        bon_dir,
+        llm,
+        out / BON_DIR,
         test_config,
         config.bon,
-        held,
-        blind=blind,
-        names=model_names(llm, agent_llm),
-        on_progress=lambda p: emit(LoopEvent("bon", bon=p)),
+        agent_llm=agent_llm,
+        parallel_questions=config.parallel_questions,
+        on_progress=bon_events,
+    )
+    training = _training(task, llm, out, config, run_config("train"), agent_llm, emit, rm_device, rm_callbacks)
+    trained, held = await _side_by_side(training, held_out)
+
+    bon_dir = out / BON_DIR
+    blind = fit_blind(trained.rollout.traces_path, config.bon, set(held.grouped))
+    names = model_names(llm, agent_llm)
+    bon = await aselect(
+        task, trained.rm, bon_dir, test_config, config.bon, held, blind=blind, names=names, on_progress=bon_events
     )
     emit(LoopEvent("report"))
     reports = write_reports(bon.results, bon_dir)
-    return LoopResult(pairs.stats, rm.card.metrics, trained, bon, reports)
+    return LoopResult(trained.pairs.stats, trained.rm.card.metrics, trained.trained, bon, reports)
 
 
-async def _stopped(task: asyncio.Task[Any]) -> None:
+@dataclass
+class _Trained:
+    rollout: RolloutResult
+    pairs: PairSet
+    rm: RewardModel
+    trained: bool  # trained now, not reused
+
+
+async def _training(
+    task: Task,
+    llm: LLM,
+    out: Path,
+    config: LoopConfig,
+    train_config: RunConfig,
+    agent_llm: LLM | None,
+    emit: Callable[[LoopEvent], None],
+    rm_device: str | None,
+    rm_callbacks: Callable[[], list[Any]] | None,
+) -> _Trained:
+    """The training rollout, its pairs and the RM trained on them (or the saved one, when current)."""
+    rollout = await arollout(
+        task,
+        llm,
+        out / TRAIN_DIR,
+        train_config,
+        agent_llm=agent_llm,
+        parallel_questions=config.parallel_questions,
+        on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
+    )
+    emit(LoopEvent("pairs"))
+    pairs = build_pairs(rollout.traces(), PairConfig(seed=config.seed))
+    write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
+    # A thread: the held-out requests go on being sent while the RM trains.
+    rm, trained = await asyncio.to_thread(
+        _reward_model, pairs, out / RM_DIR, config.rm, emit, rm_device=rm_device, rm_callbacks=rm_callbacks
+    )
+    return _Trained(rollout, pairs, rm, trained)
+
+
+async def _side_by_side(training: Awaitable[_Trained], held_out: Awaitable[HeldOut]) -> tuple[_Trained, HeldOut]:
+    """Both at once; the first failure stops the other (an RM already training in its thread finishes first)."""
+    tasks = (asyncio.ensure_future(training), asyncio.ensure_future(held_out))
+    try:
+        trained, held = await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            await _stopped(t)
+    return trained, held
+
+
+async def _stopped(task: asyncio.Future[Any]) -> None:
     """`task` cancelled and waited for when it is still running (the work beside it failed); a finished one is
     left as it is, its outcome read by whoever awaited it."""
     if task.done():
