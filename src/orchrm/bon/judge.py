@@ -93,16 +93,18 @@ class JudgeQueue:
         self.done = self.total = 0
 
     def expect(self, question_ids: list[str], n_plans: int) -> None:
-        """The (question, N) still to judge among these questions, as the progress total."""
+        """The (question, N) still to judge among these questions, as the progress total (first reported when the
+        first question comes in: the judge's line starts when judging does)."""
         ns = self.config.judged_ns(n_plans)
         self.total = sum((q, n) not in self._have for q in question_ids for n in ns)
-        self._report()
 
     def submit(self, question_id: str, plans: list[Trace]) -> None:
         """Judge a question whose plans are all in: `plans` are its first N, in plan order."""
         for n in self.config.judged_ns(len(plans)):
             if (question_id, n) in self._have or (question_id, n) in self._seen:
                 continue
+            if not self._seen:
+                self._report()  # the first judgment starts
             self._seen.add((question_id, n))
             if len(judgeable(plans[:n])) < 2:
                 self._count()  # nothing to judge: counted as done, as the total counted it
@@ -117,6 +119,8 @@ class JudgeQueue:
             await asyncio.gather(*self._tasks)
         finally:
             self.cancel()
+        if not self._seen:
+            self._report()  # nothing was left to judge: said once
         return [r for r in read_judgments(self.path) if r.key == self.key]
 
     def cancel(self) -> None:
