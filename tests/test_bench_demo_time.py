@@ -63,3 +63,39 @@ def test_a_result_file_is_resumed_only_for_the_same_base_and_demo_arguments(dt, 
     assert dt._read(path, "abc", ["--n-plans", "2"]).arms.keys() == {"base"}
     assert dt._read(path, "abc", []).arms == {}  # a full run never mixes with a smoke run's arms
     assert dt._read(path, "def", ["--n-plans", "2"]).arms == {}
+
+
+FAKE_MAIN = """
+import json, os, sys, time
+cache = os.environ["ORCHRM_RESPONSE_CACHE"]
+assert not os.path.exists(cache), "the arm's response cache must start empty"
+def line(**kw):
+    print(json.dumps({"time": "00:00:00", **kw}), file=sys.stderr, flush=True)
+line(note="opening the offline models")
+line(stage="train rollouts", done=0, total=2, tokens=0, elapsed_s=0, finished=False, info="")
+time.sleep(0.2)
+line(stage="train rollouts", done=2, total=2, tokens=9, elapsed_s=0, finished=True, info="")
+print(json.dumps({"wall_s": 0.2, "argv": sys.argv[1:], "cache": cache, "methods": {"rm": {"accuracy": {"value": 1.0}}}}))
+"""
+
+
+def test_an_arm_runs_the_trees_own_orchrm_with_a_fresh_cache_of_its_own(dt, tmp_path):
+    import subprocess
+
+    tree = tmp_path / "tree"
+    (tree / "src" / "orchrm").mkdir(parents=True)
+    (tree / "src" / "orchrm" / "__init__.py").write_text("")
+    (tree / "src" / "orchrm" / "__main__.py").write_text(FAKE_MAIN)
+    for cmd in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fake"]):
+        subprocess.run(["git", *cmd], cwd=tree, check=True)
+    work = tmp_path / "work"
+    (work / "base").mkdir(parents=True)
+    (work / "base" / "responses.sqlite").write_text("left by a killed arm")  # a half-run is not a cold run
+    arm = dt.run_arm("base", tree, ["--n-plans", "2"], work)
+    assert arm.returncode == 0, arm.stderr_tail
+    assert arm.orchrm_path == str(tree / "src" / "orchrm" / "__init__.py")  # the tree's code, not the checkout's
+    assert arm.stages["train rollouts"].seconds >= 0.1 and arm.notes[0][1] == "opening the offline models"
+    assert arm.demo_wall_s == 0.2 and arm.accuracy == {"rm": 1.0} and arm.total_s >= 0.2
+    summary = json.loads((work / "base" / "summary.json").read_text())
+    assert summary["argv"][-2:] == ["--n-plans", "2"] and "--json" in summary["argv"]
+    assert summary["cache"] == str(work / "base" / "responses.sqlite")  # never the user's cache
