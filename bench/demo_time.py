@@ -5,6 +5,8 @@ tree and at the commit the work started from, in one sitting (these machines are
     python bench/demo_time.py --arms current          # one arm
     python bench/demo_time.py --demo-args "--train-questions 2 --test-questions 2 --n-plans 2" \
         --out /tmp/demo_time_smoke.json               # a smoke run: small sizes, written elsewhere
+    python bench/demo_time.py --arms base,current,current-c8 --arm-args "current-c8=--concurrency 8"
+                                                      # a variant in the same sitting: more server slots
 
 Each arm runs `python -m orchrm demo --json` as a new process with `ORCHRM_RESPONSE_CACHE` pointing at a fresh
 file of its own (the user's cache, `~/.cache/orchrm/responses.sqlite`, is never read or touched), into a run
@@ -76,8 +78,12 @@ def _git(*args: str, cwd: Path = ROOT) -> str:
 
 
 def tree_of(arm: str, base: str, work: Path) -> Path:
-    """The source tree an arm runs: this checkout, or a worktree of `base` (made once, reused)."""
-    if arm == "current":
+    """The source tree an arm runs: this checkout (`current`, `current-<variant>`), or a worktree of `base` (`base`,
+    `base-<variant>`; made once, reused)."""
+    kind = arm.split("-", 1)[0]
+    if kind not in ("current", "base"):
+        raise SystemExit(f"--arms: {arm!r} is neither current[-variant] nor base[-variant]")
+    if kind == "current":
         return ROOT
     tree = work / f"tree-{base}"
     if not (tree / "src" / "orchrm").is_dir():
@@ -173,14 +179,19 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/orchrm-demo-time"), help="Scratch folder.")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--again", action="store_true", help="Run arms already in the result file again.")
+    parser.add_argument(
+        "--arm-args", action="append", default=[], metavar="ARM=ARGS", help="More demo options for one arm only."
+    )
     args = parser.parse_args()
     demo_args = shlex.split(args.demo_args)
+    own = dict(a.split("=", 1) for a in args.arm_args)
     record = _read(args.out, args.base, demo_args)
     for arm in args.arms.split(","):
         if arm in record.arms and not args.again and record.arms[arm].returncode == 0:
             print(f"[{arm}] already measured: {record.arms[arm].total_s} s", flush=True)
             continue
-        result = run_arm(arm, tree_of(arm, args.base, args.work), demo_args, args.work)
+        arm_args = [*demo_args, *shlex.split(own.get(arm, ""))]
+        result = run_arm(arm, tree_of(arm, args.base, args.work), arm_args, args.work)
         record.arms[arm] = result
         done = {a.arm: a.total_s for a in record.arms.values() if a.returncode == 0}
         record.ratio_total = round(done["current"] / done["base"], 3) if {"current", "base"} <= set(done) else None
