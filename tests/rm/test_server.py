@@ -31,6 +31,7 @@ def test_health_needs_no_token(server):
     assert health["status"] == "ok" and health["queue"] == {
         "requests": 0,
         "items": 0,
+        "held": 0,
         "max_requests": 512,
         "max_items": 2048,
     }

@@ -30,8 +30,8 @@ def score_routes(context: ServerContext, model: RewardModel) -> APIRouter:
 
     @routes.get("/health")
     def health() -> dict[str, Any]:
-        """Up, and how deep the scoring queue is (requests and items waiting, and the limits past which a
-        request gets 503 with Retry-After)."""
+        """Up, and how deep the scoring queue is (requests and items waiting, the limits past which a request is
+        held for room, and how many are held)."""
         return {"status": "ok", "queue": context.queue()}
 
     @routes.get("/info", dependencies=[Depends(context.authorize)])

@@ -36,7 +36,7 @@ class ServerContext:
 
     score: Callable[
         [Sequence[tuple[str, str | Plan]]], list[float]
-    ]  # (question, plan) -> raw RM scores (503: queue full)
+    ]  # (question, plan) -> raw RM scores (503: the scorer is stuck)
     read_json: Callable[[Request], Awaitable[Any]]  # the body: 415 / 408 / 413 / 422, see json_reader
     authorize: Callable[[Request], None]  # 401 without the bearer token, when one is configured
     max_items: int
@@ -128,24 +128,27 @@ async def _read_body(request: Request, max_body_bytes: int) -> bytes:
 @dataclass(frozen=True)
 class QueueLimits:
     """How the model is shared: forward passes of at most `pass_tokens` padded tokens (least-served requests
-    first, one item of each in turn), at most `max_requests` requests and `max_items` items waiting (more is
-    a 503 with Retry-After, which orchrm's clients wait out).
+    first, one item of each in turn), at most `max_requests` requests and `max_items` items waiting. A request
+    that finds the queue full is held until there is room, in arrival order (`FairScorer`): a 503 with
+    Retry-After only when no pass was taken or finished for `stall_s` (the model is stuck), so a client that
+    does not wait out Retry-After (OpenRLHF's own) is not refused while the model makes progress.
 
     Sized for a training step's burst: verl's reward manager scores a step's batch from a thread pool (64
-    threads here), OpenRLHF sends one sample a request from every rollout worker; 512 one-item requests, or
-    8 full 256-item ones, queue without a 503. Starlette runs at most 40 requests' scoring at once; the rest wait
-    for a thread, not in this queue."""
+    threads here), OpenRLHF sends one sample a request from every rollout worker (1,024 at once by default:
+    bench/openrlhf_client.py). Starlette runs at most 40 requests' scoring at once; the rest wait for a thread,
+    not in this queue, so the threads bound how many are held and what they hold in memory."""
 
     pass_tokens: int = 256  # one item at MiniLM's 256 tokens, or several short ones (bench/server_fair.py)
     max_requests: int = 512
     max_items: int = 2048
+    stall_s: float = 60.0  # a pass on CPU takes seconds (a 0.5B decoder, 256 tokens); a minute without one is stuck
 
 
 def fair_scorer(
     model: RewardModel, limits: QueueLimits
 ) -> tuple[Callable[[Sequence[tuple[str, str | Plan]]], list[float]], FairScorer]:
     """(question, plan) pairs rendered in the caller's thread, then scored on the model's thread in fair
-    passes (`FairScorer`, returned too: its depth is reported by /health); a full queue is a 503."""
+    passes (`FairScorer`, returned too: its depth is reported by /health); a stuck scorer is a 503."""
     from ..pairs.render import render_plan, render_question
 
     def tokens(item: tuple[str, str]) -> int:  # a token covers at least one byte; +4 for the special tokens
@@ -157,6 +160,7 @@ def fair_scorer(
         tokens=tokens,
         max_requests=limits.max_requests,
         max_items=limits.max_items,
+        stall_s=limits.stall_s,
     )
 
     def score_texts(items: Sequence[tuple[str, str]]) -> list[float]:
@@ -164,6 +168,6 @@ def fair_scorer(
         try:
             return scorer.score(rendered)
         except QueueFull as exc:
-            raise HTTPException(503, f"scoring queue full: {exc}", headers={"Retry-After": "1"}) from None
+            raise HTTPException(503, f"scoring queue: {exc}", headers={"Retry-After": "1"}) from None
 
     return score_texts, scorer

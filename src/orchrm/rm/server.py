@@ -17,7 +17,8 @@ body within `body_timeout_s` (408, connection closed); a client that hangs up mi
 model runs on one thread of its own, in passes of at most `QueueLimits.pass_tokens` padded tokens taken
 from the least-served waiting requests first, one item of each in turn, so a 1-item request is scored in the
 next pass whatever is queued before it; at most `QueueLimits.max_requests` requests and `max_items` items
-wait, and more is a 503 with Retry-After. Bodies are parsed and checked in worker threads, off the event loop,
+wait, and more are held until there is room (back-pressure): a 503 with Retry-After only when the model is
+stuck (no pass for `QueueLimits.stall_s`). A request sent again is answered from the last scores kept. Bodies are parsed and checked in worker threads, off the event loop,
 and `serve` leaves them and the event loop one core that torch does not use.
 
 Other wire protocols (an RL framework's own) are added as `routes`: each gets a `ServerContext` holding the
@@ -82,8 +83,9 @@ def create_app(
     score, scorer = fair_scorer(model, queue)
 
     def depth() -> dict[str, int]:
-        requests, items = scorer.depth()
-        return {"requests": requests, "items": items, "max_requests": queue.max_requests, "max_items": queue.max_items}
+        requests, items, held = scorer.depth()
+        limits = {"max_requests": queue.max_requests, "max_items": queue.max_items}
+        return {"requests": requests, "items": items, "held": held, **limits}
 
     context = ServerContext(
         score=score,
