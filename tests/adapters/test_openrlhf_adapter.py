@@ -120,11 +120,18 @@ def test_the_reward_file_gives_the_same_scores(where, rm_folder, server, expecte
     assert out["extra_logs"] == {"orchrm_invalid": INVALID, "orchrm_unscored": [0.0] * len(ITEMS)}
 
 
-def test_the_reward_file_without_a_model_or_with_a_bad_penalty_is_one_line(monkeypatch):
+def test_the_reward_file_without_a_model_or_with_a_bad_penalty_is_one_line(monkeypatch, caplog):
     for name in ("ORCHRM_RM", "ORCHRM_URL"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ConfigError, match="either in process"):
+    # the first call fails naming the variables, and says so at ERROR: OpenRLHF logs the exception at INFO only
+    with pytest.raises(ConfigError, match=r"neither ORCHRM_RM .* nor ORCHRM_URL .* is set.*--runtime-env-json"):
         load_reward_func()(["q"], ["q"], ["q"])
+    assert [r.levelname for r in caplog.records if "neither ORCHRM_RM" in r.getMessage()] == ["ERROR"]
+    monkeypatch.setenv("ORCHRM_RM", "/abs/rm")
+    monkeypatch.setenv("ORCHRM_URL", "http://127.0.0.1:1")
+    with pytest.raises(ConfigError, match="both ORCHRM_RM and ORCHRM_URL are set"):
+        load_reward_func()(["q"], ["q"], ["q"])
+    monkeypatch.delenv("ORCHRM_RM")
     monkeypatch.setenv("ORCHRM_URL", f"http://127.0.0.1:{free_port()}")
     monkeypatch.setenv("ORCHRM_PENALTY", "low")
     with pytest.raises(ConfigError, match="ORCHRM_PENALTY='low' is not a number"):

@@ -40,6 +40,7 @@ from orchrm.adapters._core import (
     Verdict,
     cached_scorer,
     judge,
+    log,
     number,
     plan_after_prompt,
     report,
@@ -150,6 +151,8 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     """OpenRLHF's Python-file reward: the model from `ORCHRM_RM` or `ORCHRM_URL`; the contract's settings from
     `ORCHRM_PENALTY`, `ORCHRM_SCALE` (unit | raw) and `ORCHRM_DEGREE`."""
     env = {name: os.environ.get(f"ORCHRM_{name.upper()}") or None for name in ("rm", "url", "token", "device")}
+    if (env["rm"] is None) == (env["url"] is None):
+        _no_model(both=env["rm"] is not None)
     deadline_s = _env_number("ORCHRM_DEADLINE_S", None)
     scorer = cached_scorer(env["rm"], env["url"], env["token"], deadline_s, env["device"])
     unscored = _env_number("ORCHRM_UNSCORED_REWARD", UNSCORED_REWARD)
@@ -162,6 +165,27 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
         unscored_reward=unscored,
         max_unscored=_env_count("ORCHRM_MAX_UNSCORED"),
     )
+
+
+def _no_model(*, both: bool) -> None:
+    """The file was loaded without its model: raised at the first call, and logged as an error too, since OpenRLHF
+    turns a reward function's exception into an INFO line and its step later dies of the empty reward."""
+    import socket
+
+    where = f"pid {os.getpid()} on {socket.gethostname()}"
+    if both:
+        message = f"orchrm's OpenRLHF reward: both ORCHRM_RM and ORCHRM_URL are set in {where}; set one"
+    else:
+        message = (
+            f"orchrm's OpenRLHF reward: neither ORCHRM_RM (the RM folder) nor ORCHRM_URL (`orchrm serve`) is set in "
+            f"this rollout worker's environment ({where})"
+        )
+    hint = (
+        "on a Ray cluster started with `ray start`, variables of the submitting shell do not reach the workers: "
+        """pass them as `ray job submit --runtime-env-json '{"env_vars": {"ORCHRM_RM": "/abs/rm"}}'`"""
+    )
+    log.error("%s (%s)", message, hint)
+    raise ConfigError(message, hint=hint)
 
 
 def _env_count(name: str) -> int:
