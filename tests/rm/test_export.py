@@ -211,3 +211,29 @@ def test_one_changed_hashed_file_is_refused_in_one_line(folder):
     with pytest.raises(ChecksumMismatch, match="config.json has sha256 .* refusing to load it") as err:
         RewardModel.load(folder)
     assert "\n" not in str(err.value)
+
+
+def test_the_truncation_is_stored_where_a_stack_reads_it(encoder_rm, exported):
+    """The card's max_length is in tokenizer_config.json (`model_max_length`, what `truncation=True` cuts to) and in
+    tokenizer.json (what the `tokenizers` library applies by itself); a plan past it scores as orchrm scores it only
+    cut there."""
+    limit = encoder_rm.card.max_length
+    config = json.loads((exported / "tokenizer_config.json").read_text())
+    assert config["model_max_length"] == limit and "max_length" not in config
+    truncation = json.loads((exported / "tokenizer.json").read_text())["truncation"]
+    assert (truncation["max_length"], truncation["strategy"]) == (limit, "LongestFirst")
+
+    question, plan = (
+        "What is 2 + 2?",
+        json.dumps({"agents": [{"id": f"a{i}", "type": "cot", "input": f"part {i} " * 30} for i in range(6)]}),
+    )
+    text, pair = render_question(question), render_plan(plan)
+    tok, model = AutoTokenizer.from_pretrained(exported), AutoModelForSequenceClassification.from_pretrained(exported)
+    full = tok(text, pair, truncation=False, return_tensors="pt")
+    cut = tok(text, pair, truncation=True, return_tensors="pt")
+    assert limit < full["input_ids"].shape[1] <= model.config.max_position_embeddings  # the cut matters here
+    assert cut["input_ids"].shape[1] == limit
+    ours = encoder_rm.score(question, [plan])[0]
+    with torch.no_grad():
+        assert float(model(**cut).logits[0, 0]) == pytest.approx(ours, abs=1e-4)
+        assert abs(float(model(**full).logits[0, 0]) - ours) > 1e-4  # a stack that drops the cut scores otherwise

@@ -1,4 +1,4 @@
-"""A reward model as a plain transformers sequence-classification folder that any serving stack scores alike.
+"""A reward model as a plain transformers sequence-classification folder that transformers scores as orchrm does.
 
 An orchrm model folder loads only through orchrm: its scores depend on orchrm's rendering of (question, plan),
 on `token_type_ids` being left out (an encoder reads the plan as segment 0), and a decoder's on a LoRA adapter
@@ -13,7 +13,10 @@ score with orchrm's scores, given the texts written in its `orchrm_template.json
   `*ForSequenceClassification` (pooling the last token before the padding, as orchrm scores), the tokenizer's
   post-processor appending the end-of-text token after truncation, as `encoding.encode` does.
 
-Both: `model_max_length` is the card's `max_length`, so `truncation=True` truncates as orchrm does. Before the
+Both: `model_max_length` is the card's `max_length`, so `truncation=True` truncates as orchrm does (the
+`tokenizers` library reads it from tokenizer.json's truncation). Only plain transformers is tested: a serving
+stack that ignores these files' truncation, applies a sigmoid, or is fed chat-formatted text (a framework's
+model-RM path) gives another number than orchrm's reward function (the README says which). Before the
 folder is swapped in, it is loaded back the plain way and must reproduce `RewardModel` on example plans (also
 through the `tokenizers` library alone); the examples and their scores are written in the template.
 """
@@ -238,6 +241,9 @@ tok = AutoTokenizer.from_pretrained(DIR)
 model = AutoModelForSequenceClassification.from_pretrained(DIR)
 score = model(**tok(text, text_pair, truncation=True, return_tensors="pt")).logits[0, 0].item()
 ```
+
+The score is the raw logit; orchrm's reward is its sigmoid by default. A stack that applies a sigmoid, drops the
+truncation below, or is fed chat-formatted prompt+response text instead of this pair gives another number.
 
 with `text = {text}` (the question's whitespace runs collapsed to one space) and `text_pair` the plan as
 orchrm renders it (`orchrm.pairs.render.render_plan`, rendering v{template["render_version"]}; described in
