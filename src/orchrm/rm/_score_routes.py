@@ -28,8 +28,10 @@ def score_routes(context: ServerContext, model: RewardModel) -> APIRouter:
     """/health (no token), /info (the card without its training history, and the limits) and /score."""
     routes = APIRouter()
 
+    # async: a sync route would wait for one of Starlette's 40 worker threads, all busy scoring in a burst, so the
+    # queue's depth could not be read when it matters (depth() only takes the scorer's lock for a moment)
     @routes.get("/health")
-    def health() -> dict[str, Any]:
+    async def health() -> dict[str, Any]:
         """Up, and how deep the scoring queue is (requests and items waiting, the limits past which a request is
         held for room, and how many are held)."""
         return {"status": "ok", "queue": context.queue()}
