@@ -38,10 +38,13 @@ def test_openrlhf_is_the_pinned_release():
 
 @functools.cache
 def shell_commands():
-    """The README block's commands, as a shell sees them: comments' commands too (the `# or in process:` form),
+    """The README block's commands, as a shell sees them: comments' commands too (the `# or in process:` and
+    `# or on a Ray cluster:` forms),
     continuation lines joined, `$(python -c ...)` run, shell variables set by one line expanded in the next (and
     split into words, as an unquoted `$data` is). Each: (environment assignments, argv)."""
-    lines = [re.sub(r"^#\s*(or in process:\s*)?", "", line) for line in readme_block(TRAINER).splitlines()]
+    lines = [
+        re.sub(r"^#\s*(or (in process|on a Ray cluster):\s*)?", "", line) for line in readme_block(TRAINER).splitlines()
+    ]
     commands, current = [], ""
     for line in lines:
         current += " " + line.rstrip()
@@ -81,7 +84,7 @@ def readme_runs():
     commands = shell_commands()
     serve = [list(argv) for _, argv in commands if argv[:2] == ("orchrm", "serve")]
     trainers = [(env, argv) for env, argv in commands if argv[:3] == ("python", "-m", TRAINER)]
-    assert len(serve) == 1 and len(trainers) == 2 and len(commands) == 4, commands
+    assert len(serve) == 1 and len(trainers) == 2 and len(commands) == 5, commands
     runs = []
     for env, argv in trainers:
         argv = [a for a in argv[3:] if a != "..."]  # `...`: the rest of the user's command line
@@ -113,6 +116,15 @@ def openrlhf_args(argv):
     return namespace["args"]
 
 
+def readme_ray_submit():
+    """The README's `ray job submit` line: (its options before `--`, OpenRLHF's parsed args after it)."""
+    (argv,) = [list(argv) for _, argv in shell_commands() if argv[:3] == ("ray", "job", "submit")]
+    cut = argv.index("--")
+    trainer = argv[cut + 1 :]
+    assert trainer[:3] == ["python", "-m", TRAINER], trainer
+    return argv[:cut], openrlhf_args([a for a in trainer[3:] if a != "..."])
+
+
 def test_the_readme_commands_parse_with_openrlhfs_own_cli():
     serve, runs = readme_runs()
     (remote_env, remote), (file_env, file) = runs
@@ -126,6 +138,9 @@ def test_the_readme_commands_parse_with_openrlhfs_own_cli():
 
     assert file.reward.remote_url == [adapter.__file__] and file_env == {"ORCHRM_RM": "/abs/rm"}
     assert serve[:3] == ["orchrm", "serve", "--rm"] and "8765" in serve
+    options, ray = readme_ray_submit()  # the in-process form again, its variables in the job's runtime env
+    assert options[options.index("--runtime-env-json") + 1] == '{"env_vars": {"ORCHRM_RM": "/abs/rm"}}'
+    assert ray.reward.remote_url == file.reward.remote_url and ray.data.label_key == "question"
 
 
 @pytest.fixture(scope="module")
