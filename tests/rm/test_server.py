@@ -182,3 +182,33 @@ def test_any_question_and_plan_text_is_scored_or_refused(client, question, plan)
     body = json.dumps(_items(plan, question or "q")).encode("utf-8", "surrogatepass")
     r = client.post("/score", content=body, headers={"content-type": "application/json"})
     assert r.status_code in (200, 422), r.text[:300]
+
+
+class SlowRM(FakeRM):
+    """FakeRM whose every pass takes a while, so that a burst fills a tiny queue."""
+
+    def score_rendered(self, items, *, batch_size=64):
+        import time
+
+        time.sleep(0.02)
+        return super().score_rendered(items, batch_size=batch_size)
+
+
+def test_a_burst_past_the_queue_is_held_not_refused():
+    """Issue 48: a client that sends once and ignores Retry-After (OpenRLHF's) is not answered 503 while the model
+    makes progress: 60 one-item requests at once against a queue of 2 requests are all scored."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from orchrm.rm.server import QueueLimits
+
+    app = create_app(SlowRM(), queue=QueueLimits(pass_tokens=1, max_requests=2, max_items=2))
+    with live_server(app) as url, httpx.Client(timeout=60) as http:
+
+        def send(i):
+            return http.post(f"{url}/score", json=_items(plan_json("good", i), question(i)))
+
+        with ThreadPoolExecutor(60) as pool:
+            replies = list(pool.map(send, range(60)))
+        assert [r.status_code for r in replies] == [200] * 60
+        assert all(r.json()["scores"][0] is not None for r in replies)
+        assert http.get(f"{url}/health").json()["queue"]["held"] == 0
