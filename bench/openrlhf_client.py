@@ -10,7 +10,7 @@ all in flight at once. Here the installed wheel's own executor (`execute`, from 
 `INSTALL_ONLY=1 ci/frameworks/run.sh`) runs 1,024 samples concurrently against one `orchrm serve` (the main
 venv's CLI, default options) on `POST /openrlhf`; only vLLM's generation is stood in for (each response a valid
 plan, every one different, so no score is reused). Prompts: `orchrm prompts --format openrlhf`'s 64 chain_sum
-questions under a byte-level chat template, 16 samples each.
+questions (the README's `orchrm prompts` line) under a byte-level chat template, 16 samples each.
 
 Per RM: `samples`, `scored` (a reward in (0, 1), the sigmoid of the RM's score), `empty` (reward None: OpenRLHF
 gave up), `penalised`, the wall time of the burst, OpenRLHF's logged request errors (each a retry), the 503s in
@@ -60,26 +60,18 @@ class Engine:
         return SimpleNamespace(outputs=[SimpleNamespace(token_ids=ids, finish_reason="stop", logprobs=None)])
 
 
-def _samples(tokenizer, n: int) -> tuple[list[tuple[str, str]], dict[str, list[str]]]:
-    """(prompt, label) per sample, the questions' chat prompts in turn, and each prompt's distinct plans."""
-    from orchrm.adapters.prompt_rows import prompt_rows
-    from orchrm.tasks import load_task
+def _samples(tokenizer, rows_file: str, n: int) -> tuple[list[tuple[str, str]], dict[str, list[str]]]:
+    """(prompt, label) per sample, the file's questions' chat prompts in turn, and each prompt's distinct plans."""
     from synthetic_pairs import plan_json
 
-    rows = prompt_rows(load_task("chain_sum"), "openrlhf").rows
+    rows = [json.loads(line) for line in Path(rows_file).read_text().splitlines() if line.strip()]
     prompts = [
-        (
-            tokenizer.apply_chat_template(
-                [m.model_dump() for m in r.prompt], tokenize=False, add_generation_prompt=True
-            ),
-            r,
-        )
-        for r in rows
+        (tokenizer.apply_chat_template(r["prompt"], tokenize=False, add_generation_prompt=True), r) for r in rows
     ]
     pairs, responses = [], {}
     for i in range(n):
         prompt, row = prompts[i % len(prompts)]
-        pairs.append((prompt, row.question))
+        pairs.append((prompt, row["question"]))
         responses.setdefault(prompt, []).append(plan_json("good", i))
     return pairs, responses
 
@@ -93,7 +85,7 @@ class _Count(logging.Handler):
         self.lines.append(record.getMessage())
 
 
-def client(url: str, n: int) -> dict:
+def client(url: str, rows_file: str, n: int) -> dict:
     """OpenRLHF's rollout reward step for `n` samples at once, as each vLLM rollout actor runs it."""
     from openrlhf.utils import agent
 
@@ -102,7 +94,7 @@ def client(url: str, n: int) -> dict:
     log = _Count()
     agent.logger.addHandler(log)
     tokenizer = tiny_tokenizer()
-    pairs, responses = _samples(tokenizer, n)
+    pairs, responses = _samples(tokenizer, rows_file, n)
     executor = agent.SingleTurnAgentExecutor(url)
     params = SimpleNamespace(max_tokens=1024, logprobs=None)
     engine = Engine(tokenizer, responses)
@@ -132,19 +124,17 @@ def client(url: str, n: int) -> dict:
 # ---- the driver: runs in the main venv ----
 
 
-def rm_folder(name: str) -> Path:
-    """The RM trained once for one epoch on 8 synthetic pairs (reused when its folder exists)."""
+def rm_folder(name: str) -> tuple[Path, int]:
+    """The RM trained once for one epoch on 8 synthetic pairs (reused when its folder exists), and its max_length."""
     from orchrm.rm import RewardModel, RMConfig, train_reward_model
     from synthetic_pairs import make_rows
 
     folder = FOLDERS / name
-    if (folder / "orchrm.json").exists():
-        RewardModel.load(folder)  # verified against its card
-        return folder
-    config = RMConfig(backbone=RMS[name], epochs=1, batch_size=4)
-    print(f"{name}: training on 8 synthetic pairs", flush=True)
-    train_reward_model(make_rows(8), make_rows(4, offset=100), config, progress=False).model.save(folder)
-    return folder
+    if not folder.exists():
+        config = RMConfig(backbone=RMS[name], epochs=1, batch_size=4)
+        print(f"{name}: training on 8 synthetic pairs", flush=True)
+        train_reward_model(make_rows(8), make_rows(4, offset=100), config, progress=False).model.save(folder)
+    return folder, RewardModel.load(folder).card.max_length  # verified against its card
 
 
 def _watch_queue(url: str, stop: threading.Event, peak: dict[str, int]) -> None:
@@ -164,10 +154,18 @@ def run_one(name: str, samples: int) -> dict:
 
     from server_fair import free_port
 
-    folder = rm_folder(name)
+    folder, max_length = rm_folder(name)
+    rows = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False)
+    rows.close()
+    exe = Path(sys.executable).parent / "orchrm"
+    # the README's line: train-orchestrator's chain_sum prompts as OpenRLHF rows
+    subprocess.run(
+        [str(exe), "prompts", "--task", "chain_sum", "--format", "openrlhf", "--out", rows.name],
+        check=True,
+        capture_output=True,
+    )
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    exe = Path(sys.executable).parent / "orchrm"
     with tempfile.TemporaryFile("w+") as server_log:
         server = subprocess.Popen(
             [str(exe), "serve", "--rm", str(folder), "--port", str(port)], stdout=server_log, stderr=subprocess.STDOUT
@@ -190,7 +188,7 @@ def run_one(name: str, samples: int) -> dict:
             load = os.getloadavg()
             env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT / 'bench'}"}
             done = subprocess.run(
-                [str(CLIENT_PYTHON), __file__, "--client", f"{url}/openrlhf", "--samples", str(samples)],
+                [str(CLIENT_PYTHON), __file__, "--client", f"{url}/openrlhf", rows.name, "--samples", str(samples)],
                 capture_output=True,
                 text=True,
                 env=env,
@@ -202,12 +200,12 @@ def run_one(name: str, samples: int) -> dict:
         finally:
             server.terminate()
             server.wait(30)
+            os.unlink(rows.name)
         server_log.seek(0)
         text = server_log.read()
-    card = json.loads((folder / "orchrm.json").read_text())
     return {
         "rm": RMS[name],
-        "rm_max_length": card.get("max_length"),
+        "rm_max_length": max_length,
         **result,
         "server_503s": text.count(" 503 "),
         "server_tracebacks": text.count("Traceback"),
@@ -220,10 +218,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rms", nargs="+", choices=list(RMS), default=list(RMS))
     parser.add_argument("--samples", type=int, default=1024, help="OpenRLHF's default rollout batch")
-    parser.add_argument("--client", help=argparse.SUPPRESS)  # internal: the client side, in .venv-openrlhf
+    parser.add_argument("--client", nargs=2, help=argparse.SUPPRESS)  # internal: URL ROWS, in .venv-openrlhf
     args = parser.parse_args()
     if args.client:
-        print(json.dumps(client(args.client, args.samples)))
+        print(json.dumps(client(*args.client, args.samples)))
         return
     if not CLIENT_PYTHON.exists():
         sys.exit("no .venv-openrlhf: run INSTALL_ONLY=1 ci/frameworks/run.sh openrlhf")
