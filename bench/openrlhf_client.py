@@ -237,6 +237,7 @@ def main() -> None:
             "all samples at once, against one `orchrm serve` on POST /openrlhf",
             "openrlhf": _client_version(),
             "rms": results,
+            "notes": before.get("notes"),  # written by hand after reading a run
             "stamp": stamp(),
         }
         OUT.parent.mkdir(parents=True, exist_ok=True)
