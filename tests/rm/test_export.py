@@ -131,7 +131,7 @@ def test_the_exported_decoder_scores_as_orchrm_does(decoder_rm, tmp_path):
     theirs, tok, model = _plain(out, items, decoder=True)
     delta = max(abs(a - b) for a, b in zip(theirs, ours, strict=True))
     print(f"decoder: max |score - RewardModel.score| = {delta:.3g} over {len(items)} plans")
-    assert delta <= 1e-3 and len(set(ours)) > 10
+    assert delta <= 1e-4 and len(set(ours)) > 10  # issue 48: |d| <= 1e-4 for every stack the README names
     assert type(model).__name__ == "Qwen2ForSequenceClassification" and model.config.pad_token_id == tok.pad_token_id
     assert tok("question: q\n", "plan: " + "x" * 500, truncation=True)["input_ids"][-1] == tok.eos_token_id
     assert type(decoder_rm.model).__name__ == "PeftModelForSequenceClassification"  # the source is left alone
