@@ -126,7 +126,15 @@ class LoopConfig(BaseModel):
         return self.rollout.seed
 
     def run_config(
-        self, split: str, model_id: str, agent_backend: str = "", agent_model_id: str = "", *, backend: str = "local"
+        self,
+        split: str,
+        model_id: str,
+        agent_backend: str = "",
+        agent_model_id: str = "",
+        *,
+        backend: str = "local",
+        model_name: str = "",
+        agent_model_name: str = "",
     ) -> RunConfig:
         """The run folder settings of the loop's rollout of `split`: its rollout settings, task, counts, models."""
         questions = self.train_questions if split == "train" else self.test_questions
@@ -141,6 +149,8 @@ class LoopConfig(BaseModel):
             model_id=model_id,
             agent_backend=agent_backend,
             agent_model_id=agent_model_id,
+            model_name=model_name,
+            agent_model_name=agent_model_name,
             profile=self.profile,
         )
 

@@ -39,10 +39,16 @@ def executor_config(settings: RolloutSettings, max_parallel: int = 4) -> Executo
 
 
 def agent_fields(llm: LLM, agent_llm: LLM | None = None) -> dict[str, str]:
-    """`RunConfig`'s agent_backend and agent_model_id for these LLMs: empty when the agents run on `llm`."""
+    """`RunConfig`'s orchestrator name and agent fields for these LLMs: the agents' empty when they run on `llm`."""
+    own = {"model_name": llm.backend.display_name}
     if agent_llm is None or agent_llm is llm:
-        return {"agent_backend": "", "agent_model_id": ""}
-    return {"agent_backend": agent_llm.backend.kind, "agent_model_id": agent_llm.backend.model_id}
+        return own | {"agent_backend": "", "agent_model_id": "", "agent_model_name": ""}
+    backend = agent_llm.backend
+    return own | {
+        "agent_backend": backend.kind,
+        "agent_model_id": backend.model_id,
+        "agent_model_name": backend.display_name,
+    }
 
 
 def _version_kept(new: RunConfig, old: RunConfig) -> RunConfig:

@@ -78,5 +78,8 @@ class RunConfig(RolloutSettings):
     model_id: str = Field("", description="The orchestrator's model.")
     agent_backend: str = Field("", description="The sub-agents' backend; empty: the orchestrator's.")
     agent_model_id: str = Field("", description="The sub-agents' model; empty: the orchestrator's.")
+    # names as a person knows them (`Backend.display_name`), labels beside the ids: a resume compares the ids
+    model_name: str = Field("", description="The orchestrator's model by name (registry name), beside model_id.")
+    agent_model_name: str = Field("", description="The sub-agents' model by name; empty: the orchestrator's.")
     checkpoint: str = Field("base", description="Label of the orchestrator checkpoint in the traces.")
     profile: str = Field("base", description="The named profile its settings were laid over (`orchrm.profiles`).")

@@ -32,7 +32,7 @@ from .traces import RUN_FILE, Trace
 GROWABLE = frozenset({"n_questions", "n_plans"})
 #: Where the settings came from, not what they are: a run resumed under another profile name with the same values
 #: is the same run.
-LABELS = frozenset({"profile"})
+LABELS = frozenset({"profile", "model_name", "agent_model_name"})
 
 Settings = TypeVar("Settings", bound=BaseModel)
 
