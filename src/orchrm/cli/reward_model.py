@@ -269,10 +269,16 @@ TorchThreads = Annotated[
     typer.Option(help="Threads torch scores with (default: every core but one, left to the event loop).", min=1),
 ]
 QueueRequests = Annotated[
-    int, typer.Option(help="Requests that may wait for the model; past it a 503 with Retry-After.", min=1)
+    int,
+    typer.Option(
+        help="Requests queued for the model; past it a request is held until one leaves (503 only when stuck).", min=1
+    ),
 ]
 QueueItems = Annotated[
-    int, typer.Option(help="Items that may wait for the model; past it a 503 with Retry-After.", min=1)
+    int,
+    typer.Option(
+        help="Items queued for the model; past it a request is held until room frees (503 only when stuck).", min=1
+    ),
 ]
 
 
@@ -295,8 +301,9 @@ def serve(
 ) -> None:
     """Serve a reward model over HTTP: POST /score, POST /openrlhf (OpenRLHF's protocol), GET /health, GET /info.
 
-    /health reports the scoring queue's depth; past --queue-requests / --queue-items a request gets 503 with
-    Retry-After, which orchrm's clients wait out."""
+    /health reports the scoring queue's depth and the requests held; past --queue-requests / --queue-items a
+    request is held until room frees, and gets 503 with Retry-After (which orchrm's clients wait out) only when
+    the model makes no progress for 60 s, 4,096 are already held, or it alone is bigger than the queue."""
     from functools import partial
 
     from ..adapters import openrlhf
