@@ -129,7 +129,8 @@ def test_demo_runs_as_before_the_profile_field_by_field(monkeypatch, tmp_path):
 def test_bon_with_the_demo_profile_selects_exactly_as_the_demos_best_of_n(monkeypatch, tmp_path):
     loop = _demo(monkeypatch, tmp_path)
     run, config = _bon(monkeypatch, tmp_path, "--profile", "demo", "--n-questions", str(loop.test_questions))
-    demo_run = loop.run_config("test", run.model_id, backend=run.backend)
+    demo_run = loop.run_config("test", run.model_id, backend=run.backend, model_name=run.model_name)
+    assert run.model_name == run.model_id == "scripted-model"  # the name the report shows, from the backend
     assert run.model_dump() == demo_run.model_dump()
     assert config == loop.bon
 
