@@ -33,7 +33,7 @@ from typing import Any
 from content_rm import evaluate, load_run, truncation
 from files import write_text_atomic
 from orchrm import PairConfig, RewardModel, build_pairs, train_reward_model
-from orchrm.bon import METHODS, Context, across_runs, question_same_shape_auc
+from orchrm.bon import HYBRID, METHODS, Context, across_runs, question_same_shape_auc
 from orchrm.pairs import load_counterfactual
 from stamp import stamp
 
@@ -63,6 +63,16 @@ VARIANTS: dict[str, tuple[Path | None, dict[str, Any], dict[str, Any], str]] = {
         {"max_counterfactual_per_question": 96},
         "cf-ops with every edit pair a question has (cap 96, not 24; added after cf)",
     ),
+    # Added after every base/cf/cf-ops seed was seen on all 250 held-out questions: rm's same-shape AUC rose to
+    # 0.75 on some seeds while its best-of-N stayed below kind-prior's, i.e. rm loses on the choice of shape.
+    # Here the RM learns only what text decides (pairs within a shape, executed edits); `kind-prior+rm` lets the
+    # per-kind prior choose the shape and this RM the plan within it.
+    "content": (
+        CF,
+        {},
+        {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
+        "same-shape pairs and executed edits only: no cross-shape or valid-over-invalid pairs (added after all)",
+    ),
 }
 # Held-out questions split in two by a hash of their id: "dev" chooses among variants, "report" reports the chosen
 # one. (A first split by even/odd position confounded kinds: shortest's same-shape AUC read 0.645 on one half and
@@ -76,7 +86,9 @@ def one(variant: str, seed: int) -> dict[str, Any]:
     uses_cf = cf is not None
     edits = load_counterfactual(cf) if cf is not None else ()
     sources = PairConfig().sources if uses_cf else tuple(s for s in PairConfig().sources if s != "counterfactual")
-    pairs = build_pairs(train, PairConfig(seed=config.seed, sources=sources, **pair_over), counterfactual=edits)
+    pairs = build_pairs(
+        train, PairConfig(**{"seed": config.seed, "sources": sources, **pair_over}), counterfactual=edits
+    )
     stats = json.loads(pairs.stats.model_dump_json())
     rm_config = config.rm.model_copy(update={"seed": seed, **rm_over})
     start = time.perf_counter()
@@ -102,9 +114,12 @@ def measure(rm: RewardModel) -> dict[str, Any]:
         "marks": results["marks"],
         "content": results["content"],
         "by_template": results.get("by_template"),
-        "columns": {m: [pick(c, m) for c in cases] for m in ("rm", "shape-mean", "oracle", *BLIND)},
+        "columns": {m: [pick(c, m) for c in cases] for m in ("rm", "shape-mean", HYBRID, "oracle", *BLIND)},
+        # every held-out plan's reward (None: invalid), so ensembles and new selectors need no RM rerun
+        "rewards": [[round(p.reward, 4) if p.valid else None for p in c.candidates] for c in cases],
         "questions": len(cases),
         "question_ids": [c.question_id for c in cases],
+        "seen": [c.seen for c in cases],  # False: a template held out of training
         # per question (None: no clean same-shape pair), for any split of the held-out questions after the fact
         "same_shape_auc_by_question": {
             m: [question_same_shape_auc(METHODS[m].seen(c), METHODS[m].score) for c in cases]
@@ -136,11 +151,46 @@ def summary(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
             "best_content_blind": best,
             "rm_minus_best_content_blind": across_runs(rm, [blind[best]] * len(runs), **paired).model_dump(),
             "rm_minus_shape_mean": across_runs(rm, [r["columns"]["shape-mean"] for r in runs], **paired).model_dump(),
+            **_hybrid(runs, blind[best], paired),
             "same_shape_auc_rm": [r["content"]["auc"]["rm"]["value"] for r in runs],
             "same_shape_auc_rm_minus": {m: [r["content"]["rm_minus"].get(m) for r in runs] for m in BLIND},
             "halves": {half: _half(runs, parity) for half, parity in HALVES.items()},
+            "unseen": _unseen(runs),
         }
     return out
+
+
+def _hybrid(runs: list[dict[str, Any]], best: list[float], paired: dict[str, Any]) -> dict[str, Any]:
+    """kind-prior+rm across the RM seeds and against the best content-blind selector (paired by seed)."""
+    if any(HYBRID not in r["columns"] for r in runs):
+        return {}
+    cols = [r["columns"][HYBRID] for r in runs]
+    return {
+        "hybrid": across_runs(cols, seeds=paired["seeds"]).model_dump(),
+        "hybrid_minus_best_content_blind": across_runs(cols, [best] * len(runs), **paired).model_dump(),
+    }
+
+
+def _unseen(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """rm and kind-prior+rm against the best content-blind selector on the unseen templates' questions alone."""
+    if any("seen" not in r or HYBRID not in r["columns"] for r in runs):
+        return None
+    keep = [i for i, seen in enumerate(runs[0]["seen"]) if seen is False]
+    col = lambda r, m: [r["columns"][m][i] for i in keep]  # noqa: E731
+    blind = {m: col(runs[0], m) for m in BLIND}
+    best = max(blind, key=lambda m: statistics.fmean(blind[m]))
+    seeds = [r["seed"] for r in runs]
+    paired = {"seeds": seeds, "seeds_minus": seeds, "min_pairs": 2}
+    return {
+        "questions": len(keep),
+        "best_content_blind": best,
+        **{
+            f"{m}_minus_best_content_blind": across_runs(
+                [col(r, m) for r in runs], [blind[best]] * len(runs), **paired
+            ).model_dump()
+            for m in ("rm", HYBRID)
+        },
+    }
 
 
 def _half(runs: list[dict[str, Any]], parity: int) -> dict[str, Any] | None:
@@ -163,9 +213,13 @@ def _half(runs: list[dict[str, Any]], parity: int) -> dict[str, Any] | None:
         "questions": len(keep),
         "rm": across_runs([col(r, "rm") for r in runs], seeds=seeds).model_dump(),
         "best_content_blind": best,
-        "rm_minus_best_content_blind": across_runs(
-            [col(r, "rm") for r in runs], [blind[best]] * len(runs), **paired
-        ).model_dump(),
+        **{
+            f"{m}_minus_best_content_blind": across_runs(
+                [col(r, m) for r in runs], [blind[best]] * len(runs), **paired
+            ).model_dump()
+            for m in ("rm", HYBRID)
+            if all(m in r["columns"] for r in runs)
+        },
         "same_shape_auc": {m: statistics.fmean(auc(r, m) for r in runs) for m in runs[0]["same_shape_auc_by_question"]},
     }
 
@@ -185,9 +239,9 @@ def main() -> None:
         for variant in args.variants.split(","):
             for seed in (int(s) for s in args.seeds.split(",")):
                 old = next((r for r in done if r["variant"] == variant and r["seed"] == seed), None)
-                if old is not None and "same_shape_auc_by_question" in old:
+                if old is not None and "rewards" in old:
                     continue
-                if old is not None:  # a row from before per-question AUCs: its saved RM measured again
+                if old is not None:  # a row from before the stored rewards: its saved RM measured again
                     row = old | measure(RewardModel.load(RMS / f"{variant}-{seed}"))
                     done[done.index(old)] = row
                 else:

@@ -76,6 +76,7 @@ def test_one_registry_names_every_method_and_drives_the_outcomes():
         "kind-prior",
         "router",
         "shape-mean",
+        "kind-prior+rm",
         "majority",
         "judge",
         "oracle",
@@ -86,7 +87,7 @@ def test_one_registry_names_every_method_and_drives_the_outcomes():
     assert scored == {"rm", "shortest", "prior", "kind-prior", "router", "shape-mean"}
     cases = [Case("a", [cand(0, True, prior=0.5), cand(1, False, prior=0.1)])]
     out = outcomes_at(cases, 2, BonConfig(judge=False), 1.0, {})
-    assert set(out) == set(METHODS) - {"judge", "kind-prior", "router", "shape-mean"}  # none fitted, no shapes
+    assert set(out) == set(METHODS) - {"judge", "kind-prior", "router", "shape-mean", "kind-prior+rm"}  # unfitted
     no_prior = [Case("a", [cand(0, True), cand(1, False)])]
     assert "prior" not in outcomes_at(no_prior, 2, BonConfig(judge=False), 1.0, {})
     assert METHODS["judge"].available(no_prior, Context(judge=True)) is False  # two valid plans, no judgment
@@ -147,3 +148,17 @@ def test_without_a_prior_the_method_is_absent_with_a_note_and_rm_is_held_to_shor
     r = compute_results(cases, BonConfig(judge=False, resamples=200), [], meta=RunInfo(task="t")).dump()
     assert "prior" not in r["methods"] and "prior" not in r["auc"] and "rm_minus_prior" not in r["marks"]
     assert r["marks"]["best_trivial"] == "shortest" and "--prior-traces" in r["notes"][0]
+
+
+def test_kind_prior_rm_takes_the_priors_shape_and_the_rms_plan_within_it():
+    kp = lambda i, ok, k, r: replace(cand(i, ok, reward=r), kind_prior=k)  # noqa: E731
+    # rm alone would run plan 0 (another shape, wrong); the hybrid keeps kind-prior's shape and takes rm's best of it
+    case = Case("q", [kp(0, False, 0.2, 9.0), kp(1, False, 0.7, 1.0), kp(2, True, 0.7, 2.0), kp(3, False, 0.7, 0.5)])
+    case = replace(case, rm_tokens=300, rm_s=2.0)
+    hybrid, prior = METHODS["kind-prior+rm"].run(case, Context()), METHODS["kind-prior"].run(case, Context())
+    assert (hybrid.correct, hybrid.chosen, METHODS["rm"].run(case, Context()).correct) == (1.0, 2, 0.0)
+    assert prior.correct == pytest.approx(1 / 3)  # kind-prior alone: the three of its shape in expectation
+    assert hybrid.tokens["verify"] == 300 and hybrid.wall_s == pytest.approx(prior.wall_s + 2.0)
+    tie = replace(case, candidates=[kp(0, True, 0.7, 1.0), kp(1, False, 0.7, 1.0)])
+    assert METHODS["kind-prior+rm"].run(tie, Context()).correct == pytest.approx(0.5)  # rm's tie: in expectation
+    assert METHODS["kind-prior+rm"].available([Case("q", [cand(0, True)])], Context()) is False  # no prior fitted

@@ -25,6 +25,20 @@ def test_correct_over_incorrect_and_dedup():
     assert rows[0].prompt == "question: question q1?"
 
 
+def test_same_shape_keeps_only_pairs_that_text_decides():
+    traces = [
+        trace("q1", 0, plan_text("cot", question="add 2 and 2"), correct=True, answer="4"),
+        trace("q1", 1, plan_text("cot", question="add 2 and 3"), correct=False, answer="5"),
+        trace("q1", 2, plan_text("debate"), correct=False, answer="5"),
+    ]
+    every = build_pairs(traces, PairConfig(val_fraction=0.0)).train
+    assert len(every) == 2
+    same = build_pairs(traces, PairConfig(val_fraction=0.0, same_shape=True)).train
+    assert [(r.chosen, r.rejected) for r in same] == [
+        (render_plan(plan_text("cot", question="add 2 and 2")), render_plan(plan_text("cot", question="add 2 and 3")))
+    ]
+
+
 def test_artifact_sources():
     traces = [
         trace("q1", 0, plan_text("cot"), correct=None),

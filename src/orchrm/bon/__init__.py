@@ -24,10 +24,11 @@ from .results import (
 )
 from .router import Router
 from .run import BonProgress, BonResult, abon, score_plans
-from .selection import METHODS, Context, Method
+from .selection import HYBRID, METHODS, Context, Method
 from .stats import across_runs, compare, equivalence, reading
 
 __all__ = [
+    "HYBRID",
     "JUDGMENTS_FILE",
     "METHODS",
     "PER_QUESTION_FILE",

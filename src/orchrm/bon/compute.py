@@ -16,7 +16,7 @@ from .config import BonConfig
 from .content import content_stats
 from .judge import JudgeRecord
 from .results import Auc, BonResults, CurvePoint, MethodSummary, RunInfo, SweepPoint, TemplateGroup
-from .selection import CONTENT_BLIND, METHODS, TRIVIAL, Context
+from .selection import CONTENT_BLIND, HYBRID, METHODS, TRIVIAL, Context
 from .selectors import select_adaptive
 
 CURVE_NS = (1, 2, 4, 8, 16)
@@ -80,6 +80,9 @@ def by_template(
         group_marks = {k: v for k, v in blind.items() if k in ("best_content_blind", "rm_minus_best_content_blind")}
         if "shape-mean" in acc:
             group_marks["rm_minus_shape-mean"] = boot.diff(acc["rm"], acc["shape-mean"])
+        if HYBRID in acc:
+            best = str(group_marks["best_content_blind"])
+            group_marks[f"{HYBRID}_minus_best_content_blind"] = boot.diff(acc[HYBRID], acc[best])
         groups[label] = TemplateGroup(
             questions=len(idx), accuracy={m: statistics.fmean(xs) for m, xs in acc.items()}, marks=group_marks
         )
@@ -117,11 +120,11 @@ def marks(boot: Bootstrap, full: dict[str, list[Outcome]]) -> dict[str, Interval
         out["rm_minus_judge"] = boot.diff(acc["rm"], acc["judge"])
     if "shape-mean" in acc:
         out["rm_minus_shape-mean"] = boot.diff(acc["rm"], acc["shape-mean"])
-    return {
-        **out,
-        **best_of_marks(boot, acc, TRIVIAL, "trivial"),
-        **best_of_marks(boot, acc, CONTENT_BLIND, "content_blind"),
-    }
+    out |= best_of_marks(boot, acc, TRIVIAL, "trivial") | best_of_marks(boot, acc, CONTENT_BLIND, "content_blind")
+    if HYBRID in acc:  # what rm's reading adds once the shape is the prior's: the same plans, the same shape rule
+        out[f"{HYBRID}_minus_kind-prior"] = boot.diff(acc[HYBRID], acc["kind-prior"])
+        out[f"{HYBRID}_minus_best_content_blind"] = boot.diff(acc[HYBRID], acc[str(out["best_content_blind"])])
+    return out
 
 
 def summarize(outcomes: list[Outcome], boot: Bootstrap) -> MethodSummary:

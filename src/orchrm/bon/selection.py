@@ -27,6 +27,7 @@ from .selectors import (
     select_prior,
     select_random,
     select_rm,
+    select_rm_within,
     select_router,
     select_shape_mean,
     select_shortest,
@@ -37,6 +38,7 @@ from .selectors import (
 __all__ = [
     "CATEGORIES",
     "CONTENT_BLIND",
+    "HYBRID",
     "METHODS",
     "TRIVIAL",
     "Candidate",
@@ -51,9 +53,13 @@ __all__ = [
     "select_prior",
     "select_random",
     "select_rm",
+    "select_rm_within",
     "select_shortest",
     "shape_mean",
 ]
+
+
+HYBRID = "kind-prior+rm"  # reads text only within the shape a content-blind selector chose
 
 
 @dataclass(frozen=True)
@@ -155,6 +161,15 @@ METHODS: dict[str, Method] = {
         color="tab:pink",
         marker="X",
         view=shape_mean,
+    ),
+    # Added on the positive control (FINDINGS.md), where rm ordered plans of one shape well yet lost to kind-prior
+    # on the choice of shape: the two jobs split between what each reads.
+    HYBRID: Method(
+        "kind-prior+rm (kind-prior's shape, then rm's best plan of that shape)",
+        lambda c, x: select_rm_within(c, score_kind_prior),
+        available=lambda cases, ctx: any(score_kind_prior(c) > -math.inf for case in cases for c in case.candidates),
+        color="darkred",
+        marker="P",
     ),
     "majority": Method("majority (execute all, vote)", lambda c, x: select_majority(c), color="tab:blue", marker="^"),
     "judge": Method(

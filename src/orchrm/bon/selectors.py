@@ -248,6 +248,21 @@ def select_shape_mean(case: Case) -> Outcome:
     return _best_tied(case, score_reward, case.rm_tokens)
 
 
+def select_rm_within(case: Case, prior: Callable[[Candidate], float]) -> Outcome:
+    """Execute the RM's best plan among the valid plans a content-blind `prior` ranks first: the prior picks the
+    shape from training counts, the RM the plan within it (ties in exact expectation); charged the RM's reading."""
+    valid = case.valid
+    if not valid:
+        return _nothing(case)
+    top = max(prior(c) for c in valid)
+    shaped = [c for c in valid if prior(c) == top]
+    best = max(c.reward for c in shaped)
+    out = _uniform_among(case, [c for c in shaped if c.reward == best])
+    out.tokens["verify"] = float(case.rm_tokens)
+    out.wall_s += case.rm_s
+    return out
+
+
 def shape_mean(case: Case) -> Case:
     """The case with each valid plan's reward replaced by the mean reward of the question's valid plans of
     the same shape (a plan without a shape keeps its own)."""

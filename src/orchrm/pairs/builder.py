@@ -30,6 +30,7 @@ from itertools import product
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import ConfigError
+from ..mas.plans import plan_shape
 from ..mas.traces import Trace
 from ..tasks.scoring import answer_key
 from .counterfactual import Counterfactual, plan_digest
@@ -50,6 +51,11 @@ class PairConfig(BaseModel):
     specialized: str | None = Field(None, description="Checkpoint label of the specialized run.")
     base: str | None = Field(None, description="Checkpoint label of the base run.")
     max_pairs_per_question: int = Field(12, description="Cap on pairs per question.")
+    # A per-kind prior already picks a shape from outcome counts; pairs across shapes teach the RM that again and
+    # crowd out the pairs only text can decide (the positive control's finding, FINDINGS.md).
+    same_shape: bool = Field(
+        False, description="correct-over-incorrect only between plans of the same shape (what text decides)."
+    )
     # Counterfactual pairs have a cap of their own: several edits of each plan are the point of that source, and
     # under the shared cap they crowded each other out (many outcome-changing edits were dropped).
     max_counterfactual_per_question: int = Field(
@@ -93,7 +99,11 @@ def _candidates(plans: list[Trace], cfg: PairConfig, stats: PairStats) -> list[t
         if source == "correct-over-incorrect":
             right = [t for t in plans if t.executed and t.score and t.score.error is None and t.score.correct is True]
             wrong = [t for t in plans if t.executed and t.score and t.score.error is None and t.score.correct is False]
-            out += [(w, lo, source, {"answers": [w.final_answer, lo.final_answer]}) for w, lo in product(right, wrong)]
+            out += [
+                (w, lo, source, {"answers": [w.final_answer, lo.final_answer]})
+                for w, lo in product(right, wrong)
+                if not cfg.same_shape or _same_shape(w, lo)
+            ]
         elif source == "specialized-over-base" and cfg.specialized is not None:
             spec = [t for t in plans if t.orchestrator.checkpoint == cfg.specialized]
             base = [t for t in plans if t.orchestrator.checkpoint == cfg.base]
@@ -108,6 +118,10 @@ def _candidates(plans: list[Trace], cfg: PairConfig, stats: PairStats) -> list[t
         elif source == "consensus":
             out += _consensus(plans, cfg)
     return out
+
+
+def _same_shape(a: Trace, b: Trace) -> bool:
+    return a.plan is not None and b.plan is not None and plan_shape(a.plan) == plan_shape(b.plan)
 
 
 def _consensus(plans: list[Trace], cfg: PairConfig) -> list[tuple[Trace, Trace, str, dict]]:
