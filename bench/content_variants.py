@@ -127,6 +127,7 @@ def measure(rm: RewardModel) -> dict[str, Any]:
         "questions": len(cases),
         "question_ids": [c.question_id for c in cases],
         "seen": [c.seen for c in cases],  # False: a template held out of training
+        "kinds": [c.kind for c in cases],
         # per question (None: no clean same-shape pair), for any split of the held-out questions after the fact
         "same_shape_auc_by_question": {
             m: [question_same_shape_auc(METHODS[m].seen(c), METHODS[m].score) for c in cases]
@@ -164,6 +165,7 @@ def summary(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
             "halves": {half: _half(runs, parity) for half, parity in HALVES.items()},
             "seen": _templates(runs, seen=True),
             "unseen": _templates(runs, seen=False),
+            "same_shape_auc_rm_by_kind": _by_kind(runs),
         }
     return out
 
@@ -207,6 +209,36 @@ def _templates(runs: list[dict[str, Any]], seen: bool) -> dict[str, Any] | None:
     }
 
 
+def _by_kind(runs: list[dict[str, Any]]) -> dict[str, list[float]] | None:
+    """rm's same-shape AUC on each question kind's questions (mean over those with a clean pair), each seed's."""
+    if any("kinds" not in r for r in runs):
+        return None
+    kinds = runs[0]["kinds"]
+    out = {}
+    for kind in sorted(set(kinds)):
+        per_seed = [
+            [
+                v
+                for k, v in zip(kinds, r["same_shape_auc_by_question"]["rm"], strict=True)
+                if k == kind and v is not None
+            ]
+            for r in runs
+        ]
+        if all(per_seed):
+            out[kind] = [round(statistics.fmean(v), 3) for v in per_seed]
+    return out
+
+
+def _with_kinds(all_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows measured before `kinds` was stored get each held-out question's kind from the run (no RM needed)."""
+    if all("kinds" in r for r in all_rows):
+        return all_rows
+    grouped = load_run(RUN)[2]
+    return [
+        r if "kinds" in r else r | {"kinds": [grouped[q][0].question_kind for q in r["question_ids"]]} for r in all_rows
+    ]
+
+
 def _half(runs: list[dict[str, Any]], parity: int) -> dict[str, Any] | None:
     """Accuracy and same-shape AUC on one half of the held-out questions, across the variant's RM seeds."""
     if any("same_shape_auc_by_question" not in r for r in runs):
@@ -248,7 +280,7 @@ def main() -> None:
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--tables-only", action="store_true")
     args = p.parse_args()
-    done = rows()
+    done = _with_kinds(rows())
     if not args.tables_only:
         for variant in args.variants.split(","):
             for seed in (int(s) for s in args.seeds.split(",")):
