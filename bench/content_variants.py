@@ -1,7 +1,8 @@
 """RM variants on the positive control: which training makes an RM read what a plan says, on the same held-out plans.
 
-    python bench/content_variants.py --variants base,cf --seeds 0,1,2     # train and measure what is missing
-    python bench/content_variants.py --tables-only                         # summaries from the committed rows
+    python bench/content_variants.py --variants base,cf,cf-ops,content,content-ops --seeds 0,1,2
+                                                # train and measure what is missing (~2.5 h for all 15 rows)
+    python bench/content_variants.py --tables-only   # summaries from the committed rows
 
 Reads the committed positive-control run (bench/results/content_decides/: its training traces and the held-out
 plans at N = 8, made by bench/content_decides.py) and, for variants named `cf*`, the executed edits of its
@@ -17,7 +18,7 @@ rm − shape-mean (paired bootstrap over questions, within the run), the same-sh
 minus each other's (paired by question). A row is appended to bench/results/content_variants.json as it
 finishes; a rerun skips rows that are there. Across RM seeds, `summary` gives `orchrm.bon.stats.across_runs`
 intervals (paired by seed: one RM run holds both columns). The variants were defined before their held-out
-numbers were seen, except where a row's `added_after` says which result it answers.
+numbers were seen, except those whose `what` says "(added after …)": which results they answer.
 """
 
 from __future__ import annotations
