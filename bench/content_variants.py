@@ -195,31 +195,11 @@ def _hybrid(runs: list[dict[str, Any]], best: list[float], paired: dict[str, Any
 
 
 def _templates(runs: list[dict[str, Any]], seen: bool) -> dict[str, Any] | None:
-    """rm and kind-prior+rm against the best content-blind selector, and rm's same-shape AUC, on the questions of
-    the templates trained on (`seen`) or held out of training: the testbed's own split, fixed before any RM ran."""
+    """The questions of the templates trained on (`seen`) or held out of training: the testbed's own split, fixed
+    before any RM ran."""
     if any("seen" not in r or HYBRID not in r["columns"] for r in runs):
         return None
-    keep = [i for i, flag in enumerate(runs[0]["seen"]) if flag is seen]
-    col = lambda r, m: [r["columns"][m][i] for i in keep]  # noqa: E731
-    blind = {m: col(runs[0], m) for m in BLIND}
-    best = max(blind, key=lambda m: statistics.fmean(blind[m]))
-    seeds = [r["seed"] for r in runs]
-    paired = {"seeds": seeds, "seeds_minus": seeds, "min_pairs": 2}
-    auc = lambda r: [v for i in keep if (v := r["same_shape_auc_by_question"]["rm"][i]) is not None]  # noqa: E731
-    return {
-        "questions": len(keep),
-        "best_content_blind": best,
-        "best_content_blind_accuracy": statistics.fmean(blind[best]),
-        **{m: across_runs([col(r, m) for r in runs], seeds=seeds).model_dump() for m in ("rm", HYBRID)},
-        **{
-            f"{m}_minus_best_content_blind": across_runs(
-                [col(r, m) for r in runs], [blind[best]] * len(runs), **paired
-            ).model_dump()
-            for m in ("rm", HYBRID)
-        },
-        # the mean over questions with a clean same-shape pair, each seed's (`content.auc` weights by pair instead)
-        "same_shape_auc_rm": [statistics.fmean(auc(r)) for r in runs],
-    }
+    return _subset(runs, [i for i, flag in enumerate(runs[0]["seen"]) if flag is seen])
 
 
 def _by_kind(runs: list[dict[str, Any]]) -> dict[str, list[float]] | None:
@@ -253,32 +233,39 @@ def _with_kinds(all_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _half(runs: list[dict[str, Any]], parity: int) -> dict[str, Any] | None:
-    """Accuracy and same-shape AUC on one half of the held-out questions, across the variant's RM seeds."""
+    """One half of the held-out questions by the hash of their id (a split no RM saw)."""
     if any("same_shape_auc_by_question" not in r for r in runs):
         return None
     ids = runs[0]["question_ids"]
-    keep = [i for i, q in enumerate(ids) if hashlib.sha256(q.encode()).digest()[0] % 2 == parity]
+    return _subset(runs, [i for i, q in enumerate(ids) if hashlib.sha256(q.encode()).digest()[0] % 2 == parity])
+
+
+def _subset(runs: list[dict[str, Any]], keep: list[int]) -> dict[str, Any]:
+    """rm and kind-prior+rm against the best content-blind selector on the kept questions (paired by RM seed), and
+    the same-shape AUC there: the mean over kept questions with a clean pair, each seed's (`content.auc` weights
+    by pair instead)."""
     col = lambda r, m: [r["columns"][m][i] for i in keep]  # noqa: E731
     blind = {m: col(runs[0], m) for m in BLIND}
     best = max(blind, key=lambda m: statistics.fmean(blind[m]))
     seeds = [r["seed"] for r in runs]
     paired = {"seeds": seeds, "seeds_minus": seeds, "min_pairs": 2}
+    methods = [m for m in ("rm", HYBRID) if all(m in r["columns"] for r in runs)]
 
     def auc(r: dict[str, Any], m: str) -> float:
-        values = [r["same_shape_auc_by_question"][m][i] for i in keep]
-        return statistics.fmean(v for v in values if v is not None)
+        return statistics.fmean(v for i in keep if (v := r["same_shape_auc_by_question"][m][i]) is not None)
 
     return {
         "questions": len(keep),
-        "rm": across_runs([col(r, "rm") for r in runs], seeds=seeds).model_dump(),
         "best_content_blind": best,
+        "best_content_blind_accuracy": statistics.fmean(blind[best]),
+        **{m: across_runs([col(r, m) for r in runs], seeds=seeds).model_dump() for m in methods},
         **{
             f"{m}_minus_best_content_blind": across_runs(
                 [col(r, m) for r in runs], [blind[best]] * len(runs), **paired
             ).model_dump()
-            for m in ("rm", HYBRID)
-            if all(m in r["columns"] for r in runs)
+            for m in methods
         },
+        "same_shape_auc_rm": [auc(r, "rm") for r in runs],
         "same_shape_auc": {m: statistics.fmean(auc(r, m) for r in runs) for m in runs[0]["same_shape_auc_by_question"]},
     }
 

@@ -200,26 +200,3 @@ def test_the_held_out_rollout_and_judge_run_beside_the_training_rollout(tmp_path
     pairs_at = [s for s, _, _ in events].index("pairs")  # the training rollout is over here
     assert any(stage == "bon" and held > 0 for stage, held, _ in events[:pairs_at])  # held-out plans ran before
     assert result.bon.results.questions == 2 and "judge" in result.bon.results.methods
-
-
-def test_a_failure_on_one_side_stops_the_other_at_once():
-    import time
-
-    from orchrm.loop import _side_by_side
-
-    stopped = []
-
-    async def long_training():
-        try:
-            await asyncio.sleep(30)
-        finally:
-            stopped.append("training")
-
-    async def failing_held_out():
-        await asyncio.sleep(0.01)
-        raise RuntimeError("held-out rollout failed")
-
-    start = time.monotonic()
-    with pytest.raises(RuntimeError, match="held-out rollout failed"):
-        asyncio.run(_side_by_side(long_training(), failing_held_out()))
-    assert time.monotonic() - start < 5 and stopped == ["training"]

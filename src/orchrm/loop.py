@@ -19,20 +19,17 @@ nothing else; any other change is refused in one line naming it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from .atomic import recover
 from .bon.config import BonConfig
 from .bon.report import write_reports
-from .bon.run import BonProgress, BonResult, HeldOut, aheldout, aselect, fit_blind, model_names
-from .errors import OutdatedModel
+from .bon.run import BonProgress, BonResult, aheldout, aselect, fit_blind, model_names
 from .llm import LLM
 from .mas.rollout import (
     Progress,
@@ -49,7 +46,9 @@ from .pairs.rows import write_pairs_dir
 from .profiles import BASE
 from .rm.config import RMConfig
 from .rm.model import RewardModel
+from .rm.reuse import current_rm
 from .rm.train import data_hash, train_reward_model
+from .side_by_side import side_by_side
 from .tasks.base import Task
 
 __all__ = [
@@ -196,24 +195,6 @@ class LoopResult:
     reports: dict[str, Path]
 
 
-def _rm_is_current(folder: Path, train_hash: str, config: RMConfig) -> RewardModel | None:
-    """The saved RM when it was trained on exactly these pairs with these settings, else None.
-
-    Only an RM made by an older orchrm is retrained over; one that fails verification (changed, missing or
-    extra files, no card) raises, so the evidence of tampering is kept for the user to look at.
-    """
-    recover(folder)
-    if not folder.exists():
-        return None
-    try:
-        rm = RewardModel.load(folder)
-    except OutdatedModel:
-        return None
-    learned = rm.card.config.model_dump(exclude={"device"})  # where it trained is not what it learned
-    same = rm.card.training_data_sha256 == train_hash and learned == config.model_dump(exclude={"device"})
-    return rm if same else None
-
-
 async def arun_loop(
     task: Task,
     llm: LLM,
@@ -254,7 +235,7 @@ async def arun_loop(
         on_progress=bon_events,
     )
     training = _training(task, llm, out, config, run_config("train"), agent_llm, emit, rm_device, rm_callbacks)
-    trained, held = await _side_by_side(training, held_out)
+    trained, held = await side_by_side(training, held_out)
 
     bon_dir = out / BON_DIR
     blind = fit_blind(trained.rollout.traces_path, config.bon, set(held.grouped))
@@ -306,29 +287,6 @@ async def _training(
     return _Trained(rollout, pairs, rm, trained)
 
 
-async def _side_by_side(training: Awaitable[_Trained], held_out: Awaitable[HeldOut]) -> tuple[_Trained, HeldOut]:
-    """Both at once; the first failure stops the other (an RM already training in its thread finishes first)."""
-    tasks = (asyncio.ensure_future(training), asyncio.ensure_future(held_out))
-    try:
-        trained, held = await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            await _stopped(t)
-    return trained, held
-
-
-async def _stopped(task: asyncio.Future[Any]) -> None:
-    """`task` cancelled and waited for when it is still running (the work beside it failed); a finished one is
-    left as it is, its outcome read by whoever awaited it."""
-    if task.done():
-        if not task.cancelled():
-            task.exception()  # read: a failure the other error overtook is not reported again as never retrieved
-        return
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-
-
 def _reward_model(
     pairs: PairSet,
     rm_dir: Path,
@@ -340,7 +298,7 @@ def _reward_model(
 ) -> tuple[RewardModel, bool]:
     """The RM in `rm_dir` when it was trained on these pairs with these settings, else one trained now and saved
     there; loaded on `rm_device`, and whether it was trained now."""
-    rm = _rm_is_current(rm_dir, data_hash(pairs.train), rm_config) if pairs.train else None
+    rm = current_rm(rm_dir, data_hash(pairs.train), rm_config) if pairs.train else None
     trained = rm is None
     if rm is None:
         emit(LoopEvent("train", message=f"{len(pairs.train)} train / {len(pairs.val)} val pairs"))

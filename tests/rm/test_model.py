@@ -9,7 +9,6 @@ import pytest
 from orchrm import atomic
 from orchrm.errors import ChecksumMismatch, ModelError, OutdatedModel
 from orchrm.folders import folder_kind
-from orchrm.loop import _rm_is_current
 from orchrm.rm import RewardModel
 
 
@@ -71,19 +70,6 @@ def test_a_v1_card_is_refused_with_a_retrain_hint(folder):
     with pytest.raises(OutdatedModel, match="v1 model card") as err:
         RewardModel.load(folder)
     assert "retrain it with `orchrm train-rm`" in str(err.value)
-
-
-def test_the_loop_refuses_a_tampered_rm_and_keeps_it(folder):
-    model = RewardModel.load(folder)
-    assert _rm_is_current(folder, model.card.training_data_sha256, model.card.config) is not None
-    (folder / "vocab.txt").write_text("[PAD]\n")
-    with pytest.raises(ChecksumMismatch):
-        _rm_is_current(folder, model.card.training_data_sha256, model.card.config)
-    assert (folder / "vocab.txt").read_text() == "[PAD]\n"  # the evidence is still there
-    (folder / "orchrm.json").unlink()
-    with pytest.raises(ModelError, match="not an orchrm reward model"):
-        _rm_is_current(folder, model.card.training_data_sha256, model.card.config)
-    assert _rm_is_current(folder.parent / "absent", "x", model.card.config) is None
 
 
 class Killed(BaseException):
