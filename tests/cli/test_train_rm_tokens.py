@@ -1,8 +1,9 @@
 """`train-rm`'s progress line counts the tokens the trainer has read (it said "0 tok"): every batch's
 non-padding tokens, chosen and rejected plans both, once per epoch."""
 
-from orchrm.cli.progress import Mode, Reporter, format_line, trainer_progress
+from orchrm.cli.progress import Mode, Reporter, format_line
 from orchrm.cli.reward_model import _rm_info
+from orchrm.cli.trainer_progress import trainer_progress
 from orchrm.rm import RMConfig, train_reward_model
 from orchrm.rm.encoding import encode
 from synthetic_pairs import make_rows

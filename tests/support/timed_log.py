@@ -4,6 +4,9 @@ that no long command is silent (the first progress line within a third of `--log
 import io
 import time
 
+INTERVAL = 0.2  # stands for `--log-every`'s 30 s: first line within a third of it, then no gap longer than it
+DELAY = 0.3  # a heartbeat thread's wake-up on a busy machine: a fixed lateness, not a share of the interval
+
 
 class Timed(io.StringIO):
     """A stream that keeps `(time.monotonic(), line)` for every line written (the log's own clock is seconds)."""

@@ -29,11 +29,11 @@ from .progress import (
     category_meter,
     result_console,
     rollout_info,
-    trainer_progress,
 )
 from .render import usage_table
 from .reward_model import _rm_info as rm_info  # the RM steps line: loss, held-out accuracy
 from .say import say, styled, warn
+from .trainer_progress import trainer_progress
 
 if TYPE_CHECKING:
     from ..tasks import Task

@@ -22,8 +22,8 @@ from ..rm.inputs import ScoreRow, plan_text
 from ..rm.reward import INVALID_PENALTY
 from ..rm.trackers import tracker_list
 from . import options as opt
-from .progress import trainer_progress
 from .say import say, text
+from .trainer_progress import trainer_progress
 
 if TYPE_CHECKING:
     from ..rm.train import TrainResult

@@ -19,8 +19,9 @@ from ..rm.device import DEVICE_HELP, Device, resolve_device
 from ..rm.trackers import ReportTo, tracker_list
 from ..samples import SAMPLES_FILE
 from . import options as opt
-from .progress import Reporter, trainer_progress
+from .progress import Reporter
 from .say import say, text, warn
+from .trainer_progress import trainer_progress
 
 if TYPE_CHECKING:
     from ..grpo import AgentOptions, TrainOutcome
