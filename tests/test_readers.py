@@ -26,8 +26,8 @@ ALLOWED: dict[str, str] = {
     "bon/stats.py|across_runs|int|s": "training seeds the caller passes as numbers, never parsed text",
     "cli/judge.py|read_rows|model_validate_json|line": PYDANTIC,
     "cli/progress.py|_duration|int|round(seconds)": COUNT,
-    "cli/progress.py|spent|int|tokens()": COUNT,
-    "cli/progress.py|spent|int|getattr(state, 'num_input_tokens_seen', 0) or 0": "the trainer's own token counter",
+    "cli/trainer_progress.py|spent|int|tokens()": COUNT,
+    "cli/trainer_progress.py|spent|int|getattr(state, 'num_input_tokens_seen', 0) or 0": "the trainer's own token counter",
     "sandbox/_runner.py|main|json.loads|sys.argv[1]": "the spec the parent process wrote for its own child",
     "sandbox/_runner.py|main|int|sys.argv[2]": "a file descriptor number the parent process passed",
     "evidence/skills/mas-trajectory/verifiers/trajectory_consistency.py|verify|json.loads|response": (

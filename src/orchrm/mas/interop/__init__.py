@@ -29,8 +29,8 @@ from ._mas_orchestra import (
     looks_like_mas_orchestra,
     parse_mas_orchestra,
     read_mas_orchestra,
-    to_mas_orchestra,
 )
+from ._mas_write import to_mas_orchestra
 from ._reading import Reading, plan_region, read_completion
 
 __all__ = [
