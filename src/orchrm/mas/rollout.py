@@ -84,8 +84,10 @@ class Progress:
     tokens: int = 0
     resumed: int = 0
 
-    def add(self, trace: Trace) -> None:
+    def add(self, trace: Trace, *, question_done: bool = False) -> None:
+        """Count `trace` in; `question_done`: it was its question's last missing plan (one report for both)."""
         self.plans_done += 1
+        self.questions_done += int(question_done)
         self.plans_valid += int(trace.valid)
         self.correct += int(bool(trace.score and trace.score.correct))
         self.tokens += sum(t.total_tokens for t in trace.tokens.values())
@@ -204,27 +206,20 @@ async def arollout(
     """
     agents = agent_llm or llm
     await ensure_models_reachable(llm, agents)
-    run_file = open_run_dir(out, config)
-    if run_file.new:  # a new folder records its settings before any trace, so a killed run resumes as the same run
-        run_file.write()
+    run_file = _opened(out, config)
     config = run_file.config
-    traces_path = out / TRACES_FILE
     found, existing = _held_traces(out)
     questions = run_questions(task, config.n_questions, config.split, config.seed, config.skip_questions)
     done, progress = _resumed(existing, questions, config.n_plans)
-    if on_progress:
-        on_progress(progress)
-    told = _Told(on_question, config.n_plans)
-    if on_question is not None:
-        held = first_plans(existing, [q.id for q in questions], config.n_plans)
-        for q in questions:
-            told.held(q, held[q.id])
+    report = on_progress or (lambda p: None)
+    report(progress)
+    told = _Told(on_question, config.n_plans, existing, questions)
     if progress.questions_done == len(questions):  # `_resumed` counted every question already complete
         return RolloutResult(config, questions, found, progress)  # nothing to run: a packed run needs no unpacking
     orchestrator = Orchestrator(llm, orchestrator_config(config), agent_types_for(task))
     sem = asyncio.Semaphore(parallel_questions)
 
-    with TraceWriter(traces_path) as writer:
+    with TraceWriter(out / TRACES_FILE) as writer:
 
         async def one_question(q: Question) -> None:
             missing = [i for i in range(config.n_plans) if i not in done.get(q.id, set())]
@@ -237,19 +232,25 @@ async def arollout(
                     nonlocal left
                     trace = await build_trace(sample, q, task, agents, config, execute=config.execute == "all")
                     writer.write(trace)
-                    progress.add(trace)
                     left -= 1
-                    if not left:  # the question is done in the same report as its last plan
-                        progress.questions_done += 1
-                    if on_progress:
-                        on_progress(progress)
+                    progress.add(trace, question_done=not left)
+                    report(progress)
                     told.add(q, trace)
 
                 await _sample_and_run(orchestrator, q.question, config.n_plans, missing, run)
 
         await asyncio.gather(*(one_question(q) for q in questions))
     run_file.write()  # a resume that grew the run records it only once it has run: a failed one leaves run.json
-    return RolloutResult(config, questions, traces_path, progress)
+    return RolloutResult(config, questions, out / TRACES_FILE, progress)
+
+
+def _opened(out: Path, config: RunConfig) -> RunFile[RunConfig]:
+    """The run folder, opened (`open_run_dir`); a new one records its settings before any trace, so a killed run
+    resumes as the same run."""
+    run_file = open_run_dir(out, config)
+    if run_file.new:
+        run_file.write()
+    return run_file
 
 
 async def _sample_and_run(
@@ -296,9 +297,20 @@ def _resumed(existing: list[Trace], questions: list[Question], n_plans: int) -> 
 class _Told:
     """Tells `on_question` of each question once its first N plans are all held: the resumed ones and the new."""
 
-    def __init__(self, on_question: Callable[[Question, list[Trace]], None] | None, n_plans: int) -> None:
+    def __init__(
+        self,
+        on_question: Callable[[Question, list[Trace]], None] | None,
+        n_plans: int,
+        existing: list[Trace],
+        questions: list[Question],
+    ) -> None:
+        """Told at once of the questions whose first N plans `existing` (a resumed run's traces) already holds."""
         self.on_question, self.n_plans = on_question, n_plans
         self.plans: dict[str, list[Trace]] = {}
+        if on_question is not None:
+            held = first_plans(existing, [q.id for q in questions], n_plans)
+            for q in questions:
+                self.held(q, held[q.id])
 
     def held(self, q: Question, plans: list[Trace]) -> None:
         self.plans[q.id] = list(plans)
