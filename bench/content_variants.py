@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import statistics
 import time
 from pathlib import Path
@@ -90,7 +91,23 @@ VARIANTS: dict[str, tuple[Path | None, dict[str, Any], dict[str, Any], str]] = {
         {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
         "the content variant without swap-attribute edits (added after reading per-kind AUC)",
     ),
+    # Added after content-noattr (the issue's "learning curve against the number of pairs"): would more training
+    # text help? `content` trained on the pairs of a share of its training questions, drawn per RM seed.
+    "content-q25": (
+        CF,
+        {},
+        {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
+        "content, 1/4 of the questions",
+    ),
+    "content-q50": (
+        CF,
+        {},
+        {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
+        "content, 1/2 of the questions",
+    ),
 }
+#: Learning-curve variants: the share of training questions whose pairs they train on (the rest are dropped).
+SHARES: dict[str, float] = {"content-q25": 0.25, "content-q50": 0.5}
 #: Edit kinds a variant leaves out of its counterfactual folder's edits.
 DROP_KINDS: dict[str, frozenset[str]] = {"content-noattr": frozenset({"swap-attribute"})}
 # Held-out questions split in two by a hash of their id: "dev" chooses among variants, "report" reports the chosen
@@ -110,9 +127,10 @@ def one(variant: str, seed: int) -> dict[str, Any]:
         train, PairConfig(**{"seed": config.seed, "sources": sources, **pair_over}), counterfactual=edits
     )
     stats = json.loads(pairs.stats.model_dump_json())
+    train_pairs = _share(pairs.train, SHARES[variant], seed) if variant in SHARES else pairs.train
     rm_config = config.rm.model_copy(update={"seed": seed, **rm_over})
     start = time.perf_counter()
-    result = train_reward_model(pairs.train, pairs.val, rm_config, pair_stats=stats, progress=False)
+    result = train_reward_model(train_pairs, pairs.val, rm_config, pair_stats=stats, progress=False)
     train_s = round(time.perf_counter() - start, 1)
     folder = RMS / f"{variant}-{seed}"
     result.model.save(folder)
@@ -121,9 +139,17 @@ def one(variant: str, seed: int) -> dict[str, Any]:
         "seed": seed,
         "what": what,
         "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
-        "train_pairs": len(pairs.train),
+        "train_pairs": len(train_pairs),
         "train_s": train_s,
     } | measure(RewardModel.load(folder))
+
+
+def _share(rows: list[Any], share: float, seed: int) -> list[Any]:
+    """The pairs of a seeded `share` of the questions they come from (whole questions: fewer questions, not thinner
+    ones)."""
+    questions = sorted({r.question_id for r in rows})
+    keep = set(random.Random(f"share-{share}-{seed}").sample(questions, max(1, round(share * len(questions)))))
+    return [r for r in rows if r.question_id in keep]
 
 
 def measure(rm: RewardModel) -> dict[str, Any]:
