@@ -51,6 +51,8 @@ OUT = HERE / "results" / "content_variants.json"
 RMS = HERE / "results" / "content_variants"
 BLIND = ("shortest", "prior", "kind-prior", "router", "random")
 
+#: The pair sources of every `content` variant: same-shape right-over-wrong pairs and executed edits only.
+SAME_SHAPE: dict[str, Any] = {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True}
 #: name -> (counterfactual edits folder or None, RMConfig overrides, PairConfig overrides, what it tests)
 VARIANTS: dict[str, tuple[Path | None, dict[str, Any], dict[str, Any], str]] = {
     "base": (None, {}, {}, "the loop's own RM: its pair sources, MiniLM, 4 epochs"),
@@ -72,14 +74,14 @@ VARIANTS: dict[str, tuple[Path | None, dict[str, Any], dict[str, Any], str]] = {
     "content": (
         CF,
         {},
-        {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
+        SAME_SHAPE,
         "same-shape pairs and executed edits only: no cross-shape or valid-over-invalid pairs (added after all)",
     ),
     # Added after the content rows: on the seen templates cf-ops' edits gave rm its best same-shape AUC.
     "content-ops": (
         CF_OPS,
         {},
-        {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
+        SAME_SHAPE,
         "the content variant with cf-ops' edits (operator and if/else flips, 3 a plan; added after content)",
     ),
     # Added after reading the per-kind AUC: arithmetic's same-shape AUC is below 0.30 for 11 of the 12 RMs trained
@@ -88,23 +90,13 @@ VARIANTS: dict[str, tuple[Path | None, dict[str, Any], dict[str, Any], str]] = {
     "content-noattr": (
         CF,
         {},
-        {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
+        SAME_SHAPE,
         "the content variant without swap-attribute edits (added after reading per-kind AUC)",
     ),
     # Added after content-noattr (the issue's "learning curve against the number of pairs"): would more training
     # text help? `content` trained on the pairs of a share of its training questions, drawn per RM seed.
-    "content-q25": (
-        CF,
-        {},
-        {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
-        "content, 1/4 of the questions",
-    ),
-    "content-q50": (
-        CF,
-        {},
-        {"sources": ("correct-over-incorrect", "counterfactual"), "same_shape": True},
-        "content, 1/2 of the questions",
-    ),
+    "content-q25": (CF, {}, SAME_SHAPE, "content, 1/4 of the questions"),
+    "content-q50": (CF, {}, SAME_SHAPE, "content, 1/2 of the questions"),
 }
 #: Learning-curve variants: the share of training questions whose pairs they train on (the rest are dropped).
 SHARES: dict[str, float] = {"content-q25": 0.25, "content-q50": 0.5}
