@@ -34,7 +34,8 @@ from typing import Any
 
 from content_rm import evaluate, load_run, truncation
 from files import write_text_atomic
-from orchrm import PairConfig, RewardModel, build_pairs, train_reward_model
+from kind_contrast import kind_contrast_pairs
+from orchrm import PairConfig, RewardModel, build_pairs, load_task, train_reward_model
 from orchrm.bon import HYBRID, METHODS, Context, across_runs, question_same_shape_auc
 from orchrm.pairs import load_counterfactual
 from stamp import stamp
@@ -97,7 +98,12 @@ VARIANTS: dict[str, tuple[Path | None, dict[str, Any], dict[str, Any], str]] = {
     # text help? `content` trained on the pairs of a share of its training questions, drawn per RM seed.
     "content-q25": (CF, {}, SAME_SHAPE, "content, 1/4 of the questions"),
     "content-q50": (CF, {}, SAME_SHAPE, "content, 1/2 of the questions"),
+    # Added after content-noattr: content plus type-contrast pairs (bench/kind_contrast.py), one wording with
+    # entities of both kinds, made because every RM seed that misses `arithmetic` takes the attribute from wording.
+    "content-kind": (CF, {}, SAME_SHAPE, "content + type-contrast pairs (company <-> city swaps, executed)"),
 }
+#: Variants whose training pairs get bench/kind_contrast.py's pairs of the training (not validation) questions.
+CONTRAST = frozenset({"content-kind"})
 #: Learning-curve variants: the share of training questions whose pairs they train on (the rest are dropped).
 SHARES: dict[str, float] = {"content-q25": 0.25, "content-q50": 0.5}
 #: Edit kinds a variant leaves out of its counterfactual folder's edits.
@@ -120,6 +126,8 @@ def one(variant: str, seed: int) -> dict[str, Any]:
     )
     stats = json.loads(pairs.stats.model_dump_json())
     train_pairs = _share(pairs.train, SHARES[variant], seed) if variant in SHARES else pairs.train
+    contrast = _contrast(config, train, pairs.val) if variant in CONTRAST else []
+    train_pairs = [*train_pairs, *contrast]
     rm_config = config.rm.model_copy(update={"seed": seed, **rm_over})
     start = time.perf_counter()
     result = train_reward_model(train_pairs, pairs.val, rm_config, pair_stats=stats, progress=False)
@@ -132,8 +140,17 @@ def one(variant: str, seed: int) -> dict[str, Any]:
         "what": what,
         "pairs": {s: c["train"] + c["val"] for s, c in stats["per_source"].items()},
         "train_pairs": len(train_pairs),
+        **({"kind_contrast_pairs": len(contrast)} if variant in CONTRAST else {}),
         "train_s": train_s,
     } | measure(RewardModel.load(folder))
+
+
+def _contrast(config: Any, train: list[Any], val: list[Any]) -> list[Any]:
+    """The type-contrast pairs of the training questions (none of the validation pairs' questions), deduplicated."""
+    task = load_task(config.task)
+    held = {r.question_id for r in val}
+    rows = kind_contrast_pairs(train, task.world, task.corpus, {t.question_id for t in train} - held)
+    return list({(r.prompt, r.chosen, r.rejected): r for r in rows}.values())
 
 
 def _share(rows: list[Any], share: float, seed: int) -> list[Any]:
