@@ -101,9 +101,11 @@ VARIANTS: dict[str, tuple[Path | None, dict[str, Any], dict[str, Any], str]] = {
     # Added after content-noattr: content plus type-contrast pairs (bench/kind_contrast.py), one wording with
     # entities of both kinds, made because every RM seed that misses `arithmetic` takes the attribute from wording.
     "content-kind": (CF, {}, SAME_SHAPE, "content + type-contrast pairs (company <-> city swaps, executed)"),
+    # Added after content-kind: the same pairs beside every pair source the loop uses (cf's), not only same-shape.
+    "cf-kind": (CF, {}, {}, "cf + type-contrast pairs (added after content-kind)"),
 }
 #: Variants whose training pairs get bench/kind_contrast.py's pairs of the training (not validation) questions.
-CONTRAST = frozenset({"content-kind"})
+CONTRAST = frozenset({"content-kind", "cf-kind"})
 #: Learning-curve variants: the share of training questions whose pairs they train on (the rest are dropped).
 SHARES: dict[str, float] = {"content-q25": 0.25, "content-q50": 0.5}
 #: Edit kinds a variant leaves out of its counterfactual folder's edits.
