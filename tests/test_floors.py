@@ -19,10 +19,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "orchrm"
 
 #: Lowest first. Rooms on one floor are kept apart: `mas` never imports `evidence` (both take `sandbox` from
 #: below), `grpo` and `adapters` never import each other (both take `completions` from below), and `samples`
-#: holds the GRPO sample record that `grpo` writes and `view` reads. `loop` sits below `view`, which reads a loop
+#: holds the GRPO sample record that `grpo` writes and `view` reads; `side_by_side` (two awaitables, the first
+#: failure stops the other) imports nothing of orchrm's. `loop` sits below `view`, which reads a loop
 #: folder by the names `loop` declares (`LOOP_FILE`, its stage folders).
 FLOORS: list[set[str]] = [
-    {"errors", "version", "completions"},
+    {"errors", "version", "completions", "side_by_side"},
     {"safejson", "hashing", "paths", "profiles"},
     {"atomic", "jsonl"},
     {"attempts"},

@@ -87,7 +87,8 @@ class Progress:
     def add(self, trace: Trace, *, question_done: bool = False) -> None:
         """Count `trace` in; `question_done`: it was its question's last missing plan (one report for both)."""
         self.plans_done += 1
-        self.questions_done += int(question_done)
+        if question_done:
+            self.questions_done += 1
         self.plans_valid += int(trace.valid)
         self.correct += int(bool(trace.score and trace.score.correct))
         self.tokens += sum(t.total_tokens for t in trace.tokens.values())
