@@ -1,0 +1,46 @@
+"""bench/content_confirm.py: held-out questions no plan was sampled for, training traces less the new templates."""
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from orchrm.tasks import load_task
+
+BENCH = Path(__file__).parent.parent / "bench"
+
+
+@pytest.fixture(scope="module")
+def cc(request):
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(BENCH))  # the script imports its neighbours (content_variants, stamp) as bench/ runs it
+    request.addfinalizer(mp.undo)
+    spec = importlib.util.spec_from_file_location("bench_content_confirm", BENCH / "content_confirm.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fresh_questions_skip_the_excluded_and_keep_the_split_and_scoring(cc):
+    task = load_task(cc.TASK)
+    first = task.questions(30, split="test", seed=0)
+    excluded = {q.id for q in first[::3]}
+    fresh = cc.FreshQuestions(task, excluded)
+    got = fresh.questions(20, split="test", seed=0)
+    assert len(got) == 20 and not {q.id for q in got} & excluded
+    assert [q.id for q in got] == [q.id for q in first if q.id not in excluded][
+        :20
+    ]  # the task's order, less the excluded
+    assert all(fresh.split(q) == "test" for q in got)
+    q = got[0]
+    assert fresh.score(q.answer, q) == task.score(q.answer, q) == 1.0
+    assert fresh.world is task.world and fresh.agent_types == task.agent_types == ("lookup", "calc")
+
+
+def test_the_new_templates_are_dropped_from_training_by_the_traces_template(cc):
+    # a trace records its template as `kind.template` (the question's metadata holds the bare name)
+    kept = SimpleNamespace(question_template="arithmetic.founded_gap")
+    dropped = SimpleNamespace(question_template="arithmetic.employees_gap")
+    assert not cc._held_out(kept) and cc._held_out(dropped)
+    assert set(cc.NEW).isdisjoint(cc.OLD) and all(name in cc.TASK for name in cc.NEW + cc.OLD)
