@@ -111,7 +111,7 @@ def heldout_config() -> RunConfig:
     return first.model_copy(update={"task": TASK, "n_questions": QUESTIONS, "skip_questions": 0})
 
 
-async def rollout(until: str | None) -> None:
+async def rollout(until: str | None, slots: int | None) -> None:
     deadline = clock.at(until) if until else None
     config, task = heldout_config(), fresh_task()
     start = time.perf_counter()
@@ -125,7 +125,8 @@ async def rollout(until: str | None) -> None:
             print(f"[{time.strftime('%H:%M:%S')}] {p.plans_done} plans, {p.questions_done} questions", flush=True)
             print(f"    {rate:.1f} plans/min this sitting", flush=True)
 
-    async with open_llm("local", model=DEFAULT_MODEL) as llm:
+    options = {"concurrency": slots} if slots else {}  # llama-server's slots; default ServerConfig's
+    async with open_llm("local", model=DEFAULT_MODEL, **options) as llm:
         await arollout(task, llm, HELDOUT, config, parallel_questions=2, on_progress=progress)
 
 
@@ -279,10 +280,11 @@ def main() -> None:
     p.add_argument("what", choices=("rollout", "rm", "tables"))
     p.add_argument("--arms", default="content-kind")
     p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--slots", type=int, help="rollout: llama-server's parallel slots (default: orchrm's)")
     p.add_argument("--until", help="HH:MM: stop starting new work after this time (a rerun resumes)")
     args = p.parse_args()
     if args.what == "rollout":
-        asyncio.run(rollout(args.until))
+        asyncio.run(rollout(args.until, args.slots))
         return
     done = rows()
     if args.what == "rm":
