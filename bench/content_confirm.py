@@ -1,6 +1,6 @@
 """A confirmation of `content-kind` on the positive control: templates and questions fixed before it ran.
 
-    python bench/content_confirm.py rollout [--until HH:MM]   # fresh held-out plans (~45 min here), resumable
+    python bench/content_confirm.py rollout [--until HH:MM]   # fresh held-out plans (~90 min here), resumable
     python bench/content_confirm.py rm --arms content-kind --seeds 0,1,2   # train and measure (~6 min a seed)
     python bench/content_confirm.py tables                     # summaries from the committed rows
 
@@ -59,7 +59,9 @@ RMS = OUT / "rm"
 OLD = ("bridge.employer_city", "arithmetic.population_gap", "fanout.population")
 NEW = ("arithmetic.employees_gap", "compare.population", "bridge.employer_founded")
 TASK = f"world_qa:tools=exact;unseen={'+'.join(OLD + NEW)}"
-QUESTIONS = 200
+#: Held-out questions rolled out (the plan's 200) and measured: the first 150, cut for time before any RM ran (PLAN.md)
+ROLLOUT_QUESTIONS = 200
+QUESTIONS = 150
 #: arm -> whether its training pairs get the type-contrast pairs (the rest is `content`'s recipe)
 ARMS = {"content-kind": True, "content": False}
 
@@ -108,7 +110,7 @@ def training() -> list[Any]:
 def heldout_config() -> RunConfig:
     """The first run's held-out settings on the fresh questions."""
     first = read_run_config(FIRST / "bon" / "heldout")
-    return first.model_copy(update={"task": TASK, "n_questions": QUESTIONS, "skip_questions": 0})
+    return first.model_copy(update={"task": TASK, "n_questions": ROLLOUT_QUESTIONS, "skip_questions": 0})
 
 
 async def rollout(until: str | None, slots: int | None) -> None:
@@ -132,7 +134,7 @@ async def rollout(until: str | None, slots: int | None) -> None:
 
 def heldout_plans() -> dict[str, list[Any]]:
     config = read_run_config(HELDOUT)
-    ids = [q.id for q in run_questions(fresh_task(), config.n_questions, "test", config.seed)]
+    ids = [q.id for q in run_questions(fresh_task(), QUESTIONS, "test", config.seed)]
     grouped = first_plans(read_traces(locate_traces(HELDOUT)), ids, config.n_plans)
     short = [q for q, ts in grouped.items() if len(ts) < config.n_plans]
     if short:
