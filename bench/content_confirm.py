@@ -147,7 +147,7 @@ def one(arm: str, seed: int) -> dict[str, Any]:
     config = load_run(FIRST)[0]
     train = training()
     kept = {t.question_id for t in train}
-    edits = tuple(e for e in load_counterfactual(CF) if e.question_id in kept)
+    edits = tuple(e for e in load_counterfactual(CF) if e.edit.question_id in kept)
     pairs = build_pairs(train, PairConfig(**{"seed": config.seed, **SAME_SHAPE}), counterfactual=edits)
     stats = json.loads(pairs.stats.model_dump_json())
     contrast = _contrast(train, pairs.val) if ARMS[arm] else []

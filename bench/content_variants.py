@@ -288,8 +288,12 @@ def _subset(runs: list[dict[str, Any]], keep: list[int]) -> dict[str, Any]:
     paired = {"seeds": seeds, "seeds_minus": seeds, "min_pairs": 2}
     methods = [m for m in ("rm", HYBRID) if all(m in r["columns"] for r in runs)]
 
-    def auc(r: dict[str, Any], m: str) -> float:
-        return statistics.fmean(v for i in keep if (v := r["same_shape_auc_by_question"][m][i]) is not None)
+    def auc(r: dict[str, Any], m: str) -> float | None:  # None: no kept question has a clean same-shape pair
+        values = [v for i in keep if (v := r["same_shape_auc_by_question"][m][i]) is not None]
+        return statistics.fmean(values) if values else None
+
+    def mean(values: list[float | None]) -> float | None:
+        return statistics.fmean(v for v in values if v is not None) if any(v is not None for v in values) else None
 
     return {
         "questions": len(keep),
@@ -303,7 +307,7 @@ def _subset(runs: list[dict[str, Any]], keep: list[int]) -> dict[str, Any]:
             for m in methods
         },
         "same_shape_auc_rm": [auc(r, "rm") for r in runs],
-        "same_shape_auc": {m: statistics.fmean(auc(r, m) for r in runs) for m in runs[0]["same_shape_auc_by_question"]},
+        "same_shape_auc": {m: mean([auc(r, m) for r in runs]) for m in runs[0]["same_shape_auc_by_question"]},
     }
 
 
