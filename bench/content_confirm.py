@@ -27,9 +27,8 @@ from typing import Any
 
 import clock
 from content_rm import load_run
-from content_variants import BLIND, SAME_SHAPE, _subset
+from content_variants import BLIND, SAME_SHAPE, _by_kind, _contrast, _subset
 from files import write_text_atomic
-from kind_contrast import kind_contrast_pairs
 from orchrm import PairConfig, RewardModel, RunConfig, arollout, build_pairs, load_task, train_reward_model
 from orchrm.bon import (
     HYBRID,
@@ -150,7 +149,7 @@ def one(arm: str, seed: int) -> dict[str, Any]:
     edits = tuple(e for e in load_counterfactual(CF) if e.edit.question_id in kept)
     pairs = build_pairs(train, PairConfig(**{"seed": config.seed, **SAME_SHAPE}), counterfactual=edits)
     stats = json.loads(pairs.stats.model_dump_json())
-    contrast = _contrast(train, pairs.val) if ARMS[arm] else []
+    contrast = _contrast(config, train, pairs.val) if ARMS[arm] else []
     train_pairs = [*pairs.train, *contrast]
     rm_config = config.rm.model_copy(update={"seed": seed})
     start = time.perf_counter()
@@ -167,14 +166,6 @@ def one(arm: str, seed: int) -> dict[str, Any]:
         "kind_contrast_pairs": len(contrast),
         "train_s": train_s,
     } | measure(RewardModel.load(folder), train, config.bon)
-
-
-def _contrast(train: list[Any], val: list[Any]) -> list[Any]:
-    """The type-contrast pairs of the training questions (none of the validation pairs'), deduplicated."""
-    task = load_task(TASK)
-    held = {r.question_id for r in val}
-    rows = kind_contrast_pairs(train, task.world, task.corpus, {t.question_id for t in train} - held)
-    return list({(r.prompt, r.chosen, r.rejected): r for r in rows}.values())
 
 
 def measure(rm: RewardModel, train: list[Any], bon: Any) -> dict[str, Any]:
@@ -237,22 +228,6 @@ def summary(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
         }
     if {"content", "content-kind"} <= set(out):
         out["content-kind_minus_content"] = _arm_minus(all_rows)
-    return out
-
-
-def _by_kind(runs: list[dict[str, Any]]) -> dict[str, list[float]]:
-    kinds, out = runs[0]["kinds"], {}
-    for kind in sorted(set(kinds)):
-        per_seed = [
-            [
-                v
-                for k, v in zip(kinds, r["same_shape_auc_by_question"]["rm"], strict=True)
-                if k == kind and v is not None
-            ]
-            for r in runs
-        ]
-        if all(per_seed):
-            out[kind] = [round(statistics.fmean(v), 3) for v in per_seed]
     return out
 
 
