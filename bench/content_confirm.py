@@ -112,9 +112,13 @@ def heldout_config() -> RunConfig:
     return first.model_copy(update={"task": TASK, "n_questions": ROLLOUT_QUESTIONS, "skip_questions": 0})
 
 
-async def rollout(until: str | None, slots: int | None) -> None:
+async def rollout(
+    until: str | None, slots: int | None, task: Task | None = None, folder: Path = HELDOUT, n: int = ROLLOUT_QUESTIONS
+) -> None:
+    """Sample the first run's held-out settings' plans for the first `n` questions of `task` (the fresh questions)."""
     deadline = clock.at(until) if until else None
-    config, task = heldout_config(), fresh_task()
+    config = heldout_config().model_copy(update={"n_questions": n})
+    task = task or fresh_task()
     start = time.perf_counter()
 
     def progress(p: Any) -> None:
@@ -128,13 +132,14 @@ async def rollout(until: str | None, slots: int | None) -> None:
 
     options = {"concurrency": slots} if slots else {}  # llama-server's slots; default ServerConfig's
     async with open_llm("local", model=DEFAULT_MODEL, **options) as llm:
-        await arollout(task, llm, HELDOUT, config, parallel_questions=2, on_progress=progress)
+        await arollout(task, llm, folder, config, parallel_questions=2, on_progress=progress)
 
 
-def heldout_plans() -> dict[str, list[Any]]:
-    config = read_run_config(HELDOUT)
-    ids = [q.id for q in run_questions(fresh_task(), QUESTIONS, "test", config.seed)]
-    grouped = first_plans(read_traces(locate_traces(HELDOUT)), ids, config.n_plans)
+def heldout_plans(task: Task | None = None, folder: Path = HELDOUT, n: int = QUESTIONS) -> dict[str, list[Any]]:
+    """The first `n` questions' plans of a held-out rollout (this confirmation's by default)."""
+    config = read_run_config(folder)
+    ids = [q.id for q in run_questions(task or fresh_task(), n, "test", config.seed)]
+    grouped = first_plans(read_traces(locate_traces(folder)), ids, config.n_plans)
     short = [q for q, ts in grouped.items() if len(ts) < config.n_plans]
     if short:
         raise SystemExit(f"{len(short)} of {len(ids)} held-out questions lack plans: run `rollout` first")
@@ -143,6 +148,13 @@ def heldout_plans() -> dict[str, list[Any]]:
 
 def one(arm: str, seed: int) -> dict[str, Any]:
     """Train `arm` with RM seed `seed` on the filtered training traces and measure it on the fresh plans."""
+    row = train(arm, seed, RMS / f"{arm}-{seed}")
+    return row | measure(RewardModel.load(RMS / f"{arm}-{seed}"), training(), load_run(FIRST)[0].bon, heldout_plans())
+
+
+def train(arm: str, seed: int, folder: Path) -> dict[str, Any]:
+    """Train `arm` with RM seed `seed` on the filtered training traces (rendered as this orchrm renders) into
+    `folder`; what it trained on."""
     config = load_run(FIRST)[0]
     train = training()
     kept = {t.question_id for t in train}
@@ -155,7 +167,6 @@ def one(arm: str, seed: int) -> dict[str, Any]:
     start = time.perf_counter()
     result = train_reward_model(train_pairs, pairs.val, rm_config, pair_stats=stats, progress=False)
     train_s = round(time.perf_counter() - start, 1)
-    folder = RMS / f"{arm}-{seed}"
     result.model.save(folder)
     return {
         "arm": arm,
@@ -165,12 +176,11 @@ def one(arm: str, seed: int) -> dict[str, Any]:
         "train_pairs": len(train_pairs),
         "kind_contrast_pairs": len(contrast),
         "train_s": train_s,
-    } | measure(RewardModel.load(folder), train, config.bon)
+    }
 
 
-def measure(rm: RewardModel, train: list[Any], bon: Any) -> dict[str, Any]:
-    """Every selector on the fresh plans with this RM's rewards, as `orchrm bon` computes them."""
-    grouped = heldout_plans()
+def measure(rm: RewardModel, train: list[Any], bon: Any, grouped: dict[str, list[Any]]) -> dict[str, Any]:
+    """Every selector on held-out plans (`grouped`) with this RM's rewards, as `orchrm bon` computes them."""
     rewards, rm_s, rm_tokens = score_plans(rm, grouped)
     blind = ContentBlind.fit(train, strength=bon.prior_strength, exclude=set(grouped))
     cases = build_cases(grouped, rewards, rm_s, blind, rm_tokens)
@@ -231,14 +241,16 @@ def summary(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _arm_minus(all_rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """content-kind − content in rm accuracy, paired by RM seed where both arms have it."""
-    by = {(r["arm"], r["seed"]): r["columns"]["rm"] for r in all_rows}
-    seeds = sorted(s for a, s in by if a == "content-kind" and ("content", s) in by)
+def _arm_minus(
+    all_rows: list[dict[str, Any]], first: str = "content-kind", second: str = "content", column: str = "rm"
+) -> dict[str, Any] | None:
+    """`first` − `second` in a selector's accuracy, paired by RM seed where both arms have it."""
+    by = {(r["arm"], r["seed"]): r["columns"][column] for r in all_rows}
+    seeds = sorted(s for a, s in by if a == first and (second, s) in by)
     if len(seeds) < 2:
         return None
-    a = [by[("content-kind", s)] for s in seeds]
-    b = [by[("content", s)] for s in seeds]
+    a = [by[(first, s)] for s in seeds]
+    b = [by[(second, s)] for s in seeds]
     return across_runs(a, b, seeds=seeds, seeds_minus=seeds, min_pairs=2).model_dump()
 
 

@@ -1,0 +1,151 @@
+"""A second confirmation on the positive control: `content-kind` trained under plan rendering v2 (references
+inlined), on questions nobody had sampled a plan for.
+
+    python bench/content_inline.py rollout [--until HH:MM]   # 100 fresh questions x 8 plans (~45 min here)
+    python bench/content_inline.py rm --arms inline,plain --seeds 0,1,2   # ~9 min an inline seed, ~2 a plain one
+    python bench/content_inline.py tables                     # summaries from the committed rows
+
+The plan, its endpoints and what counts as confirmed are in bench/results/content_inline/PLAN.md, committed
+before any plan here was sampled. The training is bench/content_confirm.py's (the first run's training traces less
+its `NEW` templates, the same edits and type-contrast pairs); the held-out questions are the first `QUESTIONS` of
+the first confirmation's test split that neither the first run nor the first confirmation sampled. Arms:
+
+- `inline`: `content-kind` trained here, under this orchrm's rendering (v2: `${a1=population of X}`);
+- `plain`: the first confirmation's `content-kind` RMs (rendering v1, under bench/results/content_confirm/rm/,
+  made at 7ee8d71 by `python bench/content_confirm.py rm`; not committed), scored on these plans as trained.
+
+Each (arm, RM seed) is a row of bench/results/content_inline/rows.json, appended as it finishes (a rerun skips
+rows there); the RMs trained here stay under bench/results/content_inline/rm/ (not committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import clock
+import content_confirm as first
+from content_confirm import FreshQuestions, _arm_minus
+from content_rm import load_run
+from files import write_text_atomic
+from orchrm import RewardModel, load_task
+from orchrm.bon import HYBRID
+from orchrm.mas import locate_traces, read_traces
+
+HERE = Path(__file__).parent
+OUT = HERE / "results" / "content_inline"
+HELDOUT = OUT / "heldout"
+ROWS = OUT / "rows.json"
+RMS = OUT / "rm"
+QUESTIONS = 100
+ARMS = ("inline", "plain")
+
+
+def fresh_task() -> FreshQuestions:
+    """The first confirmation's task less every question the first run or the first confirmation sampled."""
+    sampled = first.sampled_before() | {t.question_id for t in read_traces(locate_traces(first.HELDOUT))}
+    return FreshQuestions(load_task(first.TASK), sampled)
+
+
+def one(arm: str, seed: int) -> dict[str, Any] | None:
+    """Train (`inline`) or load (`plain`) the arm's RM of seed `seed` and measure it on these plans; None when a
+    `plain` RM is not on this machine."""
+    if arm == "inline":
+        folder = RMS / f"inline-{seed}"
+        row = first.train("content-kind", seed, folder)
+    else:
+        folder = first.RMS / f"content-kind-{seed}"
+        if not folder.is_dir():
+            print(f"{folder} is missing: `python bench/content_confirm.py rm` at 7ee8d71 remakes it", flush=True)
+            return None
+        row = {"rm_folder": str(folder.relative_to(HERE.parent))}
+    rm = RewardModel.load(folder)
+    grouped = first.heldout_plans(fresh_task(), HELDOUT, QUESTIONS)
+    measured = first.measure(rm, first.training(), load_run(first.FIRST)[0].bon, grouped)
+    return {"arm": arm, "seed": seed, "render_version": rm.card.render_version, **row} | measured
+
+
+def rows() -> list[dict[str, Any]]:
+    return json.loads(ROWS.read_text())["rows"] if ROWS.exists() else []
+
+
+def summary(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """bench/content_confirm.py's summary per arm (its `all` is the primary endpoint's subset: `kind-prior+rm` −
+    best content-blind), plus what the RM adds within the prior's shape and `inline` − `plain`."""
+    out = first.summary(all_rows)
+    for arm in [a for a in out if a in ARMS]:
+        runs = [r for r in all_rows if r["arm"] == arm]
+        seeds = [r["seed"] for r in runs]
+        if len(seeds) >= 2:
+            from orchrm.bon import across_runs
+
+            out[arm]["hybrid_minus_kind_prior"] = across_runs(
+                [r["columns"][HYBRID] for r in runs],
+                [r["columns"]["kind-prior"] for r in runs],
+                seeds=seeds,
+                seeds_minus=seeds,
+                min_pairs=2,
+            ).model_dump()
+    out["inline_minus_plain"] = {
+        column: _arm_minus(all_rows, "inline", "plain", column) for column in ("rm", HYBRID)
+    } | {"same_shape_auc_rm": _auc_minus(all_rows)}
+    return out
+
+
+def _auc_minus(all_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """inline − plain in same-shape AUC, per RM seed both arms have (each AUC with its own interval)."""
+    by = {(r["arm"], r["seed"]): r["content"]["auc"]["rm"] for r in all_rows}
+    return [
+        {"seed": s, "inline": by[("inline", s)], "plain": by[("plain", s)]}
+        for a, s in sorted(by)
+        if a == "inline" and ("plain", s) in by
+    ]
+
+
+def write(all_rows: list[dict[str, Any]]) -> None:
+    doc = {"plan": "bench/results/content_inline/PLAN.md", "task": first.TASK, "rows": all_rows}
+    write_text_atomic(ROWS, json.dumps(doc | {"summary": summary(all_rows)}, indent=1) + "\n")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=("rollout", "rm", "tables"))
+    p.add_argument("--arms", default="inline,plain")
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--slots", type=int, help="rollout: llama-server's parallel slots (default: orchrm's)")
+    p.add_argument("--until", help="HH:MM: stop starting new work after this time (a rerun resumes)")
+    args = p.parse_args()
+    if args.what == "rollout":
+        asyncio.run(first.rollout(args.until, args.slots, fresh_task(), HELDOUT, QUESTIONS))
+        return
+    done = rows()
+    if args.what == "rm":
+        deadline = clock.at(args.until) if args.until else None
+        for arm in args.arms.split(","):
+            for seed in (int(s) for s in args.seeds.split(",")):
+                if any(r["arm"] == arm and r["seed"] == seed for r in done):
+                    continue
+                if deadline is not None and time.time() > deadline:
+                    break
+                row = one(arm, seed)
+                if row is None:
+                    continue
+                done.append(row)
+                write(done)
+                print(
+                    f"[{time.strftime('%H:%M:%S')}] {arm} seed {seed}: rm {statistics.fmean(row['columns']['rm']):.3f}, "
+                    f"{HYBRID} {statistics.fmean(row['columns'][HYBRID]):.3f}, "
+                    f"same-shape AUC {row['content']['auc']['rm']['value']:.3f}",
+                    flush=True,
+                )
+    write(done)
+    print(json.dumps(summary(done), indent=1)[:6000])
+
+
+if __name__ == "__main__":
+    main()
