@@ -1,14 +1,17 @@
-"""The canonical plan text: unchanged by the linear rewrite, total on any input, linear in the plan."""
+"""The canonical plan text: v1 unchanged by the linear rewrite, v2 quoting what each reference stands for, total
+on any input, linear in the plan."""
 
 import json
+import re
 import time
 from collections import deque
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchrm.mas.plans import Plan, PlanError, parse_plan
-from orchrm.pairs.render import _MAX_RAW, _squash, render_plan
+from orchrm.pairs.render import _MAX_INLINE, _MAX_RAW, RENDER_VERSION, _squash, render_plan
 
 
 def _old_render(plan):
@@ -74,9 +77,60 @@ plans = st.builds(
 @settings(max_examples=300)
 @given(plans)
 def test_rendering_is_unchanged_on_any_plan(value):
-    """Duplicate ids, cycles, unknown edge ends: the text the RM was trained on stays the same."""
+    """Duplicate ids, cycles, unknown edge ends: the text a v1 RM was trained on stays the same."""
     plan = Plan.model_validate(value)
-    assert render_plan(plan) == _old_render(plan)
+    assert render_plan(plan, version=1) == _old_render(plan)
+
+
+REFS = st.lists(st.sampled_from(["${a}", "${b}", "${zz}", "${q}", " of ", "x", "$", "{", "}", "="]), max_size=6).map(
+    "".join
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(IDS, REFS), max_size=5))
+def test_v2_is_v1_with_each_reference_quoting_its_agent(agents):
+    """v2 differs from v1 only inside `${...}`: undo the quoting and v1 is back, whatever the inputs hold."""
+    plan = Plan.model_validate({"agents": [{"id": i, "type": "cot", "input": t} for i, t in agents], "edges": []})
+    first = {}
+    for i, t in agents:
+        first.setdefault(i, _squash(t))
+    v2 = render_plan(plan, version=2)
+    quoted = {i: text[:_MAX_INLINE] + ("..." if len(text) > _MAX_INLINE else "") for i, text in first.items()}
+    undo = v2
+    for i, q in sorted(quoted.items()):
+        undo = undo.replace("${%s=%s}" % (i, q), "${%s}" % i)
+    v1 = render_plan(plan, version=1)
+    assert undo == v1
+    assert (v2 != v1) == bool(set(re.findall(r"\$\{(\w+)\}", v1)) & set(first))  # a known reference is quoted
+
+
+def test_v2_writes_what_each_reference_stands_for_beside_its_use():
+    plan = {
+        "agents": [
+            {"id": "a1", "type": "lookup", "input": "population of Menmere"},
+            {"id": "a2", "type": "lookup", "input": "population   of ${a1}"},
+            {"id": "a3", "type": "calc", "input": "'Menmere' if ${a1} > ${a2} else ${zz}"},
+        ],
+        "edges": [{"from": "a1", "to": "a2"}, {"from": "a1", "to": "a3"}, {"from": "a2", "to": "a3"}],
+    }
+    assert RENDER_VERSION == 2
+    assert render_plan(json.dumps(plan)).splitlines()[2:] == [
+        "- a2 [lookup] <- a1: population of ${a1=population of Menmere}",
+        # one level: a2's own reference is quoted as written; an unknown id stays as it is
+        "- a3 [calc] <- a1, a2: 'Menmere' if ${a1=population of Menmere} > ${a2=population of ${a1}} else ${zz}",
+    ]
+
+
+def test_a_long_input_is_quoted_up_to_its_cap():
+    plan = {"agents": [{"id": "a", "type": "cot", "input": "w " * 200}, {"id": "b", "type": "cot", "input": "${a}"}]}
+    line = render_plan(json.dumps(plan)).splitlines()[-1]
+    assert line == "- b [cot]: ${a=" + ("w " * 200)[:_MAX_INLINE] + "...}"
+
+
+def test_an_unknown_rendering_version_is_refused():
+    with pytest.raises(ValueError, match="v3 is not one"):
+        render_plan("x", version=3)
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,6 +9,7 @@ import pytest
 from orchrm import atomic
 from orchrm.errors import ChecksumMismatch, ModelError, OutdatedModel
 from orchrm.folders import folder_kind
+from orchrm.pairs import render_plan
 from orchrm.rm import RewardModel
 
 
@@ -70,6 +71,37 @@ def test_a_v1_card_is_refused_with_a_retrain_hint(folder):
     with pytest.raises(OutdatedModel, match="v1 model card") as err:
         RewardModel.load(folder)
     assert "retrain it with `orchrm train-rm`" in str(err.value)
+
+
+PLAN = json.dumps(
+    {
+        "agents": [
+            {"id": "a1", "type": "lookup", "input": "population of Menmere"},
+            {"id": "a2", "type": "calc", "input": "${a1} * 2"},
+        ],
+        "edges": [{"from": "a1", "to": "a2"}],
+    }
+)
+
+
+def _with_render_version(folder, version):
+    card = json.loads((folder / "orchrm.json").read_text())
+    (folder / "orchrm.json").write_text(json.dumps({**card, "render_version": version}))
+
+
+def test_a_model_reads_plans_in_the_rendering_it_was_trained_on(folder):
+    assert RewardModel.load(folder).render(PLAN).endswith("${a1=population of Menmere} * 2")
+    _with_render_version(folder, 1)  # a model trained before rendering v2 keeps its text
+    v1 = RewardModel.load(folder)
+    assert v1.render(PLAN) == render_plan(PLAN, version=1) and v1.render(PLAN).endswith("${a1} * 2")
+    assert v1.score("q", [PLAN]) == v1.score_rendered([("question: q", render_plan(PLAN, version=1))])
+
+
+def test_a_rendering_this_orchrm_cannot_write_is_refused_with_a_retrain_hint(folder):
+    _with_render_version(folder, 9)
+    with pytest.raises(OutdatedModel, match="trained on plan rendering v9; this orchrm renders v1, v2") as err:
+        RewardModel.load(folder)
+    assert "retrain the reward model" in str(err.value)
 
 
 class Killed(BaseException):

@@ -69,3 +69,20 @@ def test_card_records_the_models_that_made_the_training_data(tmp_path):
     result = train_reward_model(make_rows(8), [], RMConfig(epochs=1, max_length=64), pair_stats=stats, progress=False)
     loaded = RewardModel.load(result.model.save(tmp_path / "rm"))
     assert (loaded.card.orchestrator_models, loaded.card.agent_models) == (["big"], ["big", "small"])
+
+
+def test_pairs_in_an_older_rendering_are_refused_before_any_model_loads(tmp_path):
+    """A card records this orchrm's rendering; rows rendered in another would score in a text they never trained on."""
+    from orchrm.pairs import PairFileError, PairStats, write_pairs_dir
+    from orchrm.rm import train_from_folder
+
+    folder = tmp_path / "pairs"
+    write_pairs_dir(folder, make_rows(4), make_rows(2, offset=50), PairStats())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["render_version"] == 2
+    del manifest["render_version"]  # as written before rendering v2
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(PairFileError, match="holds plans in rendering v1; this orchrm trains on v2") as err:
+        train_from_folder(folder, tmp_path / "rm", RMConfig(epochs=1, device="cuda"))  # refused before cuda is asked
+    assert "rebuild it with `orchrm pairs`" in str(err.value)
+    assert not (tmp_path / "rm").exists()

@@ -3,18 +3,27 @@
 Stable whatever the orchestrator's formatting: agents in topological order (ties keep the plan's order),
 options with sorted keys, whitespace collapsed. Plans that do not parse are rendered from their raw text,
 so the RM can score anything an orchestrator emits.
+
+Rendering v2 (the default) writes each `${id}` in an agent's input as `${id=<that agent's input>}`; v1 did not.
+An RM's model card records the version it was trained on and it is scored with that one, so a v1 RM keeps
+scoring as it was trained.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from ..mas.completion import read_plan
-from ..mas.plans import AgentSpec, Plan, PlanError, topological_order
+from ..mas.plans import REFERENCE, AgentSpec, Plan, PlanError, topological_order
 
-#: Bumped whenever the rendering changes: a model card records it, and loading checks it.
-RENDER_VERSION = 1
+#: Bumped whenever the rendering changes: pairs folders and model cards record it; new ones get this one.
+RENDER_VERSION = 2
+#: The versions `render_plan` can still write (an RM is scored in the version it was trained on).
+RENDER_VERSIONS = (1, 2)
 _MAX_RAW = 800
+#: How much of a referenced agent's input is quoted where `${id}` stands (one level, never expanded further).
+_MAX_INLINE = 80
 
 
 def _squash(text: str) -> str:
@@ -25,10 +34,13 @@ def render_question(question: str) -> str:
     return f"question: {_squash(question)}"
 
 
-def render_plan(plan: Plan | str) -> str:
-    """Canonical text of a plan (a `Plan`, or raw orchestrator text that may not parse).
+def render_plan(plan: Plan | str, *, version: int = RENDER_VERSION) -> str:
+    """Canonical text of a plan (a `Plan`, or raw orchestrator text that may not parse) in rendering `version`.
 
-    Linear in the plan: an unvalidated plan sent to `orchrm serve` may hold thousands of agents."""
+    Linear in the plan: an unvalidated plan sent to `orchrm serve` may hold thousands of agents (a reference
+    quotes at most `_MAX_INLINE` characters, never expanded further)."""
+    if version not in RENDER_VERSIONS:
+        raise ValueError(f"plan rendering v{version} is not one this orchrm writes ({RENDER_VERSIONS})")
     if isinstance(plan, str):
         try:
             plan = read_plan(plan)  # the one reading of a completion, as the reward contract reads it
@@ -52,6 +64,22 @@ def render_plan(plan: Plan | str) -> str:
         head = f"- {agent.id} [{agent.type}{' ' + opts if opts else ''}]"
         if upstream.get(agent.id):
             head += " <- " + ", ".join(upstream[agent.id])
-        lines.append(f"{head}: {_squash(agent.input)}")
+        text = _squash(agent.input)
+        lines.append(f"{head}: {_inline(text, by_id) if version >= 2 else text}")
     header = f"plan: {len(plan.agents)} agents, final: {','.join(plan.sinks())}"
     return "\n".join([header, *lines])
+
+
+def _inline(text: str, by_id: dict[str, AgentSpec]) -> str:
+    """`${id}` as `${id=<that agent's input>}`: what a reference stands for sits beside the operator or the if/else
+    that uses it, so a small encoder can tell `'A' if ${a1} > ${a2}` with a1 = A's population from the same
+    expression over a swapped lookup order (a binding across lines that MiniLM does not learn from ~500 pairs)."""
+
+    def sub(m: re.Match[str]) -> str:
+        ref = by_id.get(m.group(1))
+        if ref is None:
+            return m.group(0)
+        quoted = _squash(ref.input)
+        return f"${{{m.group(1)}={quoted[:_MAX_INLINE]}{'...' if len(quoted) > _MAX_INLINE else ''}}}"
+
+    return REFERENCE.sub(sub, text)

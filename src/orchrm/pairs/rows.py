@@ -18,6 +18,7 @@ from ..atomic import open_atomic, recover, replacing_dir
 from ..errors import OrchrmError
 from ..folders import stamp_folder
 from ..hashing import sha256_file
+from .render import RENDER_VERSION
 from .stats import PairStats
 
 Source = Literal["correct-over-incorrect", "specialized-over-base", "artifact", "consensus", "counterfactual"]
@@ -60,6 +61,8 @@ class PairsManifest(BaseModel):
     format: Literal["orchrm-pairs"] = PAIRS_FORMAT
     version: Literal[1] = 1
     files: dict[str, ManifestEntry]
+    # Absent from folders written before rendering v2: theirs is v1.
+    render_version: int = Field(1, description="The plan rendering (`orchrm.pairs.render`) of the rows' text.")
 
 
 def write_rows(path: Path, rows: list[PairRow]) -> None:
@@ -77,7 +80,8 @@ def write_pairs_dir(folder: Path, train: list[PairRow], val: list[PairRow], stat
         (tmp / STATS_FILE).write_text(stats.model_dump_json(indent=2) + "\n")
         counts = {TRAIN_FILE: len(train), VAL_FILE: len(val), STATS_FILE: None}
         manifest = PairsManifest(
-            files={n: ManifestEntry(sha256=sha256_file(tmp / n), rows=c) for n, c in counts.items()}
+            files={n: ManifestEntry(sha256=sha256_file(tmp / n), rows=c) for n, c in counts.items()},
+            render_version=RENDER_VERSION,
         )
         (tmp / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n")
         stamp_folder(tmp, "pairs")

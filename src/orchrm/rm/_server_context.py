@@ -149,7 +149,7 @@ def fair_scorer(
 ) -> tuple[Callable[[Sequence[tuple[str, str | Plan]]], list[float]], FairScorer]:
     """(question, plan) pairs rendered in the caller's thread, then scored on the model's thread in fair
     passes (`FairScorer`, returned too: its depth is reported by /health); a stuck scorer is a 503."""
-    from ..pairs.render import render_plan, render_question
+    from ..pairs.render import render_question
 
     def tokens(item: tuple[str, str]) -> int:  # a token covers at least one byte; +4 for the special tokens
         return min(model.card.max_length, len(item[0].encode()) + len(item[1].encode()) + 4)
@@ -164,7 +164,7 @@ def fair_scorer(
     )
 
     def score_texts(items: Sequence[tuple[str, str]]) -> list[float]:
-        rendered = [(render_question(q), render_plan(p)) for q, p in items]
+        rendered = [(render_question(q), model.render(p)) for q, p in items]
         try:
             return scorer.score(rendered)
         except QueueFull as exc:

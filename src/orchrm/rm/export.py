@@ -31,7 +31,7 @@ from ..atomic import replacing_dir
 from ..errors import ConfigError, ModelError
 from ..folders import STAMP_FILE, folder_kind
 from ..llm.weights import quiet_transformers
-from ..pairs.render import RENDER_VERSION, render_plan, render_question
+from ..pairs.render import render_question
 from ..version import __version__
 from .model import CARD_FILE, RewardModel, normal_modes
 from .plain_model import plain_classifier, plain_tokenizer
@@ -139,7 +139,7 @@ def _check_plain(rm: RewardModel, folder: Path, decoder: bool) -> tuple[list[dic
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         model = AutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True).eval()
     raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    pairs = [(_text(_EXAMPLE_QUESTION, decoder), render_plan(p)) for p in EXAMPLE_PLANS]
+    pairs = [(_text(_EXAMPLE_QUESTION, decoder), rm.render(p)) for p in EXAMPLE_PLANS]
     for text, text_pair in pairs:
         want = encode(
             rm.tokenizer, text.removesuffix("\n") if decoder else text, text_pair, rm.card.max_length, decoder=decoder
@@ -170,6 +170,11 @@ PLAN_RENDERING = (
     "ANSWER'; text holding no plan is 'plan (unparsed): ' + its first 800 characters. Whitespace runs in inputs "
     "and answers collapse to one space."
 )
+#: What rendering v2 adds to v1's description.
+INLINED = (
+    " In an agent's INPUT each '${ID}' naming an agent of the plan is written '${ID=THAT AGENT'S INPUT}' (its "
+    "whitespace collapsed, its first 80 characters then '...' when longer; its own references left as they are)."
+)
 
 
 def _template(rm: RewardModel, decoder: bool, examples: list[dict[str, Any]], delta: float) -> dict[str, Any]:
@@ -182,10 +187,10 @@ def _template(rm: RewardModel, decoder: bool, examples: list[dict[str, Any]], de
         "text_pair": "{plan}",
         "question": "the question with every whitespace run collapsed to one space "
         "(orchrm.pairs.render.render_question)",
-        "plan": PLAN_RENDERING.format(v=RENDER_VERSION),
+        "plan": PLAN_RENDERING.format(v=card.render_version) + (INLINED if card.render_version >= 2 else ""),
         "tokenize": {"truncation": "longest_first", "max_length": card.max_length, "add_special_tokens": True},
         "score": "logits[:, 0], higher is a better plan (a Bradley-Terry reward: differences are log-odds)",
-        "render_version": RENDER_VERSION,
+        "render_version": card.render_version,
         **({"pooling": _pooling(rm)} if decoder else {}),
         "source": {
             "orchrm_version": __version__,

@@ -32,7 +32,7 @@ from ..folders import stamp_folder
 from ..hashing import sha256_file
 from ..llm.weights import quiet_transformers
 from ..mas.plans import Plan
-from ..pairs.render import RENDER_VERSION, render_plan, render_question
+from ..pairs.render import RENDER_VERSION, RENDER_VERSIONS, render_plan, render_question
 from ..version import __version__
 from .backbone import Kind
 from .config import RMConfig
@@ -190,9 +190,10 @@ def read_card(folder: Path) -> ModelCard:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(card)"
         raise ModelError(f"{card_path} is not a valid model card: {where}: {err['msg']}") from None
-    if card.render_version != RENDER_VERSION:
+    if card.render_version not in RENDER_VERSIONS:
         raise OutdatedModel(
-            f"{folder} was trained on plan rendering v{card.render_version}; this orchrm renders v{RENDER_VERSION}",
+            f"{folder} was trained on plan rendering v{card.render_version}; this orchrm renders "
+            f"v{', v'.join(map(str, RENDER_VERSIONS))}",
             hint="retrain the reward model",
         )
     return card
@@ -285,18 +286,22 @@ class RewardModel:
     def score(self, question: str, plans: Sequence[Plan | str], *, batch_size: int = 64) -> list[float]:
         """One reward per plan (a `Plan` or raw orchestrator text) for one question."""
         prompt = render_question(question)
-        return self.score_rendered([(prompt, render_plan(p)) for p in plans], batch_size=batch_size)
+        return self.score_rendered([(prompt, self.render(p)) for p in plans], batch_size=batch_size)
 
     def score_items(self, items: Sequence[tuple[str, Plan | str]], *, batch_size: int = 64) -> list[float]:
         """One reward per (question, plan) item, questions mixed freely: what `score` gives each, in one batch."""
-        return self.score_rendered([(render_question(q), render_plan(p)) for q, p in items], batch_size=batch_size)
+        return self.score_rendered([(render_question(q), self.render(p)) for q, p in items], batch_size=batch_size)
 
     def token_counts(self, question: str, plans: Sequence[Plan | str]) -> list[int]:
         """Tokens the model reads to score each plan for `question` (after truncation to `max_length`)."""
         prompt, decoder = render_question(question), self.card.backbone_kind == "decoder"
         return [
-            len(encode(self.tokenizer, prompt, render_plan(p), self.card.max_length, decoder=decoder)) for p in plans
+            len(encode(self.tokenizer, prompt, self.render(p), self.card.max_length, decoder=decoder)) for p in plans
         ]
+
+    def render(self, plan: Plan | str) -> str:
+        """The text of `plan` this model reads: the rendering it was trained on (its card's `render_version`)."""
+        return render_plan(plan, version=self.card.render_version)
 
     def score_rendered(self, items: Sequence[tuple[str, str]], *, batch_size: int = 64) -> list[float]:
         """Rewards of already-rendered (prompt, plan) texts, e.g. pair rows."""

@@ -243,8 +243,15 @@ def train_from_folder(
     """`orchrm train-rm`: read a pairs folder, train, save the model folder. `progress` is TRL's own output
     (tqdm, a line per epoch); `callbacks` go to the trainer (a function making them is called once the pairs are
     read, so a folder that cannot be read is one line, before any progress)."""
-    from ..pairs.rows import STATS_FILE, read_pairs_dir
+    from ..pairs.render import RENDER_VERSION
+    from ..pairs.rows import STATS_FILE, PairFileError, read_pairs_dir, verify_pairs_dir
 
+    rendered = verify_pairs_dir(pairs_dir).render_version
+    if rendered != RENDER_VERSION:  # the card records this orchrm's rendering: the text must be in it too
+        raise PairFileError(
+            f"{pairs_dir} holds plans in rendering v{rendered}; this orchrm trains on v{RENDER_VERSION}",
+            hint="rebuild it with `orchrm pairs` (the runs' traces are unchanged)",
+        )
     train, val = read_pairs_dir(pairs_dir)
     if callable(callbacks):
         callbacks = callbacks()
