@@ -67,7 +67,8 @@ def one(arm: str, seed: int) -> dict[str, Any] | None:
     rm = RewardModel.load(folder)
     grouped = first.heldout_plans(fresh_task(), HELDOUT, QUESTIONS)
     measured = first.measure(rm, first.training(), load_run(first.FIRST)[0].bon, grouped)
-    return {"arm": arm, "seed": seed, "render_version": rm.card.render_version, **row} | measured
+    # `train` names the recipe ("content-kind"); the row is named for this bench's arm
+    return row | {"arm": arm, "recipe": "content-kind", "seed": seed, "render_version": rm.card.render_version} | measured
 
 
 def rows() -> list[dict[str, Any]]:
