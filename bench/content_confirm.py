@@ -44,7 +44,7 @@ from orchrm.bon import (
 )
 from orchrm.llm import DEFAULT_MODEL, open_llm
 from orchrm.mas import first_plans, locate_traces, read_run_config, read_traces, run_questions
-from orchrm.pairs import load_counterfactual
+from orchrm.pairs import RENDER_VERSION, load_counterfactual
 from orchrm.tasks import Question, Task
 from stamp import stamp
 
@@ -152,20 +152,23 @@ def one(arm: str, seed: int) -> dict[str, Any]:
     return row | measure(RewardModel.load(RMS / f"{arm}-{seed}"), training(), load_run(FIRST)[0].bon, heldout_plans())
 
 
-def train(arm: str, seed: int, folder: Path) -> dict[str, Any]:
-    """Train `arm` with RM seed `seed` on the filtered training traces (rendered as this orchrm renders) into
-    `folder`; what it trained on."""
+def train(arm: str, seed: int, folder: Path, render_version: int = RENDER_VERSION) -> dict[str, Any]:
+    """Train `arm` with RM seed `seed` on the filtered training traces, their plans in rendering `render_version`,
+    into `folder`; what it trained on."""
     config = load_run(FIRST)[0]
     train = training()
     kept = {t.question_id for t in train}
     edits = tuple(e for e in load_counterfactual(CF) if e.edit.question_id in kept)
-    pairs = build_pairs(train, PairConfig(**{"seed": config.seed, **SAME_SHAPE}), counterfactual=edits)
+    pair_config = PairConfig(**{"seed": config.seed, **SAME_SHAPE, "render_version": render_version})
+    pairs = build_pairs(train, pair_config, counterfactual=edits)
     stats = json.loads(pairs.stats.model_dump_json())
-    contrast = _contrast(config, train, pairs.val) if ARMS[arm] else []
+    contrast = _contrast(config, train, pairs.val, render_version) if ARMS[arm] else []
     train_pairs = [*pairs.train, *contrast]
     rm_config = config.rm.model_copy(update={"seed": seed})
     start = time.perf_counter()
-    result = train_reward_model(train_pairs, pairs.val, rm_config, pair_stats=stats, progress=False)
+    result = train_reward_model(
+        train_pairs, pairs.val, rm_config, pair_stats=stats, progress=False, render_version=render_version
+    )
     train_s = round(time.perf_counter() - start, 1)
     result.model.save(folder)
     return {

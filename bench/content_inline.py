@@ -4,13 +4,14 @@ inlined), on questions nobody had sampled a plan for.
     python bench/content_inline.py rollout [--until HH:MM]   # 100 fresh questions x 8 plans (~45 min here)
     python bench/content_inline.py rm --arms inline,plain --seeds 0,1,2   # ~9 min an inline seed, ~2 a plain one
     python bench/content_inline.py tables                     # summaries from the committed rows
+    python bench/content_inline.py ensemble   # exploratory: each arm's 3 seeds' mean reward as one RM (~8 min)
 
 The plan, its endpoints and what counts as confirmed are in bench/results/content_inline/PLAN.md, committed
 before any plan here was sampled. The training is bench/content_confirm.py's (the first run's training traces less
 its `NEW` templates, the same edits and type-contrast pairs); the held-out questions are the first `QUESTIONS` of
 the first confirmation's test split that neither the first run nor the first confirmation sampled. Arms:
 
-- `inline`: `content-kind` trained here, under this orchrm's rendering (v2: `${a1=population of X}`);
+- `inline`: `content-kind` trained here, its pairs in plan rendering v2 (`${a1=population of X}`; opt-in);
 - `plain`: the first confirmation's `content-kind` RMs (rendering v1, under bench/results/content_confirm/rm/,
   made at 7ee8d71 by `python bench/content_confirm.py rm`; not committed), scored on these plans as trained.
 
@@ -34,8 +35,9 @@ from content_confirm import FreshQuestions, _arm_minus
 from content_rm import load_run
 from files import write_text_atomic
 from orchrm import RewardModel, load_task
-from orchrm.bon import HYBRID
+from orchrm.bon import HYBRID, ContentBlind, RunInfo, build_cases, compute_results, score_plans
 from orchrm.mas import locate_traces, read_traces
+from stamp import stamp
 
 HERE = Path(__file__).parent
 OUT = HERE / "results" / "content_inline"
@@ -57,7 +59,7 @@ def one(arm: str, seed: int) -> dict[str, Any] | None:
     `plain` RM is not on this machine."""
     if arm == "inline":
         folder = RMS / f"inline-{seed}"
-        row = first.train("content-kind", seed, folder)
+        row = first.train("content-kind", seed, folder, render_version=2)
     else:
         folder = first.RMS / f"content-kind-{seed}"
         if not folder.is_dir():
@@ -68,7 +70,44 @@ def one(arm: str, seed: int) -> dict[str, Any] | None:
     grouped = first.heldout_plans(fresh_task(), HELDOUT, QUESTIONS)
     measured = first.measure(rm, first.training(), load_run(first.FIRST)[0].bon, grouped)
     # `train` names the recipe ("content-kind"); the row is named for this bench's arm
-    return row | {"arm": arm, "recipe": "content-kind", "seed": seed, "render_version": rm.card.render_version} | measured
+    return (
+        row | {"arm": arm, "recipe": "content-kind", "seed": seed, "render_version": rm.card.render_version} | measured
+    )
+
+
+def ensemble() -> dict[str, Any]:
+    """Exploratory, added after the numbers (not in PLAN.md): the mean of an arm's three RM seeds' rewards as one
+    RM, on this confirmation's questions and (`plain`) the first's, evaluated as `orchrm bon` does. One ensemble:
+    its intervals are over questions only, not over which seeds were drawn."""
+    sets = {
+        "inline@content_inline": ([RMS / f"inline-{s}" for s in range(3)], lambda: (fresh_task(), HELDOUT, QUESTIONS)),
+        "plain@content_inline": (
+            [first.RMS / f"content-kind-{s}" for s in range(3)],
+            lambda: (fresh_task(), HELDOUT, QUESTIONS),
+        ),
+        "plain@content_confirm": (
+            [first.RMS / f"content-kind-{s}" for s in range(3)],
+            lambda: (first.fresh_task(), first.HELDOUT, first.QUESTIONS),
+        ),
+    }
+    bon, train, out = load_run(first.FIRST)[0].bon, first.training(), {}
+    for name, (folders, where) in sets.items():
+        grouped = first.heldout_plans(*where())
+        scored = [score_plans(RewardModel.load(f), grouped) for f in folders]
+        mean = {q: [statistics.fmean(x) for x in zip(*(s[0][q] for s in scored), strict=True)] for q in grouped}
+        blind = ContentBlind.fit(train, strength=bon.prior_strength, exclude=set(grouped))
+        cases = build_cases(grouped, mean, scored[0][1], blind, scored[0][2])
+        res = compute_results(cases, bon, [], meta=RunInfo(task=first.TASK)).dump()
+        out[name] = {
+            "rm_folders": [str(f.relative_to(HERE.parent)) for f in folders],
+            "accuracy": {m: v["accuracy"] for m, v in res["methods"].items()},
+            "marks": res["marks"],
+            "content": res["content"],
+            "stamp": stamp(),
+        }
+        print(name, {m: round(v["accuracy"]["value"], 3) for m, v in res["methods"].items()}, flush=True)
+    write_text_atomic(OUT / "ensemble.json", json.dumps(out, indent=1) + "\n")
+    return out
 
 
 def rows() -> list[dict[str, Any]]:
@@ -115,7 +154,7 @@ def write(all_rows: list[dict[str, Any]]) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=("rollout", "rm", "tables"))
+    p.add_argument("what", choices=("rollout", "rm", "tables", "ensemble"))
     p.add_argument("--arms", default="inline,plain")
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--slots", type=int, help="rollout: llama-server's parallel slots (default: orchrm's)")
@@ -123,6 +162,9 @@ def main() -> None:
     args = p.parse_args()
     if args.what == "rollout":
         asyncio.run(first.rollout(args.until, args.slots, fresh_task(), HELDOUT, QUESTIONS))
+        return
+    if args.what == "ensemble":
+        ensemble()
         return
     done = rows()
     if args.what == "rm":

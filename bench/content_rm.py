@@ -56,7 +56,7 @@ from orchrm.bon import (
 )
 from orchrm.loop import LoopConfig, read_loop_config
 from orchrm.mas import first_plans, locate_traces, run_questions, run_traces
-from orchrm.pairs import load_counterfactual, render_plan, render_question
+from orchrm.pairs import load_counterfactual, render_question
 from orchrm.rm import CARD_FILE, data_hash, kept_plan_chars
 from orchrm.tasks import load_task
 from stamp import stamp  # bench/stamp.py: the commit and machine a result measured
@@ -154,7 +154,7 @@ def truncation(rm: RewardModel, grouped: dict) -> dict[str, Any]:
         for t in ts:
             if not t.valid or t.plan is None:
                 continue
-            text = render_plan(t.plan)
+            text = rm.render(t.plan)  # the rendering the RM was trained on
             kept = kept_plan_chars(rm.tokenizer, prompt, text, rm.card.max_length, decoder=decoder)
             plans += 1
             if kept < len(text):

@@ -37,7 +37,7 @@ from files import write_text_atomic
 from kind_contrast import kind_contrast_pairs
 from orchrm import PairConfig, RewardModel, build_pairs, load_task, train_reward_model
 from orchrm.bon import HYBRID, METHODS, Context, across_runs, question_same_shape_auc
-from orchrm.pairs import load_counterfactual
+from orchrm.pairs import RENDER_VERSION, load_counterfactual
 from stamp import stamp
 
 HERE = Path(__file__).parent
@@ -147,11 +147,11 @@ def one(variant: str, seed: int) -> dict[str, Any]:
     } | measure(RewardModel.load(folder))
 
 
-def _contrast(config: Any, train: list[Any], val: list[Any]) -> list[Any]:
+def _contrast(config: Any, train: list[Any], val: list[Any], render_version: int = RENDER_VERSION) -> list[Any]:
     """The type-contrast pairs of the training questions (none of the validation pairs' questions), deduplicated."""
     task = load_task(config.task)
     held = {r.question_id for r in val}
-    rows = kind_contrast_pairs(train, task.world, task.corpus, {t.question_id for t in train} - held)
+    rows = kind_contrast_pairs(train, task.world, task.corpus, {t.question_id for t in train} - held, render_version)
     return list({(r.prompt, r.chosen, r.rejected): r for r in rows}.values())
 
 

@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from orchrm.mas import execute_plan
-from orchrm.pairs import PairRow, render_plan, render_question
+from orchrm.pairs import RENDER_VERSION, PairRow, render_plan, render_question
 
 #: The attributes the lookup tool knows for a company and a city, by the kind of value they hold (the bench's own
 #: copy of the records' table: the table itself is internal to orchrm).
@@ -48,15 +48,23 @@ def _counterpart(attribute: str, kind: str) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def kind_contrast_pairs(traces: list[Any], world: Any, records: Any, questions: set[str]) -> list[PairRow]:
-    """The type-contrast pairs of the correct tool plans among `traces` whose question is in `questions`."""
+def kind_contrast_pairs(
+    traces: list[Any], world: Any, records: Any, questions: set[str], render_version: int = RENDER_VERSION
+) -> list[PairRow]:
+    """The type-contrast pairs of the correct tool plans among `traces` whose question is in `questions`, their
+    plans in rendering `render_version`."""
     names = {"company": sorted(world.companies), "city": sorted(world.cities)}
     kind_of = {n: k for k, ns in names.items() for n in ns}
-    return asyncio.run(_pairs(traces, names, kind_of, records, questions))
+    return asyncio.run(_pairs(traces, names, kind_of, records, questions, render_version))
 
 
 async def _pairs(
-    traces: list[Any], names: dict[str, list[str]], kind_of: dict[str, str], records: Any, questions: set[str]
+    traces: list[Any],
+    names: dict[str, list[str]],
+    kind_of: dict[str, str],
+    records: Any,
+    questions: set[str],
+    render_version: int,
 ) -> list[PairRow]:
     rows = []
     for t in traces:
@@ -91,8 +99,8 @@ async def _pairs(
         rows.append(
             PairRow(
                 prompt=render_question(question),
-                chosen=render_plan(right),
-                rejected=render_plan(wrong),
+                chosen=render_plan(right, version=render_version),
+                rejected=render_plan(wrong, version=render_version),
                 source="counterfactual",
                 question_id=t.question_id,
                 task=t.task,

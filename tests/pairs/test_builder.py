@@ -151,3 +151,15 @@ def test_stats_count_the_models_behind_the_traces():
     stats = build_pairs(traces).stats
     assert stats.orchestrator_models == {"big": 3, "old": 1}
     assert stats.agent_models == {"old": 1, "small": 2}
+
+
+def test_pairs_are_rendered_in_the_configs_rendering():
+    right, wrong = plan_text("cot", "debate"), plan_text("debate")  # the right plan's a1 reads ${a0}
+    traces = [trace(q, i, p, correct=i == 0) for q in ("q1", "q2") for i, p in enumerate((right, wrong))]
+    v1 = build_pairs(traces, PairConfig(val_fraction=0.0))
+    v2 = build_pairs(traces, PairConfig(val_fraction=0.0, render_version=2))
+    assert [r.chosen for r in v1.train] == [render_plan(right, version=1)] * 2
+    assert [r.chosen for r in v2.train] == [render_plan(right, version=2)] * 2
+    assert "${a0=step 0 of q}" in v2.train[0].chosen and "${a0}" in v1.train[0].chosen
+    with pytest.raises(ConfigError, match="render_version must be one of"):
+        PairConfig(render_version=3)

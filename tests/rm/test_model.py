@@ -90,11 +90,14 @@ def _with_render_version(folder, version):
 
 
 def test_a_model_reads_plans_in_the_rendering_it_was_trained_on(folder):
-    assert RewardModel.load(folder).render(PLAN).endswith("${a1=population of Menmere} * 2")
-    _with_render_version(folder, 1)  # a model trained before rendering v2 keeps its text
-    v1 = RewardModel.load(folder)
-    assert v1.render(PLAN) == render_plan(PLAN, version=1) and v1.render(PLAN).endswith("${a1} * 2")
-    assert v1.score("q", [PLAN]) == v1.score_rendered([("question: q", render_plan(PLAN, version=1))])
+    assert RewardModel.load(folder).render(PLAN).endswith("${a1} * 2")  # the default, v1
+    _with_render_version(folder, 2)  # as `PairConfig(render_version=2)` pairs train it
+    v2 = RewardModel.load(folder)
+    assert v2.render(PLAN) == render_plan(PLAN, version=2) and v2.render(PLAN).endswith(
+        "${a1=population of Menmere} * 2"
+    )
+    assert v2.score("q", [PLAN]) == v2.score_rendered([("question: q", render_plan(PLAN, version=2))])
+    assert v2.score_items([("q", PLAN)]) == v2.score("q", [PLAN])
 
 
 def test_a_rendering_this_orchrm_cannot_write_is_refused_with_a_retrain_hint(folder):

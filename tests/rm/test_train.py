@@ -71,18 +71,29 @@ def test_card_records_the_models_that_made_the_training_data(tmp_path):
     assert (loaded.card.orchestrator_models, loaded.card.agent_models) == (["big"], ["big", "small"])
 
 
-def test_pairs_in_an_older_rendering_are_refused_before_any_model_loads(tmp_path):
-    """A card records this orchrm's rendering; rows rendered in another would score in a text they never trained on."""
-    from orchrm.pairs import PairFileError, PairStats, write_pairs_dir
-    from orchrm.rm import train_from_folder
+def test_the_card_records_the_rendering_of_the_pairs_folder(tmp_path, monkeypatch):
+    """train-rm trains on the rows as rendered: the manifest's rendering goes to the card (v1 where a folder was
+    written before manifests recorded it)."""
+    from orchrm.pairs import PairStats, write_pairs_dir
+    from orchrm.rm import train as train_module
 
+    seen = []
+    monkeypatch.setattr(train_module, "train_reward_model", lambda *a, **kw: seen.append(kw["render_version"]) or 1 / 0)
     folder = tmp_path / "pairs"
-    write_pairs_dir(folder, make_rows(4), make_rows(2, offset=50), PairStats())
-    manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["render_version"] == 2
-    del manifest["render_version"]  # as written before rendering v2
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(PairFileError, match="holds plans in rendering v1; this orchrm trains on v2") as err:
-        train_from_folder(folder, tmp_path / "rm", RMConfig(epochs=1, device="cuda"))  # refused before cuda is asked
-    assert "rebuild it with `orchrm pairs`" in str(err.value)
-    assert not (tmp_path / "rm").exists()
+    for version, drop in ((2, False), (1, True)):
+        write_pairs_dir(folder, make_rows(4), make_rows(2, offset=50), PairStats(), render_version=version)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest["render_version"] == version
+        if drop:
+            del manifest["render_version"]  # as written before manifests recorded it
+            (folder / "manifest.json").write_text(json.dumps(manifest))
+        with pytest.raises(ZeroDivisionError):
+            train_module.train_from_folder(folder, tmp_path / "rm", RMConfig(epochs=1))
+    assert seen == [2, 1]
+
+
+def test_a_rendering_this_orchrm_cannot_write_is_refused_before_any_model_loads():
+    from orchrm.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"render_version must be one of \(1, 2\), got 5"):
+        train_reward_model(make_rows(2), [], RMConfig(epochs=1, device="cuda"), render_version=5)

@@ -64,7 +64,7 @@ def pairs(
     traces = [t for run in runs for t in read_traces(locate_traces(run))]
     edits = [cf for folder in counterfactual or [] for cf in load_counterfactual(folder)]
     result = build_pairs(traces, cfg, edits)
-    write_pairs_dir(out, result.train, result.val, result.stats)
+    write_pairs_dir(out, result.train, result.val, result.stats, render_version=cfg.render_version)
     console = Console(highlight=False)
     report_stats(console, result.stats)
     s = result.stats

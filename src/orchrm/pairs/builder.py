@@ -34,7 +34,7 @@ from ..mas.plans import plan_shape
 from ..mas.traces import Trace
 from ..tasks.scoring import answer_key
 from .counterfactual import Counterfactual, plan_digest
-from .render import render_plan, render_question
+from .render import RENDER_VERSION, RENDER_VERSIONS, render_plan, render_question
 from .rows import SOURCES, PairRow
 from .stats import EditCount, PairStats, SourceCount
 
@@ -67,6 +67,9 @@ class PairConfig(BaseModel):
     max_source_share: float = Field(1.0, description="Balance: max share of one source (1 = off).")
     val_fraction: float = Field(0.2, description="Share of questions held out for validation.")
     seed: int = Field(0, description="Seed of the split and of capping.")
+    render_version: int = Field(
+        RENDER_VERSION, description=f"Plan rendering of the pairs' text: {', '.join(map(str, RENDER_VERSIONS))}."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> PairConfig:
@@ -78,6 +81,8 @@ class PairConfig(BaseModel):
             raise ConfigError("specialized-over-base needs both --specialized and --base checkpoint labels")
         if not 0.0 <= self.val_fraction < 1.0:
             raise ConfigError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+        if self.render_version not in RENDER_VERSIONS:
+            raise ConfigError(f"render_version must be one of {RENDER_VERSIONS}, got {self.render_version}")
         return self
 
 
@@ -223,8 +228,8 @@ def build_pairs(
             rows.append(
                 PairRow(
                     prompt=prompt,
-                    chosen=render_plan(w.plan or w.plan_text),
-                    rejected=render_plan(lo.plan or lo.plan_text),
+                    chosen=render_plan(w.plan or w.plan_text, version=cfg.render_version),
+                    rejected=render_plan(lo.plan or lo.plan_text, version=cfg.render_version),
                     source=source,  # type: ignore[arg-type]
                     question_id=qid,
                     task=task,

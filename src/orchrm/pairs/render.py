@@ -4,9 +4,10 @@ Stable whatever the orchestrator's formatting: agents in topological order (ties
 options with sorted keys, whitespace collapsed. Plans that do not parse are rendered from their raw text,
 so the RM can score anything an orchestrator emits.
 
-Rendering v2 (the default) writes each `${id}` in an agent's input as `${id=<that agent's input>}`; v1 did not.
-An RM's model card records the version it was trained on and it is scored with that one, so a v1 RM keeps
-scoring as it was trained.
+Rendering v2 (`PairConfig(render_version=2)`, `orchrm pairs --render-version 2`) writes each `${id}` in an
+agent's input as `${id=<that agent's input>}`; v1, the default, does not. v2 stays opt-in: on the positive
+control it was not distinguished from v1 (FINDINGS.md, "Positive control"). A pairs folder's manifest and an RM's
+model card record the version their text is in, and an RM is scored in its own, whatever the default.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import re
 from ..mas.completion import read_plan
 from ..mas.plans import REFERENCE, AgentSpec, Plan, PlanError, topological_order
 
-#: Bumped whenever the rendering changes: pairs folders and model cards record it; new ones get this one.
-RENDER_VERSION = 2
+#: The rendering new pairs get unless their `PairConfig` names another; a new rendering gets a new number.
+RENDER_VERSION = 1
 #: The versions `render_plan` can still write (an RM is scored in the version it was trained on).
 RENDER_VERSIONS = (1, 2)
 _MAX_RAW = 800
@@ -72,8 +73,8 @@ def render_plan(plan: Plan | str, *, version: int = RENDER_VERSION) -> str:
 
 def _inline(text: str, by_id: dict[str, AgentSpec]) -> str:
     """`${id}` as `${id=<that agent's input>}`: what a reference stands for sits beside the operator or the if/else
-    that uses it, so a small encoder can tell `'A' if ${a1} > ${a2}` with a1 = A's population from the same
-    expression over a swapped lookup order (a binding across lines that MiniLM does not learn from ~500 pairs)."""
+    that uses it, so `'A' if ${a1} > ${a2}` with a1 = A's population differs in one line from the same expression
+    over a swapped lookup order (in v1 the binding spans lines, which MiniLM did not learn from ~500 pairs)."""
 
     def sub(m: re.Match[str]) -> str:
         ref = by_id.get(m.group(1))

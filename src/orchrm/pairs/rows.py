@@ -72,8 +72,11 @@ def write_rows(path: Path, rows: list[PairRow]) -> None:
             f.write(row.model_dump_json() + "\n")
 
 
-def write_pairs_dir(folder: Path, train: list[PairRow], val: list[PairRow], stats: BaseModel) -> None:
-    """Write a whole pairs folder and its manifest beside `folder`, then swap it in at once."""
+def write_pairs_dir(
+    folder: Path, train: list[PairRow], val: list[PairRow], stats: BaseModel, *, render_version: int = RENDER_VERSION
+) -> None:
+    """Write a whole pairs folder and its manifest (which records the rows' plan rendering) beside `folder`, then
+    swap it in at once."""
     with replacing_dir(folder) as tmp:
         write_rows(tmp / TRAIN_FILE, train)
         write_rows(tmp / VAL_FILE, val)
@@ -81,7 +84,7 @@ def write_pairs_dir(folder: Path, train: list[PairRow], val: list[PairRow], stat
         counts = {TRAIN_FILE: len(train), VAL_FILE: len(val), STATS_FILE: None}
         manifest = PairsManifest(
             files={n: ManifestEntry(sha256=sha256_file(tmp / n), rows=c) for n, c in counts.items()},
-            render_version=RENDER_VERSION,
+            render_version=render_version,
         )
         (tmp / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n")
         stamp_folder(tmp, "pairs")

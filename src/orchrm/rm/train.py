@@ -30,6 +30,7 @@ from .. import safejson
 from ..errors import ConfigError
 from ..llm.weights import quiet_transformers
 from ..pairs.builder import PairStats
+from ..pairs.render import RENDER_VERSION, RENDER_VERSIONS
 from ..pairs.rows import PairRow
 from .backbone import Backbone, backbone_kind, resolve_backbone
 from .config import RMConfig
@@ -110,9 +111,15 @@ def _load_backbone(config: RMConfig) -> tuple[Backbone, Any, Any]:
 
 
 def _card(
-    backbone: Backbone, net: Any, train: list[PairRow], config: RMConfig, pair_stats: dict[str, Any] | None
+    backbone: Backbone,
+    net: Any,
+    train: list[PairRow],
+    config: RMConfig,
+    pair_stats: dict[str, Any] | None,
+    render_version: int,
 ) -> ModelCard:
     return ModelCard(
+        render_version=render_version,
         backbone=backbone.name,
         backbone_sha256=backbone.sha256,
         backbone_kind=backbone.kind,
@@ -134,8 +141,11 @@ def train_reward_model(
     pair_stats: dict[str, Any] | None = None,
     progress: bool = True,
     callbacks: list[Any] | None = None,
+    render_version: int = RENDER_VERSION,
 ) -> TrainResult:
-    """Train on `train`, evaluate on `val` each epoch; returns the best epoch's model (not yet saved)."""
+    """Train on `train`, evaluate on `val` each epoch; returns the best epoch's model (not yet saved). The rows'
+    text is in plan rendering `render_version` (`PairConfig.render_version`): the card records it, and the model
+    is scored in it."""
     from transformers import EarlyStoppingCallback
     from transformers.trainer_callback import PrinterCallback
     from trl import RewardTrainer
@@ -143,6 +153,8 @@ def train_reward_model(
     from . import trl_setup as setup
 
     config = config or RMConfig()
+    if render_version not in RENDER_VERSIONS:
+        raise ConfigError(f"render_version must be one of {RENDER_VERSIONS}, got {render_version}")
     resolve_device(config.device)  # cuda without a GPU, a tracker not installed: one line before the backbone loads
     tracker_list(config.report_to)
     if not train:
@@ -181,7 +193,7 @@ def train_reward_model(
     net = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
     if peft_config is not None and not decoder:  # a decoder keeps its adapter apart from the base it names
         net = net.merge_and_unload()
-    rm = RewardModel(net.cpu(), tokenizer, _card(backbone, net, train, config, pair_stats))
+    rm = RewardModel(net.cpu(), tokenizer, _card(backbone, net, train, config, pair_stats, render_version))
     result = _result(rm, epochs.history, len(train), len(val), seconds)
     result.main_process = trainer.accelerator.is_main_process
     result.processes = trainer.accelerator.num_processes
@@ -243,21 +255,17 @@ def train_from_folder(
     """`orchrm train-rm`: read a pairs folder, train, save the model folder. `progress` is TRL's own output
     (tqdm, a line per epoch); `callbacks` go to the trainer (a function making them is called once the pairs are
     read, so a folder that cannot be read is one line, before any progress)."""
-    from ..pairs.render import RENDER_VERSION
-    from ..pairs.rows import STATS_FILE, PairFileError, read_pairs_dir, verify_pairs_dir
+    from ..pairs.rows import STATS_FILE, read_pairs_dir, verify_pairs_dir
 
-    rendered = verify_pairs_dir(pairs_dir).render_version
-    if rendered != RENDER_VERSION:  # the card records this orchrm's rendering: the text must be in it too
-        raise PairFileError(
-            f"{pairs_dir} holds plans in rendering v{rendered}; this orchrm trains on v{RENDER_VERSION}",
-            hint="rebuild it with `orchrm pairs` (the runs' traces are unchanged)",
-        )
+    rendered = verify_pairs_dir(pairs_dir).render_version  # the card records the rendering the rows are in
     train, val = read_pairs_dir(pairs_dir)
     if callable(callbacks):
         callbacks = callbacks()
     stats_path = pairs_dir / STATS_FILE
     stats = safejson.read(stats_path) if stats_path.is_file() else {}  # sha256-checked by read_pairs_dir
-    result = train_reward_model(train, val, config, pair_stats=stats, progress=progress, callbacks=callbacks)
+    result = train_reward_model(
+        train, val, config, pair_stats=stats, progress=progress, callbacks=callbacks, render_version=rendered
+    )
     if result.main_process:
         result.model.save(out)
     if result.processes > 1:
