@@ -22,6 +22,7 @@ import asyncio
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -267,6 +268,36 @@ def write(all_rows: list[dict[str, Any]]) -> None:
     write_text_atomic(ROWS, json.dumps(doc, indent=1) + "\n")
 
 
+def run_rows(
+    done: list[dict[str, Any]],
+    arms: str,
+    seeds: str,
+    until: str | None,
+    make_row: Callable[[str, int], dict[str, Any] | None],
+    save: Callable[[list[dict[str, Any]]], None],
+) -> None:
+    """A row for each (arm, seed) not in `done`, saved as it finishes (a rerun resumes); none is started after
+    `until` (HH:MM). `make_row` may give None: nothing to add for that one."""
+    deadline = clock.at(until) if until else None
+    for arm in arms.split(","):
+        for seed in (int(s) for s in seeds.split(",")):
+            if any(r["arm"] == arm and r["seed"] == seed for r in done):
+                continue
+            if deadline is not None and time.time() > deadline:
+                return
+            row = make_row(arm, seed)
+            if row is None:
+                continue
+            done.append(row)
+            save(done)
+            print(
+                f"[{time.strftime('%H:%M:%S')}] {arm} seed {seed}: rm {statistics.fmean(row['columns']['rm']):.3f}, "
+                f"{HYBRID} {statistics.fmean(row['columns'][HYBRID]):.3f}, "
+                f"same-shape AUC {row['content']['auc']['rm']['value']:.3f}",
+                flush=True,
+            )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=("rollout", "rm", "tables"))
@@ -280,21 +311,7 @@ def main() -> None:
         return
     done = rows()
     if args.what == "rm":
-        deadline = clock.at(args.until) if args.until else None
-        for arm in args.arms.split(","):
-            for seed in (int(s) for s in args.seeds.split(",")):
-                if any(r["arm"] == arm and r["seed"] == seed for r in done):
-                    continue
-                if deadline is not None and time.time() > deadline:
-                    break
-                row = one(arm, seed)
-                done.append(row)
-                write(done)
-                print(
-                    f"[{time.strftime('%H:%M:%S')}] {arm} seed {seed}: rm {statistics.fmean(row['columns']['rm']):.3f}, "
-                    f"same-shape AUC {row['content']['auc']['rm']['value']:.3f}, {row['train_s']} s",
-                    flush=True,
-                )
+        run_rows(done, args.arms, args.seeds, args.until, one, write)
     write(done)
     print(json.dumps(summary(done), indent=1)[:6000])
 

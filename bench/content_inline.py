@@ -25,11 +25,9 @@ import argparse
 import asyncio
 import json
 import statistics
-import time
 from pathlib import Path
 from typing import Any
 
-import clock
 import content_confirm as first
 from content_confirm import FreshQuestions, _arm_minus
 from content_rm import load_run
@@ -168,24 +166,7 @@ def main() -> None:
         return
     done = rows()
     if args.what == "rm":
-        deadline = clock.at(args.until) if args.until else None
-        for arm in args.arms.split(","):
-            for seed in (int(s) for s in args.seeds.split(",")):
-                if any(r["arm"] == arm and r["seed"] == seed for r in done):
-                    continue
-                if deadline is not None and time.time() > deadline:
-                    break
-                row = one(arm, seed)
-                if row is None:
-                    continue
-                done.append(row)
-                write(done)
-                print(
-                    f"[{time.strftime('%H:%M:%S')}] {arm} seed {seed}: rm {statistics.fmean(row['columns']['rm']):.3f}, "
-                    f"{HYBRID} {statistics.fmean(row['columns'][HYBRID]):.3f}, "
-                    f"same-shape AUC {row['content']['auc']['rm']['value']:.3f}",
-                    flush=True,
-                )
+        first.run_rows(done, args.arms, args.seeds, args.until, one, write)
     write(done)
     print(json.dumps(summary(done), indent=1)[:6000])
 

@@ -44,3 +44,17 @@ def test_the_new_templates_are_dropped_from_training_by_the_traces_template(cc):
     dropped = SimpleNamespace(question_template="arithmetic.employees_gap")
     assert not cc._held_out(kept) and cc._held_out(dropped)
     assert set(cc.NEW).isdisjoint(cc.OLD) and all(name in cc.TASK for name in cc.NEW + cc.OLD)
+
+
+def test_rows_resume_skip_what_is_done_and_save_each_new_one(cc, capsys):
+    row = lambda arm, seed: {  # noqa: E731
+        "arm": arm,
+        "seed": seed,
+        "columns": {"rm": [1.0], cc.HYBRID: [0.0]},
+        "content": {"auc": {"rm": {"value": 0.5}}},
+    }
+    done, saved = [row("a", 0)], []
+    made = lambda arm, seed: None if arm == "b" else row(arm, seed)  # noqa: E731
+    cc.run_rows(done, "a,b", "0,1", None, made, lambda rows: saved.append(len(rows)))
+    assert [(r["arm"], r["seed"]) for r in done] == [("a", 0), ("a", 1)] and saved == [2]
+    assert "a seed 1: rm 1.000" in capsys.readouterr().out
