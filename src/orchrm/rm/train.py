@@ -133,6 +133,17 @@ def _card(
     )
 
 
+def _preflight(config: RMConfig, train: list[PairRow], render_version: int) -> None:
+    """What would fail later, as one line before the backbone loads: a rendering this orchrm cannot score in, cuda
+    without a GPU, a tracker not installed, no pairs."""
+    if render_version not in RENDER_VERSIONS:
+        raise ConfigError(f"render_version must be one of {RENDER_VERSIONS}, got {render_version}")
+    resolve_device(config.device)
+    tracker_list(config.report_to)
+    if not train:
+        raise ConfigError("no training pairs", hint="build pairs from more rollouts (see `orchrm pairs` stats)")
+
+
 def train_reward_model(
     train: list[PairRow],
     val: list[PairRow],
@@ -153,12 +164,7 @@ def train_reward_model(
     from . import trl_setup as setup
 
     config = config or RMConfig()
-    if render_version not in RENDER_VERSIONS:
-        raise ConfigError(f"render_version must be one of {RENDER_VERSIONS}, got {render_version}")
-    resolve_device(config.device)  # cuda without a GPU, a tracker not installed: one line before the backbone loads
-    tracker_list(config.report_to)
-    if not train:
-        raise ConfigError("no training pairs", hint="build pairs from more rollouts (see `orchrm pairs` stats)")
+    _preflight(config, train, render_version)
     backbone, tokenizer, net = _load_backbone(config)
     decoder = backbone.kind == "decoder"
     peft_config = setup.lora_config(config, decoder=decoder)
