@@ -298,14 +298,19 @@ def run_rows(
             )
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=("rollout", "rm", "tables"))
-    p.add_argument("--arms", default="content-kind")
+def parser(doc: str | None, what: tuple[str, ...], arms: str) -> argparse.ArgumentParser:
+    """A confirmation bench's command line: what to do, which arms and RM seeds, the rollout's slots, `--until`."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=what)
+    p.add_argument("--arms", default=arms)
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--slots", type=int, help="rollout: llama-server's parallel slots (default: orchrm's)")
     p.add_argument("--until", help="HH:MM: stop starting new work after this time (a rerun resumes)")
-    args = p.parse_args()
+    return p
+
+
+def main() -> None:
+    args = parser(__doc__, ("rollout", "rm", "tables"), "content-kind").parse_args()
     if args.what == "rollout":
         asyncio.run(rollout(args.until, args.slots))
         return

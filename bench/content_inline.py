@@ -21,7 +21,6 @@ rows there); the RMs trained here stay under bench/results/content_inline/rm/ (n
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -151,13 +150,7 @@ def write(all_rows: list[dict[str, Any]]) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=("rollout", "rm", "tables", "ensemble"))
-    p.add_argument("--arms", default="inline,plain")
-    p.add_argument("--seeds", default="0,1,2")
-    p.add_argument("--slots", type=int, help="rollout: llama-server's parallel slots (default: orchrm's)")
-    p.add_argument("--until", help="HH:MM: stop starting new work after this time (a rerun resumes)")
-    args = p.parse_args()
+    args = first.parser(__doc__, ("rollout", "rm", "tables", "ensemble"), ",".join(ARMS)).parse_args()
     if args.what == "rollout":
         asyncio.run(first.rollout(args.until, args.slots, fresh_task(), HELDOUT, QUESTIONS))
         return

@@ -1,25 +1,16 @@
 """bench/content_confirm.py: held-out questions no plan was sampled for, training traces less the new templates."""
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from bench_module import load_bench
 from orchrm.tasks import load_task
-
-BENCH = Path(__file__).parent.parent / "bench"
 
 
 @pytest.fixture(scope="module")
 def cc(request):
-    mp = pytest.MonkeyPatch()
-    mp.syspath_prepend(str(BENCH))  # the script imports its neighbours (content_variants, stamp) as bench/ runs it
-    request.addfinalizer(mp.undo)
-    spec = importlib.util.spec_from_file_location("bench_content_confirm", BENCH / "content_confirm.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(request, "content_confirm.py")
 
 
 def test_fresh_questions_skip_the_excluded_and_keep_the_split_and_scoring(cc):

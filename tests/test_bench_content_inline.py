@@ -1,25 +1,16 @@
 """bench/content_inline.py: the second confirmation's questions are the pre-registered fresh ones."""
 
-import importlib.util
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
+from bench_module import load_bench
 from orchrm.mas import locate_traces, read_traces
-
-BENCH = Path(__file__).parent.parent / "bench"
 
 
 @pytest.fixture(scope="module")
 def ci(request):
-    mp = pytest.MonkeyPatch()
-    mp.syspath_prepend(str(BENCH))  # the script imports its neighbours (content_confirm, stamp) as bench/ runs it
-    request.addfinalizer(mp.undo)
-    spec = importlib.util.spec_from_file_location("bench_content_inline", BENCH / "content_inline.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(request, "content_inline.py")
 
 
 def test_the_questions_are_none_an_earlier_run_sampled_and_those_plan_md_counted(ci):
