@@ -111,12 +111,18 @@ def read_rows(path: Path) -> list[PairRow]:
 
 def read_pairs_dir(folder: Path) -> tuple[list[PairRow], list[PairRow]]:
     """(train, val) rows of a pairs folder made by `orchrm pairs`."""
+    _, train, val = read_pairs_folder(folder)
+    return train, val
+
+
+def read_pairs_folder(folder: Path) -> tuple[PairsManifest, list[PairRow], list[PairRow]]:
+    """A pairs folder's manifest (its rows' rendering among what it says) and its (train, val) rows, verified once."""
     manifest = verify_pairs_dir(folder)
     train, val = read_rows(folder / TRAIN_FILE), read_rows(folder / VAL_FILE)
     for name, rows in ((TRAIN_FILE, train), (VAL_FILE, val)):
         if manifest.files[name].rows != len(rows):
             raise PairFileError(f"{folder / name} has {len(rows)} rows, its manifest says {manifest.files[name].rows}")
-    return train, val
+    return manifest, train, val
 
 
 def read_pair_stats(folder: Path) -> PairStats:

@@ -261,16 +261,21 @@ def train_from_folder(
     """`orchrm train-rm`: read a pairs folder, train, save the model folder. `progress` is TRL's own output
     (tqdm, a line per epoch); `callbacks` go to the trainer (a function making them is called once the pairs are
     read, so a folder that cannot be read is one line, before any progress)."""
-    from ..pairs.rows import STATS_FILE, read_pairs_dir, verify_pairs_dir
+    from ..pairs.rows import STATS_FILE, read_pairs_folder
 
-    rendered = verify_pairs_dir(pairs_dir).render_version  # the card records the rendering the rows are in
-    train, val = read_pairs_dir(pairs_dir)
+    manifest, train, val = read_pairs_folder(pairs_dir)
     if callable(callbacks):
         callbacks = callbacks()
     stats_path = pairs_dir / STATS_FILE
     stats = safejson.read(stats_path) if stats_path.is_file() else {}  # sha256-checked by read_pairs_dir
     result = train_reward_model(
-        train, val, config, pair_stats=stats, progress=progress, callbacks=callbacks, render_version=rendered
+        train,
+        val,
+        config,
+        pair_stats=stats,
+        progress=progress,
+        callbacks=callbacks,
+        render_version=manifest.render_version,
     )
     if result.main_process:
         result.model.save(out)
