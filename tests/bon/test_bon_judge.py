@@ -3,8 +3,10 @@ its pick, so the baseline can be audited after the run; records from before thos
 
 import asyncio
 
+import pytest
+
 from mas_fakes import GUESS, PLAN
-from orchrm.bon.config import BonConfig
+from orchrm.bon.config import BonConfig, judge_by_default
 from orchrm.bon.judge import JUDGMENTS_FILE, JudgeRecord, judge_missing, judgeable, read_judgments
 from orchrm.evidence import Judgment
 from synthetic_traces import trace
@@ -62,3 +64,11 @@ def test_a_judgment_written_before_reasons_were_kept_still_loads(tmp_path):
     (j,) = read_judgments(path)
     assert j == JudgeRecord(question_id="q", n=4, key="k", best=2, scores={"0": 0.5, "2": 0.9})
     assert (j.reason, j.flags, j.errors) == ("", [], [])
+
+
+@pytest.mark.parametrize(
+    ("agent_types", "judged"),
+    [(None, True), ((), True), (("lookup", "calc"), False), (("calc",), False), (("lookup", "cot"), True)],
+)
+def test_the_judge_runs_by_default_unless_every_sub_agent_is_an_exact_tool(agent_types, judged):
+    assert judge_by_default(agent_types) is judged

@@ -223,3 +223,26 @@ def test_demo_is_never_silent_through_a_slow_rm_training_and_a_slow_judge(tmp_pa
     spent = sum(t.total_tokens for c, t in llm.ledger.totals().items() if c == "verify")
     tokens = [int(re.search(r" · ([\d,]+) tok", line).group(1).replace(",", "")) for line in judge]
     assert len(judge) >= 4 and tokens[-1] == spent > 0 and max(tokens[1:-1]) > 0, judge  # a heartbeat's count moves
+
+
+@pytest.mark.parametrize(
+    ("argv", "judged"),
+    [
+        ([], True),
+        (["--task", "world_qa:tools=exact"], False),
+        (["--task", "world_qa:tools=exact", "--judge"], True),
+        (["--no-judge"], False),
+    ],
+)
+def test_demo_judges_unless_told_or_every_sub_agent_is_an_exact_tool(argv, judged, monkeypatch, tmp_path, capsys):
+    seen = []
+
+    def stop(progress, task, out, config, models, **kw):
+        seen.append(config.bon.judge)
+        raise ConfigError("stopped before any model loads")
+
+    monkeypatch.setattr("orchrm.cli.demo._run", stop)
+    with pytest.raises(SystemExit):
+        main(["demo", "--out", str(tmp_path / "d"), *argv])
+    out = capsys.readouterr().out
+    assert seen == [judged] and ("no listwise judge" in out) is not judged

@@ -51,6 +51,7 @@ OWN = {
     "checkpoint": "None: the adapter's label, else RunConfig's `base` (`checkpoint_label`)",
     "profile": "its help lists the profiles and what each sets (`orchrm.profiles`); `demo` runs with `demo`",
     ("bon", "n_plans"): "best-of-8: more plans than a rollout's 4",
+    "judge": "None: the task decides (`judge_by_default`: off where every sub-agent is an exact tool)",
     ("generate", "backend"): "one role: any backend, not the orchestrator's",
     ("generate", "model"): "one role",
     ("generate", "base_url"): "one role",

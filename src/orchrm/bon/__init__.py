@@ -7,7 +7,7 @@ from .bootstrap import Bootstrap, Interval
 from .candidates import Candidate, Case, Outcome
 from .cases import build_cases, plan_lengths
 from .compute import compute_results, per_question_rows
-from .config import BonConfig
+from .config import BonConfig, judge_by_default
 from .content import copies_examples, question_headroom, question_same_shape_auc, same_shape_pairs
 from .judge import JUDGMENTS_FILE, JudgeRecord, read_judgments
 from .prior import KindPrior, ShapePrior, plan_shape, plan_signature
@@ -34,6 +34,7 @@ __all__ = [
     "PER_QUESTION_FILE",
     "RESULTS_FILE",
     "BonConfig",
+    "judge_by_default",
     "BonProgress",
     "BonResult",
     "BonResults",

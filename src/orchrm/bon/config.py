@@ -6,8 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
+
+from ..mas.options import TOOL_TYPES
+
+#: `--judge/--no-judge` left out: the judge runs unless every sub-agent the task offers is an exact tool
+JUDGE_AUTO_HELP = (
+    "Run the Skill-RM listwise judge baseline. Default: on, off for a task whose sub-agents are all exact tools "
+    "(`world_qa:tools=exact`), where it would cost more than the loop itself."
+)
 
 
 class BonConfig(BaseModel):
@@ -35,3 +44,11 @@ class BonConfig(BaseModel):
     def judged_ns(self, n: int) -> list[int]:
         """The N values the judge runs at, for questions with `n` plans."""
         return sorted({k for k in (self.judge_ns or [n]) if 2 <= k <= n})
+
+
+def judge_by_default(agent_types: Sequence[str] | None) -> bool:
+    """Whether best-of-N runs the listwise judge when not told: not on a task whose sub-agents are all exact tools.
+    There every outcome is exact and scored against the reference, and the judge, an LLM reading every executed
+    plan, is the one stage beyond plan writing that calls a model: on 2 cores it took 1,182 s of the positive
+    control's 1,279 s demo (bench/results/demo_time_tools_exact.json). `--judge` still runs it."""
+    return not agent_types or not set(agent_types) <= set(TOOL_TYPES)

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..bon.config import BonConfig
+from ..bon.config import BonConfig, judge_by_default
 from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, content_lines, mark_rows, method_rows, write_reports
 from ..bon.results import RESULTS_FILE, BonResults
 from ..bon.run import BonProgress, BonResult, abon
@@ -124,7 +124,7 @@ def bon(
     n_questions: Annotated[int, typer.Option(help="Held-out (test split) questions.")] = 20,
     profile: str = opt.profile_option(),
     settings: RolloutSettings,
-    judge: bool = opt.field_option(BonConfig, "judge"),
+    judge: bool | None = opt.judge_option(),
     judge_max_steps: int = opt.field_option(BonConfig, "judge_max_steps", "--judge-steps"),
     judge_max_tokens: int = opt.field_option(BonConfig, "judge_max_tokens"),
     judge_ns: list[int] | None = opt.field_option(BonConfig, "judge_ns", "--judge-n", note="Repeatable."),
@@ -144,12 +144,14 @@ def bon(
     if prior_traces is not None:
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
     n_plans = opt.renamed(ctx, n_plans, n, "n_plans", "--n")
+    the_task = load_task(task)
+    judge = judge_by_default(the_task.agent_types) if judge is None else judge
     judging = dict(judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens, tau=tau)
     config = opt.checked(BonConfig, dict(judging, judge_ns=judge_ns or [], seed=settings.seed), BON_FLAGS)
     held_out = dict(task=task, split="test", n_questions=n_questions, n_plans=n_plans, execute="all", profile=profile)
     run = dict(settings.model_dump(), **held_out, backend=models.backend)
     opt.checked(RunConfig, run)
-    the_task, reward_model = load_task(task), RewardModel.load(rm, device=device)
+    reward_model = RewardModel.load(rm, device=device)
     with open_models(models, orchestrator_adapter=orchestrator_adapter) as (llm, agent_llm):
         run_config = _run_config(run, llm, agent_llm, checkpoint)
         with reporting.reporter() as progress:

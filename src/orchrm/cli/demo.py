@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from ..bon.config import BonConfig
+from ..bon.config import BonConfig, judge_by_default
 from ..llm import DEFAULT_MODEL, LLM, TokenLedger, described
 from ..loop import LoopConfig, LoopEvent, LoopResult, arun_loop
 from ..mas.run_config import RolloutSettings
@@ -69,7 +69,7 @@ def demo(
     profile: str = opt.profile_option(DEMO),
     rollout: RolloutSettings,
     epochs: int = opt.field_option(RMConfig, "epochs"),
-    judge: bool = opt.field_option(BonConfig, "judge"),
+    judge: bool | None = opt.judge_option(),
     judge_max_steps: int = opt.field_option(BonConfig, "judge_max_steps", "--judge-steps"),
     judge_max_tokens: int = opt.field_option(BonConfig, "judge_max_tokens"),
     parallel_questions: int = opt.field_option(LoopConfig, "parallel_questions", panel=opt.MODELS),
@@ -79,6 +79,8 @@ def demo(
 ) -> None:
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
     n_plans = opt.renamed(ctx, n_plans, n, "n_plans", "--n")
+    the_task = load_task(task)
+    judge = judge_by_default(the_task.agent_types) if judge is None else judge
     config = opt.checked(
         LoopConfig,
         dict(
@@ -96,7 +98,6 @@ def demo(
     )
     if device == "cuda":
         resolve_device(device)  # no GPU: one line before any model loads ("auto" resolves where the RM loads)
-    the_task = load_task(task)
     console = result_console(reporting.as_json)
     if models.backend == "local" and models.model is None:
         models = models.model_copy(update={"model": DEFAULT_MODEL})
@@ -105,7 +106,8 @@ def demo(
         styled(
             ("orchrm demo", "bold"),
             f": {task}, {train_questions} training + {test_questions} held-out questions, "
-            f"N={n_plans} plans each, {_models(models.model or models.backend, models.agent_model)} ({where}) -> {out}",
+            f"N={n_plans} plans each, {_models(models.model or models.backend, models.agent_model)} ({where})"
+            f"{'' if config.bon.judge else ', no listwise judge'} -> {out}",
         )
     )
     start = time.perf_counter()

@@ -182,6 +182,13 @@ def field_option(
     return typer.Option(value, *(flags or FLAGS.get(name, ())), help=help_text, rich_help_panel=panel)
 
 
+def judge_option() -> Any:
+    """`--judge/--no-judge`, None when not given: best-of-N then asks the task (`judge_by_default`)."""
+    from ..bon.config import JUDGE_AUTO_HELP
+
+    return typer.Option(None, "--judge/--no-judge", help=JUDGE_AUTO_HELP)
+
+
 def checked(model: type[Settings], values: Mapping[str, Any], flags: Mapping[str, str] | None = None) -> Settings:
     """`model` from an option's values; a bad value is one line naming its flag, before any model loads."""
     try:
