@@ -1,27 +1,18 @@
 """bench/content_pairs.py's rules on hand-built (right, wrong) pairs: what counts as the same plan, and which
 content rule a difference meets first (issue #41, item 5)."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from bench_module import load_bench
 from orchrm.mas.plans import AgentSpec, Edge, Plan
 
-BENCH = Path(__file__).parent.parent / "bench"
 SUM_Q = "State the final answer to the following arithmetic problem: 860 + 112 ="
 CITY_Q = "In which city was Zioxrim Kourste born?"
 
 
 @pytest.fixture(scope="module")
 def cp(request):
-    mp = pytest.MonkeyPatch()
-    mp.syspath_prepend(str(BENCH))  # the script imports its neighbours (regrade, stamp) as bench/ runs it
-    request.addfinalizer(mp.undo)
-    spec = importlib.util.spec_from_file_location("bench_content_pairs", BENCH / "content_pairs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(request, "content_pairs.py")
 
 
 def one(text: str, type_: str = "cot", **options) -> Plan:

@@ -2,25 +2,18 @@
 differences paired by seed, arm − base by `compare`'s rule, no interval from one seed; and the committed
 summaries are the ones its rows give today."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).parent.parent / "bench"
+from bench_module import load_bench
+
 BLIND = {"shortest": [1, 0, 1, 1], "prior": [1, 0, 1, 0], "kind-prior": [1, 1, 0, 0], "router": [0, 1, 0, 1]}
 
 
 @pytest.fixture(scope="module")
 def crm(request):
-    mp = pytest.MonkeyPatch()
-    mp.syspath_prepend(str(BENCH))  # the script imports its neighbour stamp as bench/ runs it
-    request.addfinalizer(mp.undo)
-    spec = importlib.util.spec_from_file_location("bench_content_rm", BENCH / "content_rm.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(request, "content_rm.py")
 
 
 def row(arm: str, seed: int, rm: list[int], shape_mean: list[int], auc: float) -> dict:

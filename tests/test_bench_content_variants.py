@@ -1,23 +1,15 @@
 """bench/content_variants.py's learning-curve draw: whole questions, a seeded share of them, another draw a seed."""
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-BENCH = Path(__file__).parent.parent / "bench"
+from bench_module import load_bench
 
 
 @pytest.fixture(scope="module")
 def cv(request):
-    mp = pytest.MonkeyPatch()
-    mp.syspath_prepend(str(BENCH))  # the script imports its neighbours (content_rm, stamp) as bench/ runs it
-    request.addfinalizer(mp.undo)
-    spec = importlib.util.spec_from_file_location("bench_content_variants", BENCH / "content_variants.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(request, "content_variants.py")
 
 
 def test_a_share_keeps_whole_questions_and_is_drawn_by_seed(cv):

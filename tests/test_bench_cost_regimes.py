@@ -1,20 +1,13 @@
 """bench/cost_regimes.py: every token total on a named footing, the curve from the fresh grid (issue #41 item 4)."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).parent.parent / "bench"
+from bench_module import load_bench
 
 
 @pytest.fixture
-def cr(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))  # the bench scripts import their `stamp` as a sibling
-    spec = importlib.util.spec_from_file_location("bench_cost_regimes", BENCH / "cost_regimes.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def cr(request):
+    return load_bench(request, "cost_regimes.py")
 
 
 def collection(cr, **kw):

@@ -1,23 +1,17 @@
 """bench/demo_time.py reads each stage's span from the demo's own JSON progress lines, overlapping stages
 included, and keeps an arm already measured for the same demo arguments (issue #49)."""
 
-import importlib.util
 import io
 import json
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).parent.parent / "bench"
+from bench_module import load_bench
 
 
 @pytest.fixture
-def dt(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))  # the bench scripts import their `stamp` and `files` as siblings
-    spec = importlib.util.spec_from_file_location("bench_demo_time", BENCH / "demo_time.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def dt(request):
+    return load_bench(request, "demo_time.py")
 
 
 def _arm(dt):

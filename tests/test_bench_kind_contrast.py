@@ -1,24 +1,18 @@
 """bench/kind_contrast.py's type-contrast pairs: one wording, entities of the other kind, labelled by execution."""
 
-import importlib.util
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from bench_module import load_bench
 from orchrm.mas.plans import parse_and_validate
 from orchrm.tasks import load_task
-
-BENCH = Path(__file__).parent.parent / "bench"
 
 
 @pytest.fixture(scope="module")
 def kc(request):
-    spec = importlib.util.spec_from_file_location("bench_kind_contrast", BENCH / "kind_contrast.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(request, "kind_contrast.py")
 
 
 @pytest.fixture(scope="module")
