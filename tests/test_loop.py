@@ -4,7 +4,6 @@ import asyncio
 import json
 import subprocess
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -12,7 +11,7 @@ from mas_fakes import bon_replies as replies
 from mas_fakes import make_task, scripted_llm
 from orchrm.bon.config import BonConfig
 from orchrm.errors import ChecksumMismatch
-from orchrm.loop import LoopConfig, arun_loop, training_first
+from orchrm.loop import LoopConfig, arun_loop
 from orchrm.mas.run_config import RolloutSettings, RunConfig
 from orchrm.mas.run_folder import rollout_differences
 from orchrm.profiles import overrides, profiled
@@ -201,38 +200,3 @@ def test_the_held_out_rollout_and_judge_run_beside_the_training_rollout(tmp_path
     pairs_at = [s for s, _, _ in events].index("pairs")  # the training rollout is over here
     assert any(stage == "bon" and held > 0 for stage, held, _ in events[:pairs_at])  # held-out plans ran before
     assert result.bon.results.questions == 2 and "judge" in result.bon.results.methods
-
-
-@pytest.mark.parametrize(
-    ("kind", "judge", "first"), [("local", False, True), ("local", True, False), ("openai", False, False)]
-)
-def test_only_the_embedded_model_without_a_judge_samples_training_plans_first(kind, judge, first):
-    llm = SimpleNamespace(backend=SimpleNamespace(kind=kind))
-    assert training_first(LoopConfig(bon=BonConfig(judge=judge)), llm) is first
-
-
-def test_without_a_judge_on_the_embedded_model_the_held_out_rollout_waits_for_the_training_one(tmp_path):
-    task = make_task(tmp_path)
-    config = LoopConfig(
-        task="jsonl",
-        train_questions=4,
-        test_questions=2,
-        n_plans=2,
-        parallel_questions=1,
-        constrained=False,
-        rm=RMConfig(epochs=1, max_length=96),
-        bon=BonConfig(resamples=200, judge=False),
-    )
-    events = []
-
-    def seen(e):
-        held = e.bon.rollout.plans_done if e.bon is not None and e.bon.rollout is not None else 0
-        events.append((e.stage, held))
-
-    llm = scripted_llm(replies(), delay_s=0.05)
-    llm.backend.kind = "local"  # the embedded server's rule, on a scripted model
-    result = asyncio.run(arun_loop(task, llm, tmp_path / "demo", config, on_event=seen))
-    pairs_at = [s for s, _ in events].index("pairs")
-    assert not any(stage == "bon" and held > 0 for stage, held in events[:pairs_at])
-    assert any(stage == "bon" and held > 0 for stage, held in events[pairs_at:])
-    assert result.bon.results.questions == 2 and "judge" not in result.bon.results.methods

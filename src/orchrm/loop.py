@@ -3,8 +3,7 @@ best-of-N on held-out questions against every baseline -> the report.
 
 The held-out rollout and its listwise judge need no RM, so they run from the start beside the training rollout
 and the RM's training, sharing the model's slots; the RM then scores the held-out plans and every method is
-compared (`bon.run.aheldout`, then `aselect`). Without a judge on the embedded model the held-out rollout waits
-for the training rollout instead (`training_first`). Each stage writes into its own subfolder of one output folder and
+compared (`bon.run.aheldout`, then `aselect`). Each stage writes into its own subfolder of one output folder and
 resumes from it: the rollouts append
 traces, the pairs are rebuilt from the traces (seconds), the RM is retrained only when its pairs changed
 (its card records their hash), and best-of-N resumes its own rollout and judgments. With the response cache,
@@ -30,7 +29,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from .bon.config import BonConfig
 from .bon.report import write_reports
-from .bon.run import BonProgress, BonResult, HeldOut, aheldout, aselect, fit_blind, model_names
+from .bon.run import BonProgress, BonResult, aheldout, aselect, fit_blind, model_names
 from .llm import LLM
 from .mas.rollout import (
     Progress,
@@ -196,16 +195,6 @@ class LoopResult:
     reports: dict[str, Path]
 
 
-def training_first(config: LoopConfig, llm: LLM) -> bool:
-    """Whether the held-out rollout waits for the training rollout: on the embedded model with no judge. There one
-    rollout fills the server's slots, so running both at once only interleaves them, and it pushes the training
-    rollout's end, and so the RM's training (on the same CPU), to the end of all the sampling. First, the RM trains
-    while the held-out plans are sampled (`orchrm demo --task world_qa:tools=exact`: bench/results/
-    demo_time_tools_exact_nojudge.json). A judge keeps the two side by side: its long tail starts with the held-out
-    plans; a served model's slots are not the CPU the RM trains on."""
-    return llm.backend.kind == "local" and not config.bon.judge
-
-
 async def arun_loop(
     task: Task,
     llm: LLM,
@@ -235,24 +224,18 @@ async def arun_loop(
     def bon_events(p: BonProgress) -> None:  # both halves of best-of-N report as one stage
         emit(LoopEvent("bon", bon=p))
 
-    sampled = asyncio.Event()  # the training rollout's plans are all in
-
-    async def held_out() -> HeldOut:
-        if training_first(config, llm):
-            await sampled.wait()
-        return await aheldout(
-            task,
-            llm,
-            out / BON_DIR,
-            test_config,
-            config.bon,
-            agent_llm=agent_llm,
-            parallel_questions=config.parallel_questions,
-            on_progress=bon_events,
-        )
-
-    training = _training(task, llm, out, config, run_config("train"), agent_llm, emit, rm_device, rm_callbacks, sampled)
-    trained, held = await side_by_side(training, held_out())
+    held_out = aheldout(
+        task,
+        llm,
+        out / BON_DIR,
+        test_config,
+        config.bon,
+        agent_llm=agent_llm,
+        parallel_questions=config.parallel_questions,
+        on_progress=bon_events,
+    )
+    training = _training(task, llm, out, config, run_config("train"), agent_llm, emit, rm_device, rm_callbacks)
+    trained, held = await side_by_side(training, held_out)
 
     bon_dir = out / BON_DIR
     blind = fit_blind(trained.rollout.traces_path, config.bon, set(held.grouped))
@@ -283,10 +266,8 @@ async def _training(
     emit: Callable[[LoopEvent], None],
     rm_device: str | None,
     rm_callbacks: Callable[[], list[Any]] | None,
-    sampled: asyncio.Event,
 ) -> _Trained:
-    """The training rollout, its pairs and the RM trained on them (or the saved one, when current); `sampled` is
-    set when the rollout is done."""
+    """The training rollout, its pairs and the RM trained on them (or the saved one, when current)."""
     rollout = await arollout(
         task,
         llm,
@@ -296,7 +277,6 @@ async def _training(
         parallel_questions=config.parallel_questions,
         on_progress=lambda p: emit(LoopEvent("rollout", rollout=p)),
     )
-    sampled.set()
     emit(LoopEvent("pairs"))
     pairs = build_pairs(rollout.traces(), PairConfig(seed=config.seed))
     write_pairs_dir(out / PAIRS_DIR, pairs.train, pairs.val, pairs.stats)
