@@ -210,6 +210,20 @@ def measure(rm: RewardModel, train: list[Any], bon: Any, grouped: dict[str, list
     }
 
 
+def mean_rewards(scored: list[dict[str, list[float]]]) -> dict[str, list[float]]:
+    """Per question, each plan's mean reward over several RMs' (`score_plans`' first part, each RM's)."""
+    return {q: [statistics.fmean(x) for x in zip(*(s[q] for s in scored), strict=True)] for q in scored[0]}
+
+
+def ensemble_results(folders: list[Path], train: list[Any], bon: Any, grouped: dict[str, list[Any]]) -> dict[str, Any]:
+    """The RMs in `folders` as one (their mean reward per plan) on held-out plans `grouped`, every selector as
+    `orchrm bon` computes it; its intervals are over questions only."""
+    scored = [score_plans(RewardModel.load(f), grouped) for f in folders]
+    blind = ContentBlind.fit(train, strength=bon.prior_strength, exclude=set(grouped))
+    cases = build_cases(grouped, mean_rewards([s[0] for s in scored]), scored[0][1], blind, scored[0][2])
+    return compute_results(cases, bon, [], meta=RunInfo(task=TASK)).dump()
+
+
 def rows() -> list[dict[str, Any]]:
     return json.loads(ROWS.read_text())["rows"] if ROWS.exists() else []
 
@@ -309,16 +323,37 @@ def parser(doc: str | None, what: tuple[str, ...], arms: str) -> argparse.Argume
     return p
 
 
-def main() -> None:
-    args = parser(__doc__, ("rollout", "rm", "tables"), "content-kind").parse_args()
+def confirmation_main(
+    doc: str | None,
+    arms: str,
+    fresh: Callable[[], Task],
+    folder: Path,
+    n: int,
+    make_row: Callable[[str, int], dict[str, Any] | None],
+    read: Callable[[], list[dict[str, Any]]],
+    save: Callable[[list[dict[str, Any]]], None],
+    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    more: dict[str, Callable[[], Any]] | None = None,
+) -> None:
+    """A later confirmation's command line: `rollout` of `n` fresh questions into `folder`, `rm` rows, `tables`,
+    and any of `more` (name -> what it runs)."""
+    more = more or {}
+    args = parser(doc, ("rollout", "rm", "tables", *more), arms).parse_args()
     if args.what == "rollout":
-        asyncio.run(rollout(args.until, args.slots))
+        asyncio.run(rollout(args.until, args.slots, fresh(), folder, n))
         return
-    done = rows()
+    if args.what in more:
+        more[args.what]()
+        return
+    done = read()
     if args.what == "rm":
-        run_rows(done, args.arms, args.seeds, args.until, one, write)
-    write(done)
-    print(json.dumps(summary(done), indent=1)[:6000])
+        run_rows(done, args.arms, args.seeds, args.until, make_row, save)
+    save(done)
+    print(json.dumps(summarize(done), indent=1)[:6000])
+
+
+def main() -> None:
+    confirmation_main(__doc__, "content-kind", fresh_task, HELDOUT, ROLLOUT_QUESTIONS, one, rows, write, summary)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ unchanged), evaluated as `orchrm bon` does. Each single seed of `E2` is also a r
 
 from __future__ import annotations
 
-import asyncio
 import json
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ import content_inline as second
 from content_rm import load_run
 from files import write_text_atomic
 from orchrm import RewardModel, load_task
-from orchrm.bon import HYBRID, ContentBlind, RunInfo, build_cases, compute_results, score_plans
+from orchrm.bon import HYBRID
 from orchrm.mas import locate_traces, read_traces
 from stamp import stamp
 
@@ -70,12 +68,6 @@ def one(arm: str, seed: int) -> dict[str, Any]:
     return row | first.measure(RewardModel.load(folder), first.training(), load_run(first.FIRST)[0].bon, plans())
 
 
-def mean_rewards(scored: list[dict[str, list[float]]]) -> dict[str, list[float]]:
-    """Per question, each plan's mean reward over the RMs (a plan an RM marks invalid is invalid for all: the
-    validity check is the plan's, not the RM's)."""
-    return {q: [statistics.fmean(x) for x in zip(*(s[q] for s in scored), strict=True)] for q in scored[0]}
-
-
 def ensemble() -> dict[str, Any]:
     """Both ensembles on these plans; writes ensemble.json."""
     bon, train, grouped, out = load_run(first.FIRST)[0].bon, first.training(), plans(), {}
@@ -83,10 +75,7 @@ def ensemble() -> dict[str, Any]:
         missing = [str(f) for f in folders if not f.is_dir()]
         if missing:
             raise SystemExit(f"{', '.join(missing)} missing: run `rm` (E2) or `content_confirm.py rm` (E1) first")
-        scored = [score_plans(RewardModel.load(f), grouped) for f in folders]
-        blind = ContentBlind.fit(train, strength=bon.prior_strength, exclude=set(grouped))
-        cases = build_cases(grouped, mean_rewards([s[0] for s in scored]), scored[0][1], blind, scored[0][2])
-        res = compute_results(cases, bon, [], meta=RunInfo(task=first.TASK)).dump()
+        res = first.ensemble_results(list(folders), train, bon, grouped)
         out[name] = {
             "rm_folders": [str(f.relative_to(HERE.parent)) for f in folders],
             "accuracy": {m: v["accuracy"] for m, v in res["methods"].items()},
@@ -111,18 +100,9 @@ def write(all_rows: list[dict[str, Any]]) -> None:
 
 
 def main() -> None:
-    args = first.parser(__doc__, ("rollout", "rm", "ensemble", "tables"), "content-kind").parse_args()
-    if args.what == "rollout":
-        asyncio.run(first.rollout(args.until, args.slots, fresh_task(), HELDOUT, QUESTIONS))
-        return
-    if args.what == "ensemble":
-        ensemble()
-        return
-    done = rows()
-    if args.what == "rm":
-        first.run_rows(done, args.arms, args.seeds, args.until, one, write)
-    write(done)
-    print(json.dumps(first.summary(done), indent=1)[:6000])
+    first.confirmation_main(
+        __doc__, "content-kind", fresh_task, HELDOUT, QUESTIONS, one, rows, write, first.summary, {"ensemble": ensemble}
+    )
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ rows there); the RMs trained here stay under bench/results/content_inline/rm/ (n
 
 from __future__ import annotations
 
-import asyncio
 import json
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ from content_confirm import FreshQuestions, _arm_minus
 from content_rm import load_run
 from files import write_text_atomic
 from orchrm import RewardModel, load_task
-from orchrm.bon import HYBRID, ContentBlind, RunInfo, build_cases, compute_results, score_plans
+from orchrm.bon import HYBRID
 from orchrm.mas import locate_traces, read_traces
 from stamp import stamp
 
@@ -90,11 +88,7 @@ def ensemble() -> dict[str, Any]:
     bon, train, out = load_run(first.FIRST)[0].bon, first.training(), {}
     for name, (folders, where) in sets.items():
         grouped = first.heldout_plans(*where())
-        scored = [score_plans(RewardModel.load(f), grouped) for f in folders]
-        mean = {q: [statistics.fmean(x) for x in zip(*(s[0][q] for s in scored), strict=True)] for q in grouped}
-        blind = ContentBlind.fit(train, strength=bon.prior_strength, exclude=set(grouped))
-        cases = build_cases(grouped, mean, scored[0][1], blind, scored[0][2])
-        res = compute_results(cases, bon, [], meta=RunInfo(task=first.TASK)).dump()
+        res = first.ensemble_results(folders, train, bon, grouped)
         out[name] = {
             "rm_folders": [str(f.relative_to(HERE.parent)) for f in folders],
             "accuracy": {m: v["accuracy"] for m, v in res["methods"].items()},
@@ -150,18 +144,9 @@ def write(all_rows: list[dict[str, Any]]) -> None:
 
 
 def main() -> None:
-    args = first.parser(__doc__, ("rollout", "rm", "tables", "ensemble"), ",".join(ARMS)).parse_args()
-    if args.what == "rollout":
-        asyncio.run(first.rollout(args.until, args.slots, fresh_task(), HELDOUT, QUESTIONS))
-        return
-    if args.what == "ensemble":
-        ensemble()
-        return
-    done = rows()
-    if args.what == "rm":
-        first.run_rows(done, args.arms, args.seeds, args.until, one, write)
-    write(done)
-    print(json.dumps(summary(done), indent=1)[:6000])
+    first.confirmation_main(
+        __doc__, ",".join(ARMS), fresh_task, HELDOUT, QUESTIONS, one, rows, write, summary, {"ensemble": ensemble}
+    )
 
 
 if __name__ == "__main__":

@@ -31,6 +31,6 @@ def test_the_questions_are_none_an_earlier_run_sampled_and_those_plan_md_counted
 
 def test_an_ensemble_reward_is_the_mean_of_its_rms_per_plan(ce):
     scored = [{"q1": [0.0, 1.0], "q2": [2.0]}, {"q1": [1.0, 0.0], "q2": [4.0]}]
-    assert ce.mean_rewards(scored) == {"q1": [0.5, 0.5], "q2": [3.0]}
+    assert ce.first.mean_rewards(scored) == {"q1": [0.5, 0.5], "q2": [3.0]}
     with pytest.raises(ValueError):  # the RMs scored different plans
-        ce.mean_rewards([{"q1": [0.0]}, {"q1": [0.0, 1.0]}])
+        ce.first.mean_rewards([{"q1": [0.0]}, {"q1": [0.0, 1.0]}])
