@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from mas_fakes import GUESS, PLAN
-from orchrm.bon.config import BonConfig, judge_by_default
+from orchrm.bon.config import BonConfig, judge_by_default, resolve_judge
 from orchrm.bon.judge import JUDGMENTS_FILE, JudgeRecord, judge_missing, judgeable, read_judgments
 from orchrm.evidence import Judgment
 from synthetic_traces import trace
@@ -72,3 +72,9 @@ def test_a_judgment_written_before_reasons_were_kept_still_loads(tmp_path):
 )
 def test_the_judge_runs_by_default_unless_every_sub_agent_is_an_exact_tool(agent_types, judged):
     assert judge_by_default(agent_types) is judged
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_a_given_judge_flag_wins_over_the_tasks_default(given):
+    assert resolve_judge(given, ("lookup", "calc")) is given and resolve_judge(given, None) is given
+    assert resolve_judge(None, ("lookup", "calc")) is False and resolve_judge(None, None) is True

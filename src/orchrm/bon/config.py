@@ -52,3 +52,8 @@ def judge_by_default(agent_types: Sequence[str] | None) -> bool:
     plan, is the one stage beyond plan writing that calls a model: on 2 cores it took 1,182 s of the positive
     control's 1,279 s demo (bench/results/demo_time_tools_exact.json). `--judge` still runs it."""
     return not agent_types or not set(agent_types) <= set(TOOL_TYPES)
+
+
+def resolve_judge(given: bool | None, agent_types: Sequence[str] | None) -> bool:
+    """`--judge/--no-judge` as given, or the task's default when left out (`judge_by_default`)."""
+    return judge_by_default(agent_types) if given is None else given

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..bon.config import BonConfig, judge_by_default
+from ..bon.config import BonConfig, resolve_judge
 from ..bon.report import AUC_HEADER, METHOD_HEADER, auc_rows, content_lines, mark_rows, method_rows, write_reports
 from ..bon.results import RESULTS_FILE, BonResults
 from ..bon.run import BonProgress, BonResult, abon
@@ -145,7 +145,7 @@ def bon(
         locate_traces(prior_traces)  # a missing file is a one-line error before any model loads
     n_plans = opt.renamed(ctx, n_plans, n, "n_plans", "--n")
     the_task = load_task(task)
-    judge = judge_by_default(the_task.agent_types) if judge is None else judge
+    judge = resolve_judge(judge, the_task.agent_types)
     judging = dict(judge=judge, judge_max_steps=judge_max_steps, judge_max_tokens=judge_max_tokens, tau=tau)
     config = opt.checked(BonConfig, dict(judging, judge_ns=judge_ns or [], seed=settings.seed), BON_FLAGS)
     held_out = dict(task=task, split="test", n_questions=n_questions, n_plans=n_plans, execute="all", profile=profile)

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
-from ..bon.config import BonConfig, judge_by_default
+from ..bon.config import BonConfig, resolve_judge
 from ..llm import DEFAULT_MODEL, LLM, TokenLedger, described
 from ..loop import LoopConfig, LoopEvent, LoopResult, arun_loop
 from ..mas.run_config import RolloutSettings
@@ -80,7 +81,7 @@ def demo(
     """Rollouts -> evidence -> pairs -> RM training -> best-of-N against every baseline -> report."""
     n_plans = opt.renamed(ctx, n_plans, n, "n_plans", "--n")
     the_task = load_task(task)
-    judge = judge_by_default(the_task.agent_types) if judge is None else judge
+    judge = resolve_judge(judge, the_task.agent_types)
     config = opt.checked(
         LoopConfig,
         dict(
@@ -102,14 +103,7 @@ def demo(
     if models.backend == "local" and models.model is None:
         models = models.model_copy(update={"model": DEFAULT_MODEL})
     where = "offline" if models.backend == "local" and models.agent_backend in (None, "local") else "served"
-    console.print(
-        styled(
-            ("orchrm demo", "bold"),
-            f": {task}, {train_questions} training + {test_questions} held-out questions, "
-            f"N={n_plans} plans each, {_models(models.model or models.backend, models.agent_model)} ({where})"
-            f"{'' if config.bon.judge else ', no listwise judge'} -> {out}",
-        )
-    )
+    console.print(_header(config, models, where, out))
     start = time.perf_counter()
     with reporting.reporter() as progress:
         result, ledger = _run(progress, the_task, out, config, models, where=where, device=device)
@@ -118,6 +112,16 @@ def demo(
         print(json.dumps(_summary(out, wall_s, result, ledger)))
     else:
         _print_result(console, result, ledger, wall_s)
+
+
+def _header(config: LoopConfig, models: opt.ModelOptions, where: str, out: Path) -> Text:
+    """The demo's first line: what it runs, on which models, into which folder."""
+    return styled(
+        ("orchrm demo", "bold"),
+        f": {config.task}, {config.train_questions} training + {config.test_questions} held-out questions, "
+        f"N={config.n_plans} plans each, {_models(models.model or models.backend, models.agent_model)} ({where})"
+        f"{'' if config.bon.judge else ', no listwise judge'} -> {out}",
+    )
 
 
 def _run(
