@@ -12,12 +12,6 @@ from pydantic import BaseModel, Field
 
 from ..mas.options import TOOL_TYPES
 
-#: `--judge/--no-judge` left out: the judge runs unless every sub-agent the task offers is an exact tool
-JUDGE_AUTO_HELP = (
-    "Run the Skill-RM listwise judge baseline. Default: on, off for a task whose sub-agents are all exact tools "
-    "(`world_qa:tools=exact`), where it would cost more than the loop itself."
-)
-
 
 class BonConfig(BaseModel):
     """Selection settings (the held-out rollout's own settings, N among them, live in its `RunConfig`). A

@@ -183,10 +183,13 @@ def field_option(
 
 
 def judge_option() -> Any:
-    """`--judge/--no-judge`, None when not given: best-of-N then asks the task (`judge_by_default`)."""
-    from ..bon.config import JUDGE_AUTO_HELP
-
-    return typer.Option(None, "--judge/--no-judge", help=JUDGE_AUTO_HELP)
+    """`--judge/--no-judge`, None when not given: best-of-N then asks the task (`resolve_judge`)."""
+    return typer.Option(
+        None,
+        "--judge/--no-judge",
+        help="Run the Skill-RM listwise judge baseline. Default: on, off for a task whose sub-agents are all exact "
+        "tools (`world_qa:tools=exact`), where it would cost more than the loop itself.",
+    )
 
 
 def checked(model: type[Settings], values: Mapping[str, Any], flags: Mapping[str, str] | None = None) -> Settings:
